@@ -1,0 +1,209 @@
+//! Reno / NewReno window growth (RFC 5681 §3.1, NewReno recovery per RFC 6582 lives in the endpoint).
+//!
+//! Mirrors Linux `tcp_reno_cong_avoid`, `tcp_slow_start`, `tcp_cong_avoid_ai` and
+//! `tcp_reno_ssthresh` in net/ipv4/tcp_cong.c: the window is counted in segments, slow start adds
+//! one segment per segment acknowledged (appropriate byte counting with L = unlimited, as Linux),
+//! congestion avoidance adds one segment per window of segments acknowledged, and a congestion event
+//! halves the window.
+//!
+//! Deviation from RFC 5681 (on purpose, as Linux): ssthresh = max(cwnd/2, 2) rather than
+//! max(FlightSize/2, 2·SMSS). The two agree whenever the sender is window-limited.
+//!
+//! Parameters: none. (Linux has none for Reno either.)
+
+use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
+use crate::units::Time;
+
+pub const PARAMS: &[ParamInfo] = &[];
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    name: "reno",
+    summary: "Reno/NewReno AIMD: slow start, +1 MSS per RTT, halve on loss (Linux tcp_reno)",
+    reference: "RFC 5681, RFC 6582; Linux net/ipv4/tcp_cong.c",
+    params: PARAMS,
+    build: |cfg, _p: &Params| Box::new(Reno::new(cfg)),
+};
+
+/// Segment-counted window with Linux's additive-increase counter.
+#[derive(Clone, Debug)]
+pub struct SegmentWindow {
+    pub mss_bytes: u64,
+    /// cwnd in segments (Linux `snd_cwnd`).
+    pub cwnd: u64,
+    /// ssthresh in segments (Linux `snd_ssthresh`, "infinite" = u64::MAX).
+    pub ssthresh: u64,
+    /// Segments acknowledged since the last additive increase (Linux `snd_cwnd_cnt`).
+    pub cwnd_cnt: u64,
+    /// Acknowledged bytes not yet worth a whole segment (Linux counts packets; we get bytes).
+    partial_bytes: u64,
+}
+
+impl SegmentWindow {
+    pub fn new(cfg: &CcConfig) -> SegmentWindow {
+        SegmentWindow {
+            mss_bytes: cfg.mss_bytes.max(1),
+            cwnd: cfg.initial_cwnd_segments.max(1),
+            ssthresh: u64::MAX,
+            cwnd_cnt: 0,
+            partial_bytes: 0,
+        }
+    }
+
+    /// Convert newly acknowledged bytes into whole segments, carrying the remainder.
+    pub fn acked_segments(&mut self, acked_bytes: u64) -> u64 {
+        let total = self.partial_bytes + acked_bytes;
+        self.partial_bytes = total % self.mss_bytes;
+        total / self.mss_bytes
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Linux `tcp_slow_start`: grow by `acked` up to ssthresh; return the segments left over.
+    pub fn slow_start(&mut self, acked: u64) -> u64 {
+        let grown = (self.cwnd + acked).min(self.ssthresh);
+        let left = acked - (grown - self.cwnd).min(acked);
+        self.cwnd = grown;
+        left
+    }
+
+    /// Linux `tcp_cong_avoid_ai`: one segment per `w` segments acknowledged.
+    pub fn cong_avoid_ai(&mut self, w: u64, acked: u64) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+    }
+
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.cwnd * self.mss_bytes
+    }
+
+    pub fn ssthresh_bytes(&self) -> u64 {
+        if self.ssthresh == u64::MAX {
+            u64::MAX
+        } else {
+            self.ssthresh * self.mss_bytes
+        }
+    }
+
+    pub fn set_cwnd_bytes(&mut self, bytes: u64) {
+        self.cwnd = (bytes / self.mss_bytes).max(1);
+    }
+
+    /// Linux `tcp_enter_loss` after the algorithm chose ssthresh: cwnd collapses to one segment.
+    pub fn enter_loss(&mut self) {
+        self.cwnd = 1;
+        self.cwnd_cnt = 0;
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Reno {
+    w: SegmentWindow,
+}
+
+impl Reno {
+    pub fn new(cfg: &CcConfig) -> Reno {
+        Reno { w: SegmentWindow::new(cfg) }
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let mut acked = self.w.acked_segments(ack.acked_bytes);
+        if ack.in_recovery || !ack.cwnd_limited || acked == 0 {
+            return;
+        }
+        if self.w.in_slow_start() {
+            acked = self.w.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let cwnd = self.w.cwnd;
+        self.w.cong_avoid_ai(cwnd, acked);
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
+        self.w.ssthresh = (self.w.cwnd / 2).max(2);
+        self.w.cwnd_cnt = 0;
+        if signal == CongestionSignal::Timeout {
+            self.w.enter_loss();
+        }
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.w.cwnd_bytes()
+    }
+
+    fn set_cwnd(&mut self, bytes: u64) {
+        self.w.set_cwnd_bytes(bytes);
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.w.ssthresh_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testing::one_round;
+    use std::time::Duration;
+
+    const MSS: u64 = 1448;
+
+    #[test]
+    fn slow_start_doubles_the_window_each_round() {
+        let mut cc = Reno::new(&CcConfig::default());
+        let rtt = Duration::from_millis(50);
+        let t = one_round(&mut cc, Time::ZERO, rtt, MSS);
+        assert_eq!(cc.cwnd(), 20 * MSS);
+        one_round(&mut cc, t, rtt, MSS);
+        assert_eq!(cc.cwnd(), 40 * MSS);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_segment_per_round() {
+        let mut cc = Reno::new(&CcConfig::default());
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        cc.on_recovery_exit(Time::ZERO);
+        assert_eq!(cc.cwnd(), 5 * MSS, "halved from IW10");
+        let rtt = Duration::from_millis(50);
+        let mut t = Time::ZERO;
+        for round in 1..=4u64 {
+            t = one_round(&mut cc, t, rtt, MSS);
+            assert_eq!(cc.cwnd(), (5 + round) * MSS, "round {round}");
+        }
+    }
+
+    #[test]
+    fn timeout_collapses_to_one_segment_and_halves_ssthresh() {
+        let mut cc = Reno::new(&CcConfig::default());
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::Timeout, 10 * MSS);
+        assert_eq!(cc.cwnd(), MSS);
+        assert_eq!(cc.ssthresh(), 5 * MSS);
+    }
+
+    #[test]
+    fn application_limited_acks_do_not_grow_the_window() {
+        let mut cc = Reno::new(&CcConfig::default());
+        let mut a = crate::cc::testing::ack(Time::ZERO, 10 * MSS, Duration::from_millis(10), 10 * MSS);
+        a.cwnd_limited = false;
+        cc.on_ack(&a);
+        assert_eq!(cc.cwnd(), 10 * MSS);
+    }
+}

@@ -1,0 +1,15 @@
+//! tcpvideo-model: the algorithms of tcpvideo as pure state machines.
+//!
+//! Everything in this crate takes events with explicit timestamps and returns decisions. It never
+//! reads a clock, does I/O, or draws randomness it was not handed. The same code is driven by the
+//! packet-level simulator (`tcpvideo-sim`), by the real servers, and by unit tests with a synthetic
+//! ACK clock — which is what makes "simulated vs real" comparisons honest.
+//!
+//! Layout:
+//! - [`units`]: typed time, duration and rate used at every module boundary.
+//! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
+
+pub mod cc;
+pub mod units;
+
+pub use units::{Bandwidth, Time};

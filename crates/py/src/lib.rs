@@ -1,0 +1,14 @@
+//! Python bindings: the module `tcpvideo._core`. Thin: convert arguments, call the Rust crates,
+//! return columns (dicts of lists) that the Python package turns into Arrow tables. Every Rust
+//! error becomes a Python exception; nothing panics across the boundary.
+
+use pyo3::prelude::*;
+
+mod cc;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    cc::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,10 @@
+"""tcpvideo: diagnose, predict and fix the TCP behaviour of video delivery.
+
+The Rust core (``tcpvideo._core``) does the work; this package is the face: argument checking,
+documentation, and conversion of results to Arrow tables that pandas, polars and DuckDB read.
+"""
+
+from tcpvideo._core import __version__
+from tcpvideo.cc import cc_list
+
+__all__ = ["__version__", "cc_list"]
