@@ -2,5 +2,13 @@
 //!
 //! Integer-nanosecond clock, one event queue, one seeded RNG: the same scenario and seed give
 //! byte-identical outputs.
+//!
+//! Layout: [`engine`] (clock, event queue, packet pool, RNG streams), [`network`] (nodes, links,
+//! drop-tail queues, routing, taps), [`loss`] (Bernoulli, Gilbert–Elliott), [`pcap`] (capture
+//! writer), [`scenario`] (TOML/JSON scenario files and their validation).
 
+pub mod engine;
+pub mod loss;
+pub mod network;
 pub mod packet;
+pub mod pcap;

@@ -138,3 +138,20 @@ mod tests {
         assert_eq!(o.wire_len(), 20); // Linux SYN: 40-byte TCP header
     }
 }
+
+/// Helpers that build packets in one line, for tests of the engine, links and pcap writer
+/// (smoltcp style). Public so integration tests can use them too.
+#[doc(hidden)]
+pub mod tests_support {
+    use super::*;
+
+    /// A bare ACK-flagged segment from `src` to `dst` with `payload_len` bytes of payload.
+    pub fn packet(src: NodeId, dst: NodeId, payload_len: u32) -> Packet {
+        Packet {
+            uid: 0, flow: 0, src_node: src, dst_node: dst,
+            src_ip: 0x0a00_0000 | (src + 1), dst_ip: 0x0a00_0000 | (dst + 1),
+            src_port: 40000, dst_port: 80, ip_id: 0, seq: 1, ack: 1, flags: flags::ACK,
+            window: 1000, options: TcpOptions::default(), payload_len, sent_at: Time::ZERO,
+        }
+    }
+}

@@ -1,0 +1,460 @@
+//! The network: nodes, links (two independent directions, "channels"), drop-tail queues, random
+//! loss, static routes and capture taps.
+//!
+//! A channel is a point-to-point transmitter: rate, propagation delay, a FIFO drop-tail queue limited
+//! in packets or bytes (Linux `pfifo`/`bfifo`, ns-3 `DropTailQueue`) and a loss model. Store and
+//! forward: a packet's last bit leaves after its serialisation time `ip_len·8/rate` and arrives
+//! `delay` later. The queue limit counts packets *waiting*, not the one on the wire, as pfifo's
+//! `limit` and ns-3's queue do.
+//!
+//! Cheap events (htsim-style): a FIFO link's departure times are known the moment a packet is
+//! queued (start = max(now, busy_until)), so a channel schedules only the packet's arrival at the far
+//! end and keeps the departure times of the packets it holds in a small ring; what is still waiting
+//! at time t is computed lazily. One event per packet per hop instead of two.
+//! The time-weighted mean queue follows from Little's law: the integral of the waiting-packet count
+//! over time is the sum over packets of their waiting times, known at enqueue.
+//!
+//! Random loss happens on the wire: a lost packet uses the link (and is seen by a tap on the
+//! sending side, as on a real lossy medium) but never arrives.
+//!
+//! Routing: static shortest paths by hop count, computed once by a breadth-first search from each
+//! host; among equal-length next hops the channel declared first wins (deterministic tie-break).
+//! Only routers forward; a path never transits a host.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use tcpvideo_model::{Bandwidth, Time};
+
+use crate::engine::{Event, EventQueue, PacketPool};
+use crate::loss::LossModel;
+use crate::packet::{NodeId, Packet};
+use crate::pcap::PcapSink;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Router,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub kind: NodeKind,
+    pub ip: u32,
+    /// Outgoing channels, in declaration order.
+    pub out: Vec<u32>,
+}
+
+/// A queue limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+/// Cumulative counters of one channel.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ChannelStats {
+    pub enqueued_packets: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    /// Sum over packets of their time waiting in the queue (ns): ∫ queue length dt.
+    pub wait_ns: u128,
+    /// Same, weighted by packet size (byte·ns): ∫ queued bytes dt.
+    pub wait_byte_ns: u128,
+    pub max_queue_packets: u64,
+    pub max_queue_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    start: u64,
+    end: u64,
+    bytes: u32,
+}
+
+/// One direction of a link.
+pub struct Channel {
+    pub link: u32,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate: Bandwidth,
+    pub delay: Duration,
+    pub limit: QueueLimit,
+    pub loss: LossModel,
+    /// Packets admitted and not yet fully serialised, in FIFO order.
+    fifo: VecDeque<InFlight>,
+    fifo_bytes: u64,
+    busy_until: u64,
+    /// Capture taps (index into `Network::taps`): outgoing side and incoming side.
+    pub tap_tx: Option<u16>,
+    pub tap_rx: Option<u16>,
+    pub stats: ChannelStats,
+    /// Precomputed ns per byte ×2^16 would be faster; the division is exact and cheap enough.
+    _priv: (),
+}
+
+impl Channel {
+    pub fn new(link: u32, from: NodeId, to: NodeId, rate: Bandwidth, delay: Duration, limit: QueueLimit, loss: LossModel) -> Self {
+        Channel {
+            link, from, to, rate, delay, limit, loss,
+            fifo: VecDeque::with_capacity(64), fifo_bytes: 0, busy_until: 0,
+            tap_tx: None, tap_rx: None, stats: ChannelStats::default(), _priv: (),
+        }
+    }
+
+    fn purge(&mut self, now: u64) {
+        while let Some(f) = self.fifo.front() {
+            if f.end > now {
+                break;
+            }
+            self.fifo_bytes -= f.bytes as u64;
+            self.fifo.pop_front();
+        }
+    }
+
+    /// Packets and bytes waiting (admitted, transmission not started) at `now`.
+    pub fn queue_at(&mut self, now: Time) -> (u64, u64) {
+        self.purge(now.0);
+        match self.fifo.front() {
+            None => (0, 0),
+            Some(f) if f.start <= now.0 => ((self.fifo.len() - 1) as u64, self.fifo_bytes - f.bytes as u64),
+            Some(_) => (self.fifo.len() as u64, self.fifo_bytes),
+        }
+    }
+
+    /// Offer a packet of `bytes` at `now`. Returns `(tx_start, arrival)` or `None` if the queue is
+    /// full. Does not apply random loss.
+    fn admit(&mut self, now: Time, bytes: u32) -> Option<(Time, Time)> {
+        let (qp, qb) = self.queue_at(now);
+        let full = match self.limit {
+            QueueLimit::Packets(n) => qp >= n && self.busy_until > now.0,
+            QueueLimit::Bytes(b) => qb + bytes as u64 > b && self.busy_until > now.0,
+        };
+        self.stats.enqueued_packets += 1;
+        if full {
+            self.stats.queue_drops += 1;
+            return None;
+        }
+        let start = self.busy_until.max(now.0);
+        let end = start + self.rate.transmit_time(bytes as u64).as_nanos() as u64;
+        self.busy_until = end;
+        self.fifo.push_back(InFlight { start, end, bytes });
+        self.fifo_bytes += bytes as u64;
+        let wait = (start - now.0) as u128;
+        self.stats.wait_ns += wait;
+        self.stats.wait_byte_ns += wait * bytes as u128;
+        if start > now.0 {
+            self.stats.max_queue_packets = self.stats.max_queue_packets.max(qp + 1);
+            self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(qb + bytes as u64);
+        }
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += bytes as u64;
+        Some((Time(start), Time(end) + self.delay))
+    }
+
+    /// The part of the waiting-time integral that lies after `end` (packets still queued at the end
+    /// of the run), so means can be clipped to the measured interval.
+    pub fn wait_after(&mut self, end: Time) -> (u128, u128) {
+        self.purge(end.0);
+        let mut w = 0u128;
+        let mut wb = 0u128;
+        for f in &self.fifo {
+            if f.start > end.0 {
+                let d = (f.start - end.0) as u128;
+                w += d;
+                wb += d * f.bytes as u128;
+            }
+        }
+        (w, wb)
+    }
+}
+
+/// A link as declared: a name and its two channels (a→b, b→a).
+#[derive(Clone, Debug)]
+pub struct Link {
+    pub name: String,
+    pub a: NodeId,
+    pub b: NodeId,
+    pub ab: u32,
+    pub ba: u32,
+}
+
+pub const NO_ROUTE: u32 = u32::MAX;
+
+/// Nodes, channels, routes and taps.
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub links: Vec<Link>,
+    pub channels: Vec<Channel>,
+    /// `routes[node * n_hosts + host_index[dst]]` = outgoing channel.
+    routes: Vec<u32>,
+    host_index: Vec<u32>,
+    n_hosts: usize,
+    pub taps: Vec<PcapSink>,
+    next_uid: u64,
+    /// Packets that reached a node with no route onwards (should stay 0).
+    pub unroutable: u64,
+}
+
+impl Network {
+    pub fn new(nodes: Vec<Node>, links: Vec<Link>, channels: Vec<Channel>) -> Network {
+        let mut host_index = vec![u32::MAX; nodes.len()];
+        let mut n_hosts = 0;
+        for (i, n) in nodes.iter().enumerate() {
+            if n.kind == NodeKind::Host {
+                host_index[i] = n_hosts as u32;
+                n_hosts += 1;
+            }
+        }
+        let mut net = Network {
+            nodes, links, channels, routes: Vec::new(), host_index, n_hosts,
+            taps: Vec::new(), next_uid: 0, unroutable: 0,
+        };
+        net.compute_routes();
+        net
+    }
+
+    /// IPv4 address of node `i`: 10.0.0.0 + i + 1.
+    pub fn ip_of(i: NodeId) -> u32 {
+        0x0a00_0000 + i + 1
+    }
+
+    fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        self.routes = vec![NO_ROUTE; n * self.n_hosts];
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        // incoming[v] = channels ending at v, in declaration order (for the reverse BFS).
+        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (ci, c) in self.channels.iter().enumerate() {
+            incoming[c.to as usize].push(ci as u32);
+        }
+        for dst in 0..n {
+            let h = self.host_index[dst];
+            if h == u32::MAX {
+                continue;
+            }
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[dst] = 0;
+            queue.clear();
+            queue.push_back(dst);
+            while let Some(v) = queue.pop_front() {
+                // Only the destination itself and routers relay towards it.
+                if v != dst && self.nodes[v].kind == NodeKind::Host {
+                    continue;
+                }
+                for &ci in &incoming[v] {
+                    let u = self.channels[ci as usize].from as usize;
+                    if dist[u] == u32::MAX {
+                        dist[u] = dist[v] + 1;
+                        queue.push_back(u);
+                    }
+                }
+            }
+            // Next hop of u: its first declared out-channel to a neighbour one hop closer.
+            for u in 0..n {
+                if u == dst || dist[u] == u32::MAX {
+                    continue;
+                }
+                for &ci in &self.nodes[u].out {
+                    let v = self.channels[ci as usize].to as usize;
+                    let relays = v == dst || self.nodes[v].kind == NodeKind::Router;
+                    if relays && dist[v] != u32::MAX && dist[v] + 1 == dist[u] {
+                        self.routes[u * self.n_hosts + h as usize] = ci;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Outgoing channel from `from` towards host `to`.
+    #[inline]
+    pub fn route(&self, from: NodeId, to: NodeId) -> Option<u32> {
+        let h = *self.host_index.get(to as usize)?;
+        if h == u32::MAX {
+            return None;
+        }
+        let r = self.routes[from as usize * self.n_hosts + h as usize];
+        (r != NO_ROUTE).then_some(r)
+    }
+
+    /// Hop count of the route from `from` to `to`.
+    pub fn hops(&self, from: NodeId, to: NodeId) -> Option<usize> {
+        let mut n = from;
+        let mut hops = 0;
+        while n != to {
+            let c = self.route(n, to)?;
+            n = self.channels[c as usize].to;
+            hops += 1;
+            if hops > self.nodes.len() {
+                return None;
+            }
+        }
+        Some(hops)
+    }
+
+    /// A host emits `p`: assign its uid, route it and offer it to the first channel.
+    pub fn send(&mut self, now: Time, mut p: Packet, pool: &mut PacketPool, q: &mut EventQueue) {
+        self.next_uid += 1;
+        p.uid = self.next_uid;
+        match self.route(p.src_node, p.dst_node) {
+            Some(c) => {
+                let idx = pool.insert(p);
+                self.offer(now, c, idx, pool, q);
+            }
+            None => self.unroutable += 1,
+        }
+    }
+
+    /// Offer the pooled packet `idx` to channel `c`.
+    pub fn offer(&mut self, now: Time, c: u32, idx: u32, pool: &mut PacketPool, q: &mut EventQueue) {
+        let ch = &mut self.channels[c as usize];
+        let bytes = pool.get(idx).ip_len();
+        match ch.admit(now, bytes) {
+            None => {
+                pool.take(idx);
+            }
+            Some((start, arrival)) => {
+                if let Some(t) = ch.tap_tx {
+                    self.taps[t as usize].record(now, start, pool.get(idx));
+                }
+                let ch = &mut self.channels[c as usize];
+                if ch.loss.lose() {
+                    ch.stats.loss_drops += 1;
+                    pool.take(idx);
+                } else {
+                    q.push(arrival, Event::Arrive { chan: c, pkt: idx });
+                }
+            }
+        }
+    }
+
+    /// Packet `idx` arrived over channel `c`. Routers forward it; for a host, returns the packet
+    /// (removed from the pool) to deliver.
+    pub fn arrive(&mut self, now: Time, c: u32, idx: u32, pool: &mut PacketPool, q: &mut EventQueue) -> Option<(NodeId, Packet)> {
+        let ch = &self.channels[c as usize];
+        let node = ch.to;
+        if let Some(t) = ch.tap_rx {
+            self.taps[t as usize].record(now, now, pool.get(idx));
+        }
+        let dst = pool.get(idx).dst_node;
+        if dst == node {
+            return Some((node, pool.take(idx)));
+        }
+        if self.nodes[node as usize].kind == NodeKind::Router {
+            if let Some(next) = self.route(node, dst) {
+                self.offer(now, next, idx, pool, q);
+                return None;
+            }
+        }
+        self.unroutable += 1;
+        pool.take(idx);
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sub_rng;
+    use crate::loss::LossSpec;
+    use crate::packet::tests_support::packet;
+
+    /// h0 — r1 — h2, plus a longer detour h0 — r3 — r4 — h2, plus a parallel r1' path of equal length.
+    fn net(limit: QueueLimit, rate_mbps: u64) -> Network {
+        let names = [("h0", NodeKind::Host), ("r1", NodeKind::Router), ("h2", NodeKind::Host), ("r3", NodeKind::Router), ("r4", NodeKind::Router)];
+        let mut nodes: Vec<Node> = names
+            .iter()
+            .enumerate()
+            .map(|(i, (n, k))| Node { name: n.to_string(), kind: *k, ip: Network::ip_of(i as u32), out: vec![] })
+            .collect();
+        let pairs = [(0u32, 1u32), (1, 2), (0, 3), (3, 4), (4, 2)];
+        let mut links = vec![];
+        let mut chans = vec![];
+        for (li, (a, b)) in pairs.iter().enumerate() {
+            for (f, t) in [(*a, *b), (*b, *a)] {
+                let ci = chans.len() as u32;
+                chans.push(Channel::new(
+                    li as u32, f, t, Bandwidth::from_mbps(rate_mbps), Duration::from_millis(1), limit,
+                    LossModel::new(LossSpec::None, sub_rng(0, ci as u64)),
+                ));
+                nodes[f as usize].out.push(ci);
+            }
+            links.push(Link { name: format!("l{li}"), a: *a, b: *b, ab: 2 * li as u32, ba: 2 * li as u32 + 1 });
+        }
+        Network::new(nodes, links, chans)
+    }
+
+    #[test]
+    fn routes_take_the_fewest_hops() {
+        let n = net(QueueLimit::Packets(10), 100);
+        assert_eq!(n.hops(0, 2), Some(2));
+        assert_eq!(n.hops(2, 0), Some(2));
+        assert_eq!(n.route(0, 2), Some(0)); // via r1, not the 3-hop detour
+        assert_eq!(n.route(1, 0), Some(1));
+        assert_eq!(n.route(0, 1), None); // routers are not destinations
+    }
+
+    #[test]
+    fn a_packet_crosses_two_hops_with_serialisation_and_delay() {
+        let mut n = net(QueueLimit::Packets(10), 100);
+        let mut pool = PacketPool::default();
+        let mut q = EventQueue::new();
+        n.send(Time::ZERO, packet(0, 2, 1460), &mut pool, &mut q); // 1500 B = 120 us at 100 Mbit/s
+        let mut delivered = None;
+        while let Some((t, ev)) = q.pop_until(Time::MAX) {
+            if let Event::Arrive { chan: c, pkt } = ev {
+                if let Some((node, p)) = n.arrive(t, c, pkt, &mut pool, &mut q) {
+                    delivered = Some((t, node, p.payload_len));
+                }
+            }
+        }
+        assert_eq!(delivered, Some((Time(2 * (120_000 + 1_000_000)), 2, 1460)));
+        assert_eq!(pool.live(), 0);
+    }
+
+    #[test]
+    fn drop_tail_drops_beyond_the_packet_limit() {
+        let mut n = net(QueueLimit::Packets(3), 100);
+        let mut pool = PacketPool::default();
+        let mut q = EventQueue::new();
+        for _ in 0..6 {
+            n.send(Time::ZERO, packet(0, 2, 1460), &mut pool, &mut q);
+        }
+        // 1 on the wire + 3 waiting; 2 dropped.
+        let s = n.channels[0].stats;
+        assert_eq!((s.tx_packets, s.queue_drops, s.max_queue_packets), (4, 2, 3));
+        // Waiting times 0,120,240,360 us -> integral 720 us.
+        assert_eq!(s.wait_ns, 720_000);
+    }
+
+    #[test]
+    fn byte_limited_queue_counts_bytes() {
+        let mut n = net(QueueLimit::Bytes(3000), 100);
+        let mut pool = PacketPool::default();
+        let mut q = EventQueue::new();
+        for _ in 0..5 {
+            n.send(Time::ZERO, packet(0, 2, 1460), &mut pool, &mut q);
+        }
+        let s = n.channels[0].stats;
+        assert_eq!((s.tx_packets, s.queue_drops), (3, 2)); // 1 on wire + 2×1500 B
+    }
+
+    #[test]
+    fn queue_drains_at_line_rate() {
+        let mut n = net(QueueLimit::Packets(100), 100);
+        let mut pool = PacketPool::default();
+        let mut q = EventQueue::new();
+        for _ in 0..5 {
+            n.send(Time::ZERO, packet(0, 2, 1460), &mut pool, &mut q);
+        }
+        assert_eq!(n.channels[0].queue_at(Time(0)), (4, 6000));
+        assert_eq!(n.channels[0].queue_at(Time(130_000)), (3, 4500));
+        assert_eq!(n.channels[0].queue_at(Time(600_000)), (0, 0));
+    }
+}
