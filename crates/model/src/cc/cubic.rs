@@ -1,0 +1,731 @@
+//! CUBIC with HyStart, as Linux `net/ipv4/tcp_cubic.c` (v2.3, Linux 6.x) runs it.
+//!
+//! What it models: RFC 9438 CUBIC. After a congestion event at window W_max the window follows
+//! W_cubic(t) = C·(t − K)³ + W_max with K = ∛(W_max·(1 − β)/C) (RFC 9438 §4.2, "Window Increase
+//! Function"), concave below W_max and convex (max probing) above it; a loss below the previous
+//! W_max lowers W_max to W·(1 + β)/2 (fast convergence, §4.7); the window never grows slower than
+//! an AIMD flow with α = 3(1 − β)/(1 + β) would (the Reno-friendly region, §4.3); and slow start
+//! ends early on HyStart's ACK-train or delay-increase signal (Ha & Rhee, "Taming the elephants:
+//! New TCP slow start", Computer Networks 2011), setting ssthresh = cwnd.
+//!
+//! How (Linux, not the RFC pseudo-code): the window is counted in segments; every ACK outside
+//! recovery calls `bictcp_update`, which computes the cubic target one `delay_min` ahead
+//! (RFC 9438 §4.2 uses "t + RTT" likewise) and turns it into `cnt`, the number of segments to be
+//! ACKed per +1 segment, which [`SegmentWindow::cong_avoid_ai`] (Linux `tcp_cong_avoid_ai`)
+//! applies. Time inside the cubic is in 1/1024 s units (`BICTCP_HZ`), C and β are fixed point
+//! (C = 410/1024 = 0.4004, β = 717/1024 = 0.7002). `cnt` is recomputed at most once per jiffy and
+//! not at all while cwnd is unchanged for less than HZ/32. The Reno-friendly estimate grows by one
+//! segment per `cwnd·beta_scale/8` ACKed segments (beta_scale = 8(1024+β)/3/(1024−β) = 15, i.e.
+//! α ≈ 0.53 per RTT), and Linux keeps that α above W_max too (RFC 9438 §4.3 would switch to α = 1
+//! there). Before the first loss `cnt` is capped at 20 (+5 % per RTT); `cnt` is at least 2 (cwnd
+//! grows at most ×1.5 per RTT in congestion avoidance). After an idle period
+//! (`CA_EVENT_TX_START`, [`CongestionControl::on_restart_after_idle`]) the epoch start is shifted
+//! forward by the idle time so the curve resumes where it stopped (Linux commit 30927520dbae).
+//! An RTO (`TCP_CA_Loss`) resets all CUBIC and HyStart state, W_max included.
+//!
+//! Parameters (names as the Linux module parameters; units in [`PARAMS`]):
+//! - `beta` = 0.7 (ratio; Linux `beta` = 717/1024): multiplicative decrease.
+//! - `c` = 0.4 (segments/s³; Linux `bic_scale` = 41, i.e. 410/1024): cubic scaling constant.
+//! - `fast_convergence` = 1 (bool), `tcp_friendliness` = 1 (bool).
+//! - `hystart` = 1 (bool), `hystart_detect` = 3 (bitmask: 1 ACK train, 2 delay increase),
+//!   `hystart_low_window` = 16 (segments), `hystart_ack_delta_us` = 2000 (µs).
+//! - `initial_ssthresh` = 0 (segments, 0 = unlimited; as Linux, used only when `hystart` = 0).
+//!
+//! Fixed as Linux `#define`s: HyStart needs 8 RTT samples per round (`HYSTART_MIN_SAMPLES`); the
+//! delay threshold is delay_min/8 clamped to [4 ms, 16 ms]; the ACK-train threshold is
+//! (delay_min + ack_delay)/2 with ack_delay = min(1 ms, 4·GSO max size / pacing rate), where the
+//! pacing rate is Linux's default 2·cwnd·MSS/srtt in slow start and the GSO max size 64 KiB; the
+//! halving applies because plain CUBIC does not pace (`SK_PACING_NONE`).
+//!
+//! Deviations from Linux (deliberate, small):
+//! - A jiffy is 1 ms (CONFIG_HZ = 1000); Debian kernels use HZ = 250, which quantizes more.
+//! - K is the exact integer cube root; Linux uses a table plus one Newton step (≈0.2 % error).
+//! - Sequence numbers are emulated from bytes: HyStart's round ends when the bytes delivered
+//!   (cumulative plus SACKed, counted here from `acked_bytes`) exceed the bytes delivered plus in
+//!   flight when the round began (Linux: `snd_una` after the `snd_nxt` of the round start).
+//! - The idle time for `CA_EVENT_TX_START` is measured from the last [`on_packet_sent`] (Linux
+//!   `lsndtime`), or from the last ACK if the endpoint never reports sends.
+//! - Undo ([`CongestionControl::on_spurious_congestion`]) restores max(cwnd, prior cwnd) and the
+//!   prior ssthresh (Linux `tcp_reno_undo_cwnd` + `tcp_undo_cwnd_reduction`); W_max is not
+//!   restored, as in Linux.
+//!
+//! [`on_packet_sent`]: CongestionControl::on_packet_sent
+
+use super::reno::SegmentWindow;
+use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
+use crate::units::Time;
+
+/// Fixed-point scale of β (Linux `BICTCP_BETA_SCALE`).
+const BETA_SCALE: u64 = 1024;
+/// Cubic time unit: 2^10 per second (Linux `BICTCP_HZ`).
+const BICTCP_HZ: u32 = 10;
+/// Jiffies per second of the modelled kernel (CONFIG_HZ).
+const HZ: u64 = 1000;
+const HYSTART_ACK_TRAIN: u32 = 0x1;
+const HYSTART_DELAY: u32 = 0x2;
+const HYSTART_MIN_SAMPLES: u32 = 8;
+const HYSTART_DELAY_MIN_US: u64 = 4_000;
+const HYSTART_DELAY_MAX_US: u64 = 16_000;
+/// Linux `sk_gso_max_size` default (GSO_LEGACY_MAX_SIZE), bytes.
+const GSO_MAX_SIZE_BYTES: u64 = 65_536;
+/// Linux `tcp_pacing_ss_ratio` default (percent) used for the slow-start pacing rate.
+const PACING_SS_RATIO_PERCENT: u64 = 200;
+/// Linux `tcp_pacing_ca_ratio` default (percent).
+const PACING_CA_RATIO_PERCENT: u64 = 120;
+
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "beta",
+        default: 0.7,
+        unit: "ratio",
+        doc: "multiplicative decrease: ssthresh = beta*cwnd (Linux beta=717/1024)",
+    },
+    ParamInfo {
+        name: "c",
+        default: 0.4,
+        unit: "segments/s^3",
+        doc: "cubic scaling constant C (Linux bic_scale=41, i.e. 410/1024)",
+    },
+    ParamInfo {
+        name: "fast_convergence",
+        default: 1.0,
+        unit: "bool",
+        doc: "on a loss below the previous W_max, set W_max = cwnd*(1+beta)/2",
+    },
+    ParamInfo {
+        name: "tcp_friendliness",
+        default: 1.0,
+        unit: "bool",
+        doc: "never grow slower than AIMD with alpha=3(1-beta)/(1+beta) (Reno-friendly region)",
+    },
+    ParamInfo { name: "hystart", default: 1.0, unit: "bool", doc: "hybrid slow start: leave slow start before loss" },
+    ParamInfo {
+        name: "hystart_detect",
+        default: 3.0,
+        unit: "bitmask",
+        doc: "HyStart signals: 1 = ACK train, 2 = delay increase, 3 = both",
+    },
+    ParamInfo {
+        name: "hystart_low_window",
+        default: 16.0,
+        unit: "segments",
+        doc: "HyStart runs only when cwnd >= this",
+    },
+    ParamInfo {
+        name: "hystart_ack_delta_us",
+        default: 2000.0,
+        unit: "us",
+        doc: "largest ACK spacing still counted as one ACK train",
+    },
+    ParamInfo {
+        name: "initial_ssthresh",
+        default: 0.0,
+        unit: "segments",
+        doc: "initial ssthresh, 0 = unlimited; applied only when hystart = 0 (as Linux)",
+    },
+];
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    name: "cubic",
+    summary: "CUBIC window growth with HyStart slow-start exit (Linux tcp_cubic, the Linux default)",
+    reference: "RFC 9438; Ha, Rhee, Xu 2008; Ha & Rhee 2011 (HyStart); Linux net/ipv4/tcp_cubic.c",
+    params: PARAMS,
+    build: |cfg, p: &Params| Box::new(Cubic::with_params(cfg, p)),
+};
+
+/// Integer floor of the cube root.
+fn cube_root(a: u64) -> u64 {
+    if a == 0 {
+        return 0;
+    }
+    let mut x = (a as f64).cbrt().round() as u64;
+    while x > 0 && (x as u128).pow(3) > a as u128 {
+        x -= 1;
+    }
+    while ((x + 1) as u128).pow(3) <= a as u128 {
+        x += 1;
+    }
+    x
+}
+
+fn jiffies(t: Time) -> u64 {
+    t.as_nanos() / (1_000_000_000 / HZ)
+}
+
+fn usecs_to_jiffies(us: u64) -> u64 {
+    us.div_ceil(1_000_000 / HZ)
+}
+
+fn micros(t: Time) -> u64 {
+    t.as_nanos() / 1_000
+}
+
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    w: SegmentWindow,
+    // Parameters, in Linux's fixed point.
+    beta: u64,
+    cube_rtt_scale: u64,
+    cube_factor: u64,
+    beta_scale: u64,
+    fast_convergence: bool,
+    tcp_friendliness: bool,
+    hystart: bool,
+    hystart_detect: u32,
+    hystart_low_window: u64,
+    hystart_ack_delta_us: u64,
+
+    // struct bictcp
+    /// Segments to ACK per +1 segment of cwnd.
+    cnt: u64,
+    /// W_max in segments (0 = no loss yet).
+    last_max_cwnd: u64,
+    last_cwnd: u64,
+    /// Jiffy of the last `cnt` computation.
+    last_time: u64,
+    bic_origin_point: u64,
+    /// K in 1/1024 s.
+    bic_k: u64,
+    /// Minimum RTT in µs (0 = none yet).
+    delay_min_us: u64,
+    /// Jiffy at which the current epoch began (Linux `epoch_start`, 0 ⇔ None).
+    epoch_start: Option<u64>,
+    ack_cnt: u64,
+    /// Reno-friendly window estimate W_est, segments.
+    tcp_cwnd: u64,
+    // HyStart
+    sample_cnt: u32,
+    found: bool,
+    round_start_us: u64,
+    /// Emulated `end_seq`: delivered + in-flight bytes when the round began.
+    end_seq_bytes: u64,
+    last_ack_us: u64,
+    curr_rtt_us: u64,
+
+    // Endpoint facts the kernel has at hand and we reconstruct.
+    delivered_bytes: u64,
+    last_send: Option<Time>,
+    prev_send: Option<Time>,
+    last_ack_time: Option<Time>,
+    prior_cwnd: u64,
+    prior_ssthresh: u64,
+}
+
+impl Cubic {
+    pub fn new(cfg: &CcConfig) -> Cubic {
+        Cubic::with_params(cfg, &Params::default())
+    }
+
+    pub fn with_params(cfg: &CcConfig, p: &Params) -> Cubic {
+        let get = |name: &str| {
+            let info = PARAMS.iter().find(|i| i.name == name).expect("declared parameter");
+            p.get(info)
+        };
+        let beta = ((get("beta") * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1);
+        let cube_rtt_scale = ((get("c") * 1024.0).round() as u64).max(1);
+        let mut cc = Cubic {
+            w: SegmentWindow::new(cfg),
+            beta,
+            cube_rtt_scale,
+            cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / cube_rtt_scale,
+            beta_scale: 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta),
+            fast_convergence: get("fast_convergence") != 0.0,
+            tcp_friendliness: get("tcp_friendliness") != 0.0,
+            hystart: get("hystart") != 0.0,
+            hystart_detect: get("hystart_detect").max(0.0) as u32,
+            hystart_low_window: get("hystart_low_window").max(0.0) as u64,
+            hystart_ack_delta_us: get("hystart_ack_delta_us").max(0.0) as u64,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            bic_origin_point: 0,
+            bic_k: 0,
+            delay_min_us: 0,
+            epoch_start: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            sample_cnt: 0,
+            found: false,
+            round_start_us: 0,
+            end_seq_bytes: 0,
+            last_ack_us: 0,
+            curr_rtt_us: u64::MAX,
+            delivered_bytes: 0,
+            last_send: None,
+            prev_send: None,
+            last_ack_time: None,
+            prior_cwnd: 0,
+            prior_ssthresh: u64::MAX,
+        };
+        let initial_ssthresh = get("initial_ssthresh").max(0.0) as u64;
+        if !cc.hystart && initial_ssthresh > 0 {
+            cc.w.ssthresh = initial_ssthresh;
+        }
+        cc
+    }
+
+    /// W_max in segments (0 before the first congestion event).
+    pub fn w_max_segments(&self) -> u64 {
+        self.last_max_cwnd
+    }
+
+    /// Linux `bictcp_reset`.
+    fn reset(&mut self) {
+        self.cnt = 0;
+        self.last_max_cwnd = 0;
+        self.last_cwnd = 0;
+        self.last_time = 0;
+        self.bic_origin_point = 0;
+        self.bic_k = 0;
+        self.delay_min_us = 0;
+        self.epoch_start = None;
+        self.ack_cnt = 0;
+        self.tcp_cwnd = 0;
+        self.found = false;
+    }
+
+    /// Linux `bictcp_hystart_reset`: a new HyStart round begins now.
+    fn hystart_reset(&mut self, now: Time, snd_nxt_bytes: u64) {
+        self.round_start_us = micros(now);
+        self.last_ack_us = self.round_start_us;
+        self.end_seq_bytes = snd_nxt_bytes;
+        self.curr_rtt_us = u64::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// Linux `hystart_ack_delay`: cushion for TSO/GRO aggregation, from the default pacing rate.
+    fn hystart_ack_delay_us(&self, ack: &AckEvent) -> u64 {
+        let srtt_us = ack.srtt.as_micros() as u64;
+        if srtt_us == 0 {
+            return 0;
+        }
+        let ratio = if self.w.ssthresh == u64::MAX || self.w.cwnd < self.w.ssthresh / 2 {
+            PACING_SS_RATIO_PERCENT
+        } else {
+            PACING_CA_RATIO_PERCENT
+        };
+        let rate_bytes_per_sec =
+            (self.w.mss_bytes as u128 * self.w.cwnd as u128 * ratio as u128 * 1_000_000) / (100 * srtt_us as u128);
+        if rate_bytes_per_sec == 0 {
+            return 0;
+        }
+        let d = (GSO_MAX_SIZE_BYTES as u128 * 4 * 1_000_000) / rate_bytes_per_sec;
+        d.min(1_000) as u64
+    }
+
+    /// Linux `hystart_update`.
+    fn hystart_update(&mut self, ack: &AckEvent, delay_us: u64) {
+        if self.delivered_bytes > self.end_seq_bytes {
+            self.hystart_reset(ack.now, self.delivered_bytes + ack.bytes_in_flight);
+        }
+        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 {
+            let now = micros(ack.now);
+            if now.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
+                self.last_ack_us = now;
+                // Plain CUBIC does not pace (SK_PACING_NONE), so the threshold is halved.
+                let threshold = (self.delay_min_us + self.hystart_ack_delay_us(ack)) >> 1;
+                if now.saturating_sub(self.round_start_us) > threshold {
+                    self.found = true;
+                    self.w.ssthresh = self.w.cwnd;
+                }
+            }
+        }
+        if self.hystart_detect & HYSTART_DELAY != 0 {
+            self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
+            if self.sample_cnt < HYSTART_MIN_SAMPLES {
+                self.sample_cnt += 1;
+            } else {
+                let thresh = (self.delay_min_us >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
+                if self.curr_rtt_us > self.delay_min_us + thresh {
+                    self.found = true;
+                    self.w.ssthresh = self.w.cwnd;
+                }
+            }
+        }
+    }
+
+    /// Linux `cubictcp_acked` (the `pkts_acked` hook): delay_min and HyStart.
+    fn pkts_acked(&mut self, ack: &AckEvent, rtt_us: u64) {
+        // Discard delay samples right after fast recovery.
+        if let Some(epoch) = self.epoch_start {
+            if jiffies(ack.now).saturating_sub(epoch) < HZ {
+                return;
+            }
+        }
+        let delay = rtt_us.max(1);
+        if self.delay_min_us == 0 || self.delay_min_us > delay {
+            self.delay_min_us = delay;
+        }
+        if !self.found && self.w.in_slow_start() && self.hystart && self.w.cwnd >= self.hystart_low_window {
+            self.hystart_update(ack, delay);
+        }
+    }
+
+    /// Linux `bictcp_update`: recompute `cnt` from the cubic curve and the Reno-friendly estimate.
+    fn update(&mut self, now: Time, acked: u64) {
+        let cwnd = self.w.cwnd;
+        let nj = jiffies(now);
+        self.ack_cnt += acked;
+        if self.last_cwnd == cwnd && nj.saturating_sub(self.last_time) <= HZ / 32 {
+            return;
+        }
+        // `cnt` is recomputed at most once per jiffy; the Reno-friendly part always runs.
+        if !(self.epoch_start.is_some() && nj == self.last_time) {
+            self.last_cwnd = cwnd;
+            self.last_time = nj;
+            let epoch = match self.epoch_start {
+                Some(e) => e,
+                None => {
+                    self.ack_cnt = acked;
+                    self.tcp_cwnd = cwnd;
+                    if self.last_max_cwnd <= cwnd {
+                        self.bic_k = 0;
+                        self.bic_origin_point = cwnd;
+                    } else {
+                        // K = ∛((W_max − cwnd)/C), in 1/1024 s.
+                        self.bic_k = cube_root(self.cube_factor.saturating_mul(self.last_max_cwnd - cwnd));
+                        self.bic_origin_point = self.last_max_cwnd;
+                    }
+                    self.epoch_start = Some(nj);
+                    nj
+                }
+            };
+            // t = time since epoch start + delay_min, in 1/1024 s: the target one RTT ahead.
+            let t = ((nj.saturating_sub(epoch) + usecs_to_jiffies(self.delay_min_us)) << BICTCP_HZ) / HZ;
+            let offs = t.abs_diff(self.bic_k) as u128;
+            let delta = ((self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ))
+                .min(u64::MAX as u128) as u64;
+            let target = if t < self.bic_k {
+                self.bic_origin_point.saturating_sub(delta)
+            } else {
+                self.bic_origin_point.saturating_add(delta)
+            };
+            self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+            // Bandwidth still unknown: grow at least 5 % per RTT.
+            if self.last_max_cwnd == 0 && self.cnt > 20 {
+                self.cnt = 20;
+            }
+        }
+        if self.tcp_friendliness {
+            let delta = ((cwnd * self.beta_scale) >> 3).max(1);
+            if self.ack_cnt > delta {
+                let n = (self.ack_cnt - 1) / delta;
+                self.ack_cnt -= n * delta;
+                self.tcp_cwnd += n;
+            }
+            if self.tcp_cwnd > cwnd {
+                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+                self.cnt = self.cnt.min(max_cnt);
+            }
+        }
+        // At most +1 segment per 2 ACKed: ×1.5 per RTT.
+        self.cnt = self.cnt.max(2);
+    }
+
+    fn current_ssthresh(&self) -> u64 {
+        // Linux tcp_current_ssthresh outside CWR/Recovery.
+        self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2))
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn on_packet_sent(&mut self, now: Time, _bytes: u64, _bytes_in_flight: u64, _app_limited: bool) {
+        if self.last_send != Some(now) {
+            self.prev_send = self.last_send;
+            self.last_send = Some(now);
+        }
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let acked = self.w.acked_segments(ack.acked_bytes);
+        self.delivered_bytes += ack.acked_bytes;
+        self.last_ack_time = Some(ack.now);
+        if let Some(rtt) = ack.rtt_sample {
+            if ack.acked_bytes > 0 {
+                self.pkts_acked(ack, rtt.as_micros() as u64);
+            }
+        }
+        if ack.in_recovery || !ack.cwnd_limited || acked == 0 {
+            return;
+        }
+        let mut acked = acked;
+        if self.w.in_slow_start() {
+            acked = self.w.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(ack.now, acked);
+        let cnt = self.cnt;
+        self.w.cong_avoid_ai(cnt, acked);
+    }
+
+    fn on_congestion_event(&mut self, now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
+        self.prior_cwnd = self.w.cwnd;
+        self.prior_ssthresh = self.current_ssthresh();
+        // Linux cubictcp_recalc_ssthresh.
+        self.epoch_start = None;
+        let cwnd = self.w.cwnd;
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+            cwnd * (BETA_SCALE + self.beta) / (2 * BETA_SCALE)
+        } else {
+            cwnd
+        };
+        self.w.ssthresh = (cwnd * self.beta / BETA_SCALE).max(2);
+        self.w.cwnd_cnt = 0;
+        if signal == CongestionSignal::Timeout {
+            self.w.enter_loss();
+            // cubictcp_state(TCP_CA_Loss)
+            self.reset();
+            let snd_nxt = self.delivered_bytes + _bytes_in_flight;
+            self.hystart_reset(now, snd_nxt);
+        }
+    }
+
+    fn on_spurious_congestion(&mut self, _now: Time) {
+        self.w.cwnd = self.w.cwnd.max(self.prior_cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
+    }
+
+    fn on_restart_after_idle(&mut self, now: Time, restart_window_bytes: u64) {
+        // CA_EVENT_TX_START: shift the epoch by the idle time so cwnd stays on the cubic curve.
+        let lsnd = if self.last_send == Some(now) { self.prev_send } else { self.last_send };
+        if let (Some(epoch), Some(last)) = (self.epoch_start, lsnd.or(self.last_ack_time)) {
+            let nj = jiffies(now);
+            let delta = nj.saturating_sub(jiffies(last));
+            if delta > 0 {
+                self.epoch_start = Some((epoch + delta).min(nj));
+            }
+        }
+        let w = self.cwnd().min(restart_window_bytes);
+        self.set_cwnd(w);
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.w.cwnd_bytes()
+    }
+
+    fn set_cwnd(&mut self, bytes: u64) {
+        self.w.set_cwnd_bytes(bytes);
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.w.ssthresh_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testing::{ack, one_round};
+    use std::time::Duration;
+
+    const MSS: u64 = 1448;
+    const C: f64 = 0.4;
+    const BETA: f64 = 0.7;
+
+    /// RFC 9438 eq. 1 and 2 (K = ∛((W_max − cwnd_epoch)/C)), in segments and seconds.
+    fn w_cubic(t: f64, w_max: f64, cwnd_epoch: f64) -> f64 {
+        let k = ((w_max - cwnd_epoch) / C).cbrt();
+        C * (t - k).powi(3) + w_max
+    }
+
+    fn params(kv: &[(&str, f64)]) -> Params {
+        Params(kv.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+    }
+
+    /// A few slow-start rounds so delay_min is known, then a loss at `w_max` segments.
+    fn cubic_after_loss_at(w_max: u64, rtt: Duration, p: &Params) -> (Cubic, Time) {
+        let mut cc = Cubic::with_params(&CcConfig::default(), p);
+        let mut t = Time::ZERO;
+        for _ in 0..2 {
+            t = one_round(&mut cc, t, rtt, MSS);
+        }
+        cc.set_cwnd(w_max * MSS);
+        cc.on_congestion_event(t, CongestionSignal::FastRetransmit, w_max * MSS);
+        cc.on_recovery_exit(t);
+        (cc, t)
+    }
+
+    #[test]
+    fn window_follows_the_rfc9438_cubic_curve_after_a_loss() {
+        let rtt = Duration::from_millis(100);
+        let w_max = 1000.0;
+        let (mut cc, t0) = cubic_after_loss_at(1000, rtt, &Params::default());
+        assert_eq!(cc.cwnd(), 700 * MSS, "beta = 0.7");
+        let k = (w_max * (1.0 - BETA) / C).cbrt();
+        let mut checkpoints = vec![k / 3.0, k, 1.8 * k];
+        let mut t = t0;
+        while let Some(&cp) = checkpoints.first() {
+            t = one_round(&mut cc, t, rtt, MSS);
+            let elapsed = (t - t0).as_secs_f64();
+            if elapsed >= cp {
+                let expected = w_cubic(elapsed, w_max, BETA * w_max);
+                let got = (cc.cwnd() / MSS) as f64;
+                assert!(
+                    (got - expected).abs() <= 0.02 * expected,
+                    "t = {elapsed:.2}s: cwnd {got} vs W_cubic {expected:.1}"
+                );
+                checkpoints.remove(0);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_after_a_loss_below_the_previous_one() {
+        let rtt = Duration::from_millis(100);
+        for fc in [1.0, 0.0] {
+            let p = params(&[("fast_convergence", fc)]);
+            let (mut cc, t) = cubic_after_loss_at(1000, rtt, &p);
+            cc.set_cwnd(800 * MSS);
+            cc.on_congestion_event(t, CongestionSignal::FastRetransmit, 800 * MSS);
+            cc.on_recovery_exit(t);
+            let expected_w_max = if fc == 1.0 { 800.0 * (1.0 + BETA) / 2.0 } else { 800.0 };
+            assert!((cc.w_max_segments() as f64 - expected_w_max).abs() <= 1.0, "fc={fc}: {}", cc.w_max_segments());
+            // The plateau is where the window goes: at t = K(W_max = 680) the window sits at 680
+            // with fast convergence, close to 800 without.
+            let k = ((680.0 - 560.0) / C).cbrt();
+            let mut now = t;
+            while (now - t).as_secs_f64() < k {
+                now = one_round(&mut cc, now, rtt, MSS);
+            }
+            let got = (cc.cwnd() / MSS) as f64;
+            let expected = w_cubic((now - t).as_secs_f64(), expected_w_max, 560.0);
+            assert!((got - expected).abs() <= 0.02 * expected, "fc={fc}: cwnd {got} vs {expected:.1}");
+        }
+    }
+
+    #[test]
+    fn reno_friendly_region_dominates_at_short_rtt_and_small_window() {
+        let rtt = Duration::from_millis(2);
+        let (mut cc, t0) = cubic_after_loss_at(20, rtt, &Params::default());
+        let start = (cc.cwnd() / MSS) as f64;
+        let mut t = t0;
+        let rounds = 200;
+        for _ in 0..rounds {
+            t = one_round(&mut cc, t, rtt, MSS);
+        }
+        let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+        let w_est = start + alpha * rounds as f64;
+        let got = (cc.cwnd() / MSS) as f64;
+        let cubic_only = w_cubic((t - t0).as_secs_f64(), 20.0, 14.0);
+        assert!((got - w_est).abs() <= 0.1 * w_est, "cwnd {got} vs W_est {w_est:.1}");
+        assert!(got > 3.0 * cubic_only, "cwnd {got} should be far above W_cubic {cubic_only:.1}");
+
+        let p = params(&[("tcp_friendliness", 0.0)]);
+        let (mut cc, t0) = cubic_after_loss_at(20, rtt, &p);
+        let mut t = t0;
+        for _ in 0..rounds {
+            t = one_round(&mut cc, t, rtt, MSS);
+        }
+        assert!(((cc.cwnd() / MSS) as f64) < 0.5 * w_est, "without friendliness cwnd stays near the curve");
+    }
+
+    /// Slow start with a synthetic ACK clock whose RTT is `rtt_of(round)`.
+    fn slow_start_rounds(cc: &mut Cubic, rounds: usize, rtt_of: impl Fn(usize) -> Duration) -> Vec<(u64, bool)> {
+        let mut t = Time::ZERO;
+        let mut trace = Vec::new();
+        for r in 0..rounds {
+            t = one_round(cc, t, rtt_of(r), MSS);
+            trace.push((cc.cwnd() / MSS, cc.in_slow_start()));
+        }
+        trace
+    }
+
+    #[test]
+    fn hystart_leaves_slow_start_on_delay_increase_before_any_loss() {
+        // 100 ms base RTT; from round 3 on the queue adds 20 ms (> delay_min/8 = 12.5 ms).
+        // ACK spacing stays above 2 ms, so the ACK-train signal cannot fire: this is the delay one.
+        let mut cc = Cubic::new(&CcConfig::default());
+        let trace = slow_start_rounds(&mut cc, 3, |r| Duration::from_millis(if r < 2 { 100 } else { 120 }));
+        assert!(trace[1].1, "still in slow start at constant RTT: {trace:?}");
+        assert!(!cc.in_slow_start(), "HyStart should have ended slow start: {trace:?}");
+        let ss = cc.ssthresh() / MSS;
+        assert_eq!(ss, 48, "ssthresh = cwnd at detection (40 + 8 samples before the check)");
+        assert_eq!(cc.w_max_segments(), 0, "no congestion event happened");
+
+        // Control: same rounds without the delay increase stay in slow start.
+        let mut cc = Cubic::new(&CcConfig::default());
+        slow_start_rounds(&mut cc, 3, |_| Duration::from_millis(100));
+        assert!(cc.in_slow_start());
+        assert_eq!(cc.cwnd(), 80 * MSS);
+    }
+
+    #[test]
+    fn hystart_ack_train_ends_slow_start_when_acks_span_half_the_min_rtt() {
+        // 100 ms RTT and 80 segments: ACKs 1.25 ms apart (< 2 ms) for longer than 50.5 ms.
+        let mut cc = Cubic::with_params(&CcConfig::default(), &params(&[("hystart_detect", 1.0)]));
+        let trace = slow_start_rounds(&mut cc, 4, |_| Duration::from_millis(100));
+        assert!(!cc.in_slow_start(), "{trace:?}");
+        let ss = cc.ssthresh() / MSS;
+        // Detection in the round that starts at 80: after ~41 ACKs (51.25 ms) cwnd is ~121.
+        assert!((115..=125).contains(&ss), "ssthresh {ss}");
+        // Disabled HyStart keeps doubling.
+        let mut cc = Cubic::with_params(&CcConfig::default(), &params(&[("hystart", 0.0)]));
+        slow_start_rounds(&mut cc, 4, |_| Duration::from_millis(100));
+        assert!(cc.in_slow_start());
+    }
+
+    #[test]
+    fn idle_period_shifts_the_epoch_so_growth_resumes_on_the_curve() {
+        let rtt = Duration::from_millis(100);
+        let run = |idle: Option<Duration>, notify: bool| {
+            let (mut cc, t0) = cubic_after_loss_at(1000, rtt, &Params::default());
+            let mut t = t0;
+            for _ in 0..20 {
+                t = one_round(&mut cc, t, rtt, MSS);
+            }
+            cc.on_packet_sent(t, MSS, 0, false);
+            if let Some(idle) = idle {
+                t += idle;
+                if notify {
+                    cc.on_restart_after_idle(t, u64::MAX);
+                }
+                cc.on_packet_sent(t, MSS, 0, false);
+            }
+            let before = cc.cwnd();
+            one_round(&mut cc, t, rtt, MSS);
+            cc.cwnd() - before
+        };
+        let growth_no_idle = run(None, true);
+        let growth_after_idle = run(Some(Duration::from_secs(10)), true);
+        let diff = growth_no_idle.abs_diff(growth_after_idle) / MSS;
+        assert!(diff <= 2, "growth {} vs {} segments", growth_no_idle / MSS, growth_after_idle / MSS);
+        // Without the shift, 10 s of idle move the curve past W_max: a jump, not a resume.
+        let growth_unshifted = run(Some(Duration::from_secs(10)), false);
+        assert!(growth_unshifted > 10 * growth_no_idle.max(MSS), "{}", growth_unshifted / MSS);
+    }
+
+    #[test]
+    fn timeout_resets_w_max_and_collapses_the_window() {
+        let (mut cc, t) = cubic_after_loss_at(100, Duration::from_millis(50), &Params::default());
+        assert_eq!(cc.w_max_segments(), 100);
+        cc.on_congestion_event(t, CongestionSignal::Timeout, 70 * MSS);
+        assert_eq!(cc.cwnd(), MSS);
+        assert_eq!(cc.ssthresh(), 49 * MSS, "70 * 717/1024");
+        assert_eq!(cc.w_max_segments(), 0, "TCP_CA_Loss resets bictcp state");
+    }
+
+    #[test]
+    fn recovery_acks_do_not_grow_the_window() {
+        let (mut cc, t) = cubic_after_loss_at(100, Duration::from_millis(50), &Params::default());
+        let mut a = ack(t + Duration::from_millis(1), 10 * MSS, Duration::from_millis(50), 70 * MSS);
+        a.in_recovery = true;
+        let before = cc.cwnd();
+        cc.on_ack(&a);
+        assert_eq!(cc.cwnd(), before);
+    }
+
+    #[test]
+    fn cube_root_is_exact_floor() {
+        for a in [0u64, 1, 7, 8, 26, 27, 1_000_000, 999_999, u64::MAX / 2] {
+            let r = cube_root(a) as u128;
+            assert!(r.pow(3) <= a as u128 && (r + 1).pow(3) > a as u128, "{a}");
+        }
+    }
+}
