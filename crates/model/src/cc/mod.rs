@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use crate::units::{Bandwidth, Time};
 
+pub mod bic;
 pub mod cubic;
 pub mod reno;
 
@@ -215,7 +216,7 @@ pub enum CcError {
 }
 
 /// Every algorithm tcpvideo provides.
-pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO];
+pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO];
 
 /// Look an algorithm up by name (case-insensitive).
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {

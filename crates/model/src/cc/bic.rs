@@ -1,0 +1,349 @@
+//! BIC-TCP (Binary Increase Congestion control), as Linux `net/ipv4/tcp_bic.c` (6.x) runs it.
+//!
+//! What it models: Xu, Harfoush, Rhee, "Binary Increase Congestion Control (BIC) for Fast
+//! Long-Distance Networks", IEEE INFOCOM 2004, §III. After a loss at W_max the window is cut to
+//! β·W_max (β = 0.8) and then *binary searches* for W_max: each RTT it moves towards the midpoint
+//! between itself and W_max (here: a quarter of the distance, `BICTCP_B` = 4, which Linux's
+//! delayed-ACK ratio turns into about half, see below), but never by more than S_max per RTT
+//! ("additive increase" when far away) and by a small S_min when very close ("smooth part"). Once
+//! past W_max it *probes* for a new maximum, slowly at first and then faster (mirror image of the
+//! search, "max probing"), until it is S_max per RTT again. Below `low_window` segments BIC
+//! behaves as Reno (+1 per RTT, halve on loss) to stay fair to Reno at small windows. Fast
+//! convergence (§III.C) lowers W_max to W·(1+β)/2 when a loss happens below the previous W_max,
+//! releasing bandwidth to newer flows. CUBIC (cubic.rs) replaced BIC as Linux's default in 2.6.19;
+//! the seed 004 study (Kupka et al.) compares both for on-off live streaming.
+//!
+//! How (Linux): the window is in segments; `bictcp_update` turns the search into `cnt` (segments
+//! ACKed per +1 segment), applied by [`SegmentWindow::cong_avoid_ai`] (Linux `tcp_cong_avoid_ai`
+//! with the stretch-ACK fix of 2020). `cnt` is recomputed only when cwnd changed or HZ/32 passed.
+//! Before the first loss `cnt` ≤ 20 (+5 % per RTT). Finally `cnt` is divided by the delayed-ACK
+//! ratio `delayed_ack`/16, an EWMA (gain 1/16) of segments per ACK that starts at 2; its integer
+//! update `d += pkts − d/16` stalls at 31/16 when every ACK covers one segment, so with per-segment
+//! ACKs Linux BIC grows about 1.94× faster than `cnt` alone says. We keep that (it is what Linux
+//! does). An RTO (`TCP_CA_Loss`) resets the state, W_max included.
+//!
+//! Parameters (Linux module parameter names):
+//! - `beta` = 0.8 (ratio; Linux 819/1024): multiplicative decrease above `low_window`.
+//! - `max_increment` = 16 (segments per RTT, before the delayed-ACK ratio): S_max.
+//! - `low_window` = 14 (segments): at or below it, Reno behaviour.
+//! - `smooth_part` = 20 (RTTs): the search near W_max advances W/(W·smooth_part/B) = B/20 = 0.2
+//!   segment per RTT (S_min) — "# of RTT from W_max−B to W_max".
+//! - `fast_convergence` = 1 (bool).
+//! - `initial_ssthresh` = 0 (segments, 0 = unlimited; Linux 6.x default).
+//!
+//! Deviations from Linux: a jiffy is 1 ms (HZ = 1000); `pkts_acked` per ACK is the number of whole
+//! segments newly delivered (cumulative + SACKed, from `acked_bytes`); the delayed-ACK EWMA runs
+//! only outside recovery (Linux: only in `TCP_CA_Open`, which also excludes CA_Disorder, a state
+//! this interface does not expose). Undo restores max(cwnd, prior cwnd) and the prior ssthresh
+//! (Linux `tcp_reno_undo_cwnd`).
+
+use super::reno::SegmentWindow;
+use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
+use crate::units::Time;
+
+const BETA_SCALE: u64 = 1024;
+/// Binary search goes to (max + min)/B (Linux `BICTCP_B`).
+const BICTCP_B: u64 = 4;
+const HZ: u64 = 1000;
+/// `delayed_ack` is packets/ACK << 4 (Linux `ACK_RATIO_SHIFT`).
+const ACK_RATIO_SHIFT: u32 = 4;
+
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo { name: "beta", default: 0.8, unit: "ratio", doc: "multiplicative decrease above low_window (Linux 819/1024)" },
+    ParamInfo {
+        name: "max_increment",
+        default: 16.0,
+        unit: "segments/RTT",
+        doc: "S_max: largest increase per RTT during the binary search and far above W_max",
+    },
+    ParamInfo { name: "low_window", default: 14.0, unit: "segments", doc: "at or below this cwnd, behave as Reno" },
+    ParamInfo {
+        name: "smooth_part",
+        default: 20.0,
+        unit: "RTTs",
+        doc: "RTTs to cover the last B segments to W_max (S_min = B/smooth_part per RTT)",
+    },
+    ParamInfo {
+        name: "fast_convergence",
+        default: 1.0,
+        unit: "bool",
+        doc: "on a loss below the previous W_max, set W_max = cwnd*(1+beta)/2",
+    },
+    ParamInfo { name: "initial_ssthresh", default: 0.0, unit: "segments", doc: "initial ssthresh, 0 = unlimited" },
+];
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    name: "bic",
+    summary: "BIC-TCP binary search for the last maximum, then max probing (Linux tcp_bic)",
+    reference: "Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c",
+    params: PARAMS,
+    build: |cfg, p: &Params| Box::new(Bic::with_params(cfg, p)),
+};
+
+fn jiffies(t: Time) -> u64 {
+    t.as_nanos() / (1_000_000_000 / HZ)
+}
+
+#[derive(Clone, Debug)]
+pub struct Bic {
+    w: SegmentWindow,
+    beta: u64,
+    max_increment: u64,
+    low_window: u64,
+    smooth_part: u64,
+    fast_convergence: bool,
+
+    cnt: u64,
+    /// W_max, segments (0 = no loss yet).
+    last_max_cwnd: u64,
+    last_cwnd: u64,
+    last_time: u64,
+    epoch_start: Option<u64>,
+    /// Segments per ACK, << 4.
+    delayed_ack: u64,
+
+    prior_cwnd: u64,
+    prior_ssthresh: u64,
+}
+
+impl Bic {
+    pub fn new(cfg: &CcConfig) -> Bic {
+        Bic::with_params(cfg, &Params::default())
+    }
+
+    pub fn with_params(cfg: &CcConfig, p: &Params) -> Bic {
+        let get = |name: &str| {
+            let info = PARAMS.iter().find(|i| i.name == name).expect("declared parameter");
+            p.get(info)
+        };
+        let mut w = SegmentWindow::new(cfg);
+        let initial_ssthresh = get("initial_ssthresh").max(0.0) as u64;
+        if initial_ssthresh > 0 {
+            w.ssthresh = initial_ssthresh;
+        }
+        let mut b = Bic {
+            w,
+            beta: ((get("beta") * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1),
+            max_increment: (get("max_increment").max(1.0)) as u64,
+            low_window: get("low_window").max(0.0) as u64,
+            smooth_part: get("smooth_part").max(1.0) as u64,
+            fast_convergence: get("fast_convergence") != 0.0,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            epoch_start: None,
+            delayed_ack: 0,
+            prior_cwnd: 0,
+            prior_ssthresh: u64::MAX,
+        };
+        b.reset();
+        b
+    }
+
+    /// W_max in segments (0 before the first congestion event).
+    pub fn w_max_segments(&self) -> u64 {
+        self.last_max_cwnd
+    }
+
+    /// Linux `bictcp_reset`.
+    fn reset(&mut self) {
+        self.cnt = 0;
+        self.last_max_cwnd = 0;
+        self.last_cwnd = 0;
+        self.last_time = 0;
+        self.epoch_start = None;
+        self.delayed_ack = 2 << ACK_RATIO_SHIFT;
+    }
+
+    /// Linux `bictcp_update`.
+    fn update(&mut self, now: Time) {
+        let cwnd = self.w.cwnd;
+        let nj = jiffies(now);
+        if self.last_cwnd == cwnd && nj.saturating_sub(self.last_time) <= HZ / 32 {
+            return;
+        }
+        self.last_cwnd = cwnd;
+        self.last_time = nj;
+        if self.epoch_start.is_none() {
+            self.epoch_start = Some(nj);
+        }
+        // Start off as Reno.
+        if cwnd <= self.low_window {
+            self.cnt = cwnd;
+            return;
+        }
+        let w_max = self.last_max_cwnd;
+        self.cnt = if cwnd < w_max {
+            // Binary search towards W_max.
+            let dist = (w_max - cwnd) / BICTCP_B;
+            if dist > self.max_increment {
+                cwnd / self.max_increment // additive increase, S_max per RTT
+            } else if dist <= 1 {
+                cwnd * self.smooth_part / BICTCP_B // S_min per RTT
+            } else {
+                cwnd / dist
+            }
+        } else if cwnd < w_max + BICTCP_B {
+            cwnd * self.smooth_part / BICTCP_B // just above W_max: slow
+        } else if cwnd < w_max + self.max_increment * (BICTCP_B - 1) {
+            cwnd * (BICTCP_B - 1) / (cwnd - w_max) // max probing: accelerating
+        } else {
+            cwnd / self.max_increment
+        };
+        // Slow start or very low utilization: at least +5 % per RTT.
+        if self.last_max_cwnd == 0 && self.cnt > 20 {
+            self.cnt = 20;
+        }
+        self.cnt = ((self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack).max(1);
+    }
+}
+
+impl CongestionControl for Bic {
+    fn name(&self) -> &'static str {
+        "bic"
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let acked = self.w.acked_segments(ack.acked_bytes);
+        // Linux bictcp_acked: delayed-ACK ratio, only in the Open state.
+        if !ack.in_recovery {
+            let d = self.delayed_ack as i64 + acked as i64 - (self.delayed_ack >> ACK_RATIO_SHIFT) as i64;
+            self.delayed_ack = d.max(1) as u64;
+        }
+        if ack.in_recovery || !ack.cwnd_limited || acked == 0 {
+            return;
+        }
+        let mut acked = acked;
+        if self.w.in_slow_start() {
+            acked = self.w.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(ack.now);
+        let cnt = self.cnt;
+        self.w.cong_avoid_ai(cnt, acked);
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
+        let cwnd = self.w.cwnd;
+        self.prior_cwnd = cwnd;
+        self.prior_ssthresh = self.w.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        // Linux bictcp_recalc_ssthresh.
+        self.epoch_start = None;
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+            cwnd * (BETA_SCALE + self.beta) / (2 * BETA_SCALE)
+        } else {
+            cwnd
+        };
+        self.w.ssthresh = if cwnd <= self.low_window { (cwnd >> 1).max(2) } else { (cwnd * self.beta / BETA_SCALE).max(2) };
+        self.w.cwnd_cnt = 0;
+        if signal == CongestionSignal::Timeout {
+            self.w.enter_loss();
+            self.reset(); // bictcp_state(TCP_CA_Loss)
+        }
+    }
+
+    fn on_spurious_congestion(&mut self, _now: Time) {
+        self.w.cwnd = self.w.cwnd.max(self.prior_cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.w.cwnd_bytes()
+    }
+
+    fn set_cwnd(&mut self, bytes: u64) {
+        self.w.set_cwnd_bytes(bytes);
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.w.ssthresh_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testing::one_round;
+    use std::time::Duration;
+
+    const MSS: u64 = 1448;
+    const RTT: Duration = Duration::from_millis(100);
+
+    /// Loss at `w_max` segments, then `rounds` rounds; returns cwnd (segments) after each round.
+    fn trajectory_after_loss(w_max: u64, rounds: usize) -> Vec<u64> {
+        let mut cc = Bic::new(&CcConfig::default());
+        let mut t = one_round(&mut cc, Time::ZERO, RTT, MSS);
+        cc.set_cwnd(w_max * MSS);
+        cc.on_congestion_event(t, CongestionSignal::FastRetransmit, w_max * MSS);
+        cc.on_recovery_exit(t);
+        let mut out = vec![cc.cwnd() / MSS];
+        for _ in 0..rounds {
+            t = one_round(&mut cc, t, RTT, MSS);
+            out.push(cc.cwnd() / MSS);
+        }
+        out
+    }
+
+    #[test]
+    fn binary_search_halves_the_distance_to_w_max_then_probes_slowly() {
+        let w_max = 1000u64;
+        let tr = trajectory_after_loss(w_max, 80);
+        assert_eq!(tr[0], 799, "beta = 819/1024");
+        // Far below W_max: additive increase bounded by S_max (×31/16 delayed-ACK ratio).
+        for win in tr.windows(2).filter(|p| w_max - p[0].min(w_max) > 4 * 16 + 3) {
+            assert!(win[1] - win[0] <= 2 * 16 + 1, "step {win:?}");
+        }
+        // Binary search: within 4·S_max of W_max the distance shrinks geometrically.
+        let search: Vec<u64> = tr.iter().map(|&c| w_max.saturating_sub(c)).filter(|&d| (8..=67).contains(&d)).collect();
+        assert!(search.len() >= 2 && search.len() <= 6, "log steps, not linear: {search:?} in {tr:?}");
+        for d in search.windows(2) {
+            let ratio = d[1] as f64 / d[0] as f64;
+            assert!((0.3..=0.75).contains(&ratio), "distance {d:?} in {tr:?}");
+        }
+        // It never overshoots during the search; it lingers around W_max (S_min = 0.2/RTT ×31/16).
+        let first_close = tr.iter().position(|&c| c + 8 > w_max).unwrap();
+        assert!(tr[..first_close].iter().all(|&c| c <= w_max));
+        let lingering = tr.iter().filter(|&&c| c + 8 > w_max && c < w_max + BICTCP_B).count();
+        assert!(lingering >= 15, "plateau around W_max lasted {lingering} rounds: {tr:?}");
+        // Max probing: past W_max + B the steps grow again.
+        let probe_start = tr.iter().position(|&c| c >= w_max + BICTCP_B).expect("probing beyond W_max");
+        let steps: Vec<u64> = tr[probe_start..].windows(2).map(|p| p[1] - p[0]).take(6).collect();
+        assert!(steps.last() > steps.first() && steps.windows(2).all(|s| s[1] >= s[0]), "accelerating probe {steps:?}");
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_after_a_loss_below_it() {
+        let mut cc = Bic::new(&CcConfig::default());
+        cc.set_cwnd(1000 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        assert_eq!(cc.w_max_segments(), 1000);
+        cc.set_cwnd(900 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        let expected = (900.0 * (1.0 + 0.8) / 2.0) as u64;
+        assert!(cc.w_max_segments().abs_diff(expected) <= 1, "{}", cc.w_max_segments());
+    }
+
+    #[test]
+    fn small_windows_halve_like_reno() {
+        let mut cc = Bic::new(&CcConfig::default());
+        cc.set_cwnd(12 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        assert_eq!(cc.ssthresh(), 6 * MSS);
+        let mut cc = Bic::new(&CcConfig::default());
+        cc.set_cwnd(100 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        assert_eq!(cc.ssthresh(), 79 * MSS, "100 * 819/1024");
+    }
+
+    #[test]
+    fn timeout_resets_w_max() {
+        let mut cc = Bic::new(&CcConfig::default());
+        cc.set_cwnd(100 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::Timeout, 0);
+        assert_eq!(cc.cwnd(), MSS);
+        assert_eq!(cc.w_max_segments(), 0);
+    }
+}
