@@ -23,6 +23,9 @@ use crate::units::{Bandwidth, Time};
 pub mod bic;
 pub mod cubic;
 pub mod reno;
+#[cfg(test)]
+pub(crate) mod testing_path;
+pub mod vegas;
 
 /// Construction-time facts about the connection.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -216,7 +219,7 @@ pub enum CcError {
 }
 
 /// Every algorithm tcpvideo provides.
-pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO];
+pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO, vegas::INFO];
 
 /// Look an algorithm up by name (case-insensitive).
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {

@@ -1,0 +1,430 @@
+//! TCP Vegas, as Linux `net/ipv4/tcp_vegas.c` (6.x) runs it.
+//!
+//! What it models: Brakmo & Peterson, "TCP Vegas: End to End Congestion Avoidance on a Global
+//! Internet", IEEE JSAC 13(8), 1995, §3.2 (congestion avoidance) and §3.3 (modified slow start).
+//! Vegas estimates how many of its own segments sit in the bottleneck queue and keeps that number
+//! between α and β: once per RTT it compares the window with what the base RTT (the smallest RTT
+//! ever seen, the propagation delay) would need, Diff = cwnd·(RTT − BaseRTT)/BaseRTT, using as
+//! RTT the *minimum* sample of the last round (filters delayed ACKs). Diff < α: +1 segment;
+//! Diff > β: −1 segment; otherwise hold. In slow start, Diff > γ ends slow start and sets cwnd to
+//! the rate actually achieved, cwnd·BaseRTT/RTT + 1. Losses are handled as Reno (halve). This is
+//! the algorithm seed 004 (Kupka et al.) found to avoid the queue overflows that CUBIC and BIC
+//! cause for synchronized on-off live-segment downloads.
+//!
+//! Linux specifics we mirror:
+//! - Diff divides by BaseRTT (Linux `diff = cwnd*(rtt-baseRTT)/baseRTT`); the paper's
+//!   (Expected − Actual)·BaseRTT equals cwnd·(RTT − BaseRTT)/RTT. The Linux form is larger by the
+//!   factor RTT/BaseRTT, so Linux Vegas holds slightly fewer than α..β segments in the queue.
+//! - RTT samples are µs + 1; the once-per-RTT step happens on the first ACK beyond the `snd_nxt`
+//!   recorded at the previous step. With ≤ 2 RTT samples in that round (likely all delayed ACKs)
+//!   the step is a plain Reno step (`tcp_reno_cong_avoid`).
+//! - Slow start doubles every RTT like Reno (Linux: "to avoid the performance penalty imposed by
+//!   increasing cwnd only every-other RTT"), not every other RTT as in the paper; the paper's
+//!   behaviour is available with `slow_start_every_other_rtt` = 1.
+//! - Vegas runs only in the Open state: during recovery it is off, and when it comes back it waits
+//!   a full round of fresh samples. After idle (`CA_EVENT_TX_START`, `CA_EVENT_CWND_RESTART`) it
+//!   restarts from scratch, *forgetting BaseRTT* — which matters for on-off traffic: every
+//!   segment download re-learns the base RTT from its first round.
+//! - Between round boundaries only slow start grows the window; congestion avoidance changes it
+//!   only at the boundary. After each step ssthresh = max(ssthresh, ¾·cwnd)
+//!   (`tcp_current_ssthresh`). cwnd ≥ 2. Loss: ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`).
+//!
+//! Parameters: `alpha` = 2, `beta` = 4, `gamma` = 1 (segments queued),
+//! `slow_start_every_other_rtt` = 0 (bool, not in Linux).
+//!
+//! Deviations from Linux: sequence numbers are emulated from bytes (a round ends when the bytes
+//! delivered, counted from `acked_bytes`, exceed delivered + in-flight at the previous boundary);
+//! Vegas re-enables on the first ACK outside recovery (Linux: at the switch to `TCP_CA_Open`,
+//! within the same ACK), and CA_Disorder (dupACKs without loss) is not visible here, so Vegas keeps
+//! running in it.
+
+use super::reno::SegmentWindow;
+use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
+use crate::units::Time;
+
+const RTT_INFINITE_US: u64 = 0x7fff_ffff;
+
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo { name: "alpha", default: 2.0, unit: "segments", doc: "grow when fewer than this many segments are queued" },
+    ParamInfo { name: "beta", default: 4.0, unit: "segments", doc: "shrink when more than this many segments are queued" },
+    ParamInfo { name: "gamma", default: 1.0, unit: "segments", doc: "leave slow start when more than this many are queued" },
+    ParamInfo {
+        name: "slow_start_every_other_rtt",
+        default: 0.0,
+        unit: "bool",
+        doc: "grow in slow start only every other RTT (Brakmo & Peterson; Linux does not)",
+    },
+];
+
+pub const INFO: AlgorithmInfo = AlgorithmInfo {
+    name: "vegas",
+    summary: "TCP Vegas: keep alpha..beta segments queued, from RTT vs base RTT (Linux tcp_vegas)",
+    reference: "Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c",
+    params: PARAMS,
+    build: |cfg, p: &Params| Box::new(Vegas::with_params(cfg, p)),
+};
+
+#[derive(Clone, Debug)]
+pub struct Vegas {
+    w: SegmentWindow,
+    alpha: u64,
+    beta: u64,
+    gamma: u64,
+    every_other_rtt: bool,
+
+    doing_vegas_now: bool,
+    /// Emulated `beg_snd_nxt`: delivered + in flight (bytes) at the last round boundary.
+    beg_snd_nxt_bytes: u64,
+    /// RTT samples in this round (Linux `cntRTT`).
+    cnt_rtt: u32,
+    /// Smallest RTT of this round, µs + 1 (Linux `minRTT`).
+    min_rtt_us: u64,
+    /// Smallest RTT since the last (re)start, µs + 1 (Linux `baseRTT`).
+    base_rtt_us: u64,
+
+    ss_grow_this_round: bool,
+    delivered_bytes: u64,
+    prior_cwnd: u64,
+    prior_ssthresh: u64,
+}
+
+impl Vegas {
+    pub fn new(cfg: &CcConfig) -> Vegas {
+        Vegas::with_params(cfg, &Params::default())
+    }
+
+    pub fn with_params(cfg: &CcConfig, p: &Params) -> Vegas {
+        let get = |name: &str| {
+            let info = PARAMS.iter().find(|i| i.name == name).expect("declared parameter");
+            p.get(info)
+        };
+        let mut v = Vegas {
+            w: SegmentWindow::new(cfg),
+            alpha: get("alpha").max(0.0) as u64,
+            beta: get("beta").max(0.0) as u64,
+            gamma: get("gamma").max(0.0) as u64,
+            every_other_rtt: get("slow_start_every_other_rtt") != 0.0,
+            doing_vegas_now: false,
+            beg_snd_nxt_bytes: 0,
+            cnt_rtt: 0,
+            min_rtt_us: RTT_INFINITE_US,
+            base_rtt_us: RTT_INFINITE_US,
+            ss_grow_this_round: true,
+            delivered_bytes: 0,
+            prior_cwnd: 0,
+            prior_ssthresh: u64::MAX,
+        };
+        v.init(0);
+        v
+    }
+
+    /// Base RTT (µs) Vegas currently measures against, if it has one.
+    pub fn base_rtt_us(&self) -> Option<u64> {
+        (self.base_rtt_us != RTT_INFINITE_US).then_some(self.base_rtt_us)
+    }
+
+    /// Linux `tcp_vegas_init`: forget BaseRTT and start a fresh round.
+    fn init(&mut self, snd_nxt_bytes: u64) {
+        self.base_rtt_us = RTT_INFINITE_US;
+        self.enable(snd_nxt_bytes);
+    }
+
+    /// Linux `vegas_enable`.
+    fn enable(&mut self, snd_nxt_bytes: u64) {
+        self.doing_vegas_now = true;
+        self.beg_snd_nxt_bytes = snd_nxt_bytes;
+        self.cnt_rtt = 0;
+        self.min_rtt_us = RTT_INFINITE_US;
+    }
+
+    /// Linux `tcp_reno_cong_avoid`.
+    fn reno_cong_avoid(&mut self, mut acked: u64, cwnd_limited: bool) {
+        if !cwnd_limited || acked == 0 {
+            return;
+        }
+        if self.w.in_slow_start() {
+            acked = self.w.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let cwnd = self.w.cwnd;
+        self.w.cong_avoid_ai(cwnd, acked);
+    }
+
+    fn slow_start(&mut self, acked: u64) {
+        if !self.every_other_rtt || self.ss_grow_this_round {
+            self.w.slow_start(acked);
+        }
+    }
+
+    /// Once-per-RTT Vegas step (the body of Linux `tcp_vegas_cong_avoid` at a round boundary).
+    fn vegas_step(&mut self, acked: u64) {
+        let rtt = self.min_rtt_us;
+        let base = self.base_rtt_us.max(1);
+        let cwnd = self.w.cwnd;
+        let target_cwnd = cwnd * base / rtt.max(1);
+        let diff = cwnd * rtt.saturating_sub(base) / base;
+        if diff > self.gamma && self.w.in_slow_start() {
+            // Going too fast: leave slow start at the rate actually achieved.
+            self.w.cwnd = cwnd.min(target_cwnd + 1);
+            self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd);
+        } else if self.w.in_slow_start() {
+            self.slow_start(acked);
+        } else if diff > self.beta {
+            self.w.cwnd -= 1;
+            self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd);
+        } else if diff < self.alpha {
+            self.w.cwnd += 1;
+        }
+        self.w.cwnd = self.w.cwnd.max(2);
+        // tcp_current_ssthresh (Open state).
+        self.w.ssthresh = self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2));
+    }
+}
+
+impl CongestionControl for Vegas {
+    fn name(&self) -> &'static str {
+        "vegas"
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let acked = self.w.acked_segments(ack.acked_bytes);
+        self.delivered_bytes += ack.acked_bytes;
+        // Linux tcp_vegas_pkts_acked: runs on every ACK with an RTT sample.
+        if let Some(rtt) = ack.rtt_sample {
+            let vrtt = rtt.as_micros() as u64 + 1;
+            self.base_rtt_us = self.base_rtt_us.min(vrtt);
+            self.min_rtt_us = self.min_rtt_us.min(vrtt);
+            self.cnt_rtt += 1;
+        }
+        if ack.in_recovery {
+            return;
+        }
+        let snd_nxt = self.delivered_bytes + ack.bytes_in_flight;
+        if !self.doing_vegas_now {
+            // Back in Open after a congestion event: tcp_vegas_state(TCP_CA_Open).
+            self.enable(snd_nxt);
+        }
+        if self.delivered_bytes > self.beg_snd_nxt_bytes {
+            self.beg_snd_nxt_bytes = snd_nxt;
+            if self.cnt_rtt <= 2 {
+                // Too few samples to trust (probably delayed ACKs only): behave as Reno.
+                self.reno_cong_avoid(acked, ack.cwnd_limited);
+            } else {
+                self.vegas_step(acked);
+            }
+            self.cnt_rtt = 0;
+            self.min_rtt_us = RTT_INFINITE_US;
+            self.ss_grow_this_round = !self.ss_grow_this_round;
+        } else if self.w.in_slow_start() && acked > 0 {
+            self.slow_start(acked);
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
+        let cwnd = self.w.cwnd;
+        self.prior_cwnd = cwnd;
+        self.prior_ssthresh = self.w.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        // tcp_reno_ssthresh, then tcp_vegas_state(Recovery/Loss) switches Vegas off.
+        self.w.ssthresh = (cwnd / 2).max(2);
+        self.w.cwnd_cnt = 0;
+        self.doing_vegas_now = false;
+        if signal == CongestionSignal::Timeout {
+            self.w.enter_loss();
+        }
+    }
+
+    fn on_spurious_congestion(&mut self, _now: Time) {
+        self.w.cwnd = self.w.cwnd.max(self.prior_cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
+    }
+
+    fn on_restart_after_idle(&mut self, _now: Time, restart_window_bytes: u64) {
+        // CA_EVENT_TX_START / CA_EVENT_CWND_RESTART: tcp_vegas_init. Nothing is in flight.
+        let snd_nxt = self.delivered_bytes;
+        self.init(snd_nxt);
+        let w = self.cwnd().min(restart_window_bytes);
+        self.set_cwnd(w);
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.w.cwnd_bytes()
+    }
+
+    fn set_cwnd(&mut self, bytes: u64) {
+        self.w.set_cwnd_bytes(bytes);
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.w.ssthresh_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testing::ack;
+    use crate::cc::testing_path::SharedPath;
+    use crate::units::Bandwidth;
+    use std::time::Duration;
+
+    const MSS: u64 = 1448;
+
+    /// One synthetic round: every segment of the window ACKed at `rtt` spacing, RTT samples only
+    /// on the first `samples` ACKs (the rest Karn-excluded).
+    fn round(cc: &mut Vegas, start: Time, rtt: Duration, samples: usize) -> Time {
+        let segs = cc.cwnd() / MSS;
+        let step = rtt / segs as u32;
+        let mut t = start;
+        let mut in_flight = segs * MSS;
+        for i in 0..segs as usize {
+            t += step;
+            let mut a = ack(t, MSS, rtt, in_flight);
+            if i >= samples {
+                a.rtt_sample = None;
+            }
+            cc.on_ack(&a);
+            in_flight -= MSS;
+        }
+        t
+    }
+
+    fn in_congestion_avoidance_at(cwnd: u64) -> Vegas {
+        let mut cc = Vegas::new(&CcConfig::default());
+        cc.w.cwnd = cwnd;
+        cc.w.ssthresh = cwnd;
+        cc
+    }
+
+    #[test]
+    fn queue_stays_between_alpha_and_beta_once_converged() {
+        // 12 Mbit/s, 40 ms: BDP ≈ 42 segments; a 300-segment buffer never overflows. Slow start
+        // overshoots (the round-minimum RTT lags the queue), then Vegas drains 1 segment per RTT.
+        let mut path = SharedPath::new(Bandwidth::from_mbps(12), 300, MSS);
+        path.add_flow(Box::new(Vegas::new(&CcConfig::default())), Duration::from_millis(40), Time::ZERO);
+        let mut waiting = Vec::new();
+        path.run_until(Time::from_secs(25), |p, _| {
+            if p.now > Time::from_secs(15) {
+                // Segments waiting behind the one in service: what Vegas' Diff estimates.
+                waiting.push(p.queue_len().saturating_sub(1) as f64);
+            }
+        });
+        assert_eq!(path.flows[0].drops, 0);
+        let mean = waiting.iter().sum::<f64>() / waiting.len() as f64;
+        let (lo, hi) = waiting.iter().fold((f64::MAX, 0.0f64), |(l, h), &q| (l.min(q), h.max(q)));
+        assert!((2.0..=4.0).contains(&mean), "mean queue {mean:.2}");
+        assert!(lo >= 1.0 && hi <= 5.0, "queue range {lo}..{hi} (α - 1 ..= β + 1)");
+        // And the link stays busy: the queue never empties.
+        let mbit = (path.flows[0].delivered * MSS * 8) as f64 / 1e6;
+        assert!(mbit >= 0.95 * 12.0 * 24.5, "{mbit:.1} Mbit delivered");
+    }
+
+    #[test]
+    fn congestion_avoidance_steps_by_one_segment_per_round_on_diff() {
+        let base = Duration::from_millis(50);
+        // diff = cwnd·(rtt−base)/base: 40·(60−50)/50 = 8 > β → −1.
+        let mut cc = in_congestion_avoidance_at(40);
+        let t = round(&mut cc, Time::ZERO, base, 40); // learn base RTT (diff 0 → +1)
+        assert_eq!(cc.cwnd() / MSS, 40, "first boundary is the first ACK of the next round");
+        let t = round(&mut cc, t, Duration::from_millis(60), 41);
+        assert_eq!(cc.cwnd() / MSS, 41, "boundary used the 50 ms round: diff 0 < α → +1");
+        round(&mut cc, t, Duration::from_millis(60), 41);
+        assert_eq!(cc.cwnd() / MSS, 40, "60 ms round: diff 8 > β → −1");
+        // diff = 40·(53−50)/50 = 2.4 → 2 ∈ [α, β]: hold.
+        let mut cc = in_congestion_avoidance_at(40);
+        let t = round(&mut cc, Time::ZERO, base, 40);
+        let t = round(&mut cc, t, Duration::from_millis(53), 41);
+        let before = cc.cwnd();
+        round(&mut cc, t, Duration::from_millis(53), 41);
+        assert_eq!(cc.cwnd(), before);
+    }
+
+    #[test]
+    fn too_few_rtt_samples_fall_back_to_reno() {
+        let base = Duration::from_millis(50);
+        let mut cc = in_congestion_avoidance_at(40);
+        let mut t = round(&mut cc, Time::ZERO, base, 40);
+        t = round(&mut cc, t, Duration::from_millis(80), 2);
+        for _ in 0..5 {
+            t = round(&mut cc, t, Duration::from_millis(80), 2);
+        }
+        // With 3 samples per round the same RTT inflation shrinks the window every round.
+        assert!(cc.cwnd() / MSS >= 40, "Reno fallback never shrinks: {}", cc.cwnd() / MSS);
+        let mut cc = in_congestion_avoidance_at(40);
+        let mut t = round(&mut cc, Time::ZERO, base, 40);
+        for _ in 0..6 {
+            t = round(&mut cc, t, Duration::from_millis(80), 3);
+        }
+        assert!(cc.cwnd() / MSS <= 36, "Vegas shrinks: {}", cc.cwnd() / MSS);
+    }
+
+    #[test]
+    fn slow_start_ends_on_queueing_delay_where_reno_overflows_the_buffer() {
+        let run = |cc: Box<dyn CongestionControl>| {
+            let mut path = SharedPath::new(Bandwidth::from_mbps(12), 150, MSS);
+            path.add_flow(cc, Duration::from_millis(40), Time::ZERO);
+            let mut exit = None;
+            path.run_until(Time::from_secs(3), |p, i| {
+                if exit.is_none() && !p.flows[i].cc.in_slow_start() {
+                    exit = Some((p.flows[i].drops, p.queue_len()));
+                }
+            });
+            (exit, path.flows[0].drops)
+        };
+        let (exit, drops) = run(Box::new(Vegas::new(&CcConfig::default())));
+        let (drops_at_exit, queue_at_exit) = exit.expect("Vegas left slow start");
+        assert_eq!((drops_at_exit, drops), (0, 0), "no loss at all");
+        assert!(queue_at_exit > 1, "left on a standing queue (Diff > γ): {queue_at_exit}");
+        let (_, reno_drops) = run(Box::new(crate::cc::reno::Reno::new(&CcConfig::default())));
+        assert!(reno_drops > 0, "Reno overflows the same 150-segment buffer");
+    }
+
+    #[test]
+    fn every_other_rtt_slow_start_is_slower_than_linux_default() {
+        let rtt = Duration::from_millis(50);
+        let run = |p: &Params| {
+            let mut cc = Vegas::with_params(&CcConfig::default(), p);
+            let mut t = Time::ZERO;
+            for _ in 0..4 {
+                t = round(&mut cc, t, rtt, usize::MAX);
+            }
+            cc.cwnd() / MSS
+        };
+        let linux = run(&Params::default());
+        let paper = run(&Params([("slow_start_every_other_rtt".to_string(), 1.0)].into_iter().collect()));
+        assert_eq!(linux, 160, "doubling every RTT");
+        assert!(paper <= 60, "every other RTT: {paper}");
+    }
+
+    #[test]
+    fn restart_after_idle_forgets_the_base_rtt() {
+        let mut cc = in_congestion_avoidance_at(40);
+        let mut t = round(&mut cc, Time::ZERO, Duration::from_millis(50), 40);
+        t = round(&mut cc, t, Duration::from_millis(50), 40);
+        assert_eq!(cc.base_rtt_us(), Some(50_001));
+        // The path now has 80 ms (e.g. a standing queue of other flows). After an idle restart
+        // Vegas measures against 80 ms and does not back off.
+        t += Duration::from_secs(2);
+        cc.on_restart_after_idle(t, u64::MAX);
+        assert_eq!(cc.base_rtt_us(), None);
+        let before = cc.cwnd() / MSS;
+        for _ in 0..4 {
+            t = round(&mut cc, t, Duration::from_millis(80), 40);
+        }
+        assert!(cc.cwnd() / MSS >= before, "{} < {before}", cc.cwnd() / MSS);
+        assert_eq!(cc.base_rtt_us(), Some(80_001));
+    }
+
+    #[test]
+    fn loss_halves_like_reno_and_pauses_vegas_until_recovery_ends() {
+        let mut cc = in_congestion_avoidance_at(40);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 40 * MSS);
+        assert_eq!(cc.ssthresh(), 20 * MSS);
+        assert!(!cc.doing_vegas_now);
+        cc.on_recovery_exit(Time::ZERO);
+        assert_eq!(cc.cwnd(), 20 * MSS);
+        cc.on_ack(&ack(Time::from_millis(1), MSS, Duration::from_millis(50), 20 * MSS));
+        assert!(cc.doing_vegas_now);
+    }
+}
