@@ -245,3 +245,31 @@ mod tests {
         assert!(path.queue_len() <= 20);
     }
 }
+
+/// Two flows of the same algorithm, same base RTT, the second starting `second_start` later:
+/// bytes each delivered between `measure_from` and `until`.
+pub fn two_flow_shares(
+    build: impl Fn() -> Box<dyn CongestionControl>,
+    capacity: Bandwidth,
+    base_rtt: Duration,
+    queue_limit_segments: usize,
+    second_start: Time,
+    measure_from: Time,
+    until: Time,
+) -> [u64; 2] {
+    let mss = 1448;
+    let mut path = SharedPath::new(capacity, queue_limit_segments, mss);
+    path.add_flow(build(), base_rtt, Time::ZERO);
+    path.add_flow(build(), base_rtt, second_start);
+    path.run_until(measure_from, |_, _| {});
+    let at_start = [path.flows[0].delivered, path.flows[1].delivered];
+    path.run_until(until, |_, _| {});
+    [(path.flows[0].delivered - at_start[0]) * mss, (path.flows[1].delivered - at_start[1]) * mss]
+}
+
+/// Jain's fairness index of the shares (1 = equal).
+pub fn jain_index(x: &[u64]) -> f64 {
+    let s: f64 = x.iter().map(|&v| v as f64).sum();
+    let s2: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
+    s * s / (x.len() as f64 * s2)
+}

@@ -427,4 +427,23 @@ mod tests {
         cc.on_ack(&ack(Time::from_millis(1), MSS, Duration::from_millis(50), 20 * MSS));
         assert!(cc.doing_vegas_now);
     }
+
+    #[test]
+    fn two_flows_converge_to_a_fair_share_of_a_shared_bottleneck() {
+        // 20 Mbit/s, 20 ms, one-BDP drop-tail buffer; the second flow joins 5 s later.
+        let link = crate::units::Bandwidth::from_mbps(20);
+        let shares = crate::cc::testing_path::two_flow_shares(
+            || Box::new(Vegas::new(&CcConfig::default())),
+            link,
+            Duration::from_millis(20),
+            35,
+            Time::from_secs(5),
+            Time::from_secs(40),
+            Time::from_secs(80),
+        );
+        let jain = crate::cc::testing_path::jain_index(&shares);
+        let utilization = (shares[0] + shares[1]) as f64 * 8.0 / (link.bits_per_sec as f64 * 40.0);
+        assert!(jain >= 0.97, "Jain index {jain:.3}, bytes {shares:?}");
+        assert!(utilization >= 0.95, "utilization {utilization:.3}");
+    }
 }
