@@ -20,12 +20,15 @@ use std::time::Duration;
 
 use crate::units::{Bandwidth, Time};
 
+pub mod bbr;
 pub mod bic;
 pub mod cubic;
 pub mod reno;
 #[cfg(test)]
 pub(crate) mod testing_path;
 pub mod vegas;
+#[cfg(test)]
+pub(crate) mod fluid_path;
 
 /// Construction-time facts about the connection.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -219,7 +222,7 @@ pub enum CcError {
 }
 
 /// Every algorithm tcpvideo provides.
-pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO, vegas::INFO];
+pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO, bbr::INFO, vegas::INFO];
 
 /// Look an algorithm up by name (case-insensitive).
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
