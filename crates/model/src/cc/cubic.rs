@@ -13,8 +13,9 @@
 //! (RFC 9438 §4.2 uses "t + RTT" likewise) and turns it into `cnt`, the number of segments to be
 //! ACKed per +1 segment, which [`SegmentWindow::cong_avoid_ai`] (Linux `tcp_cong_avoid_ai`)
 //! applies. Time inside the cubic is in 1/1024 s units (`BICTCP_HZ`), C and β are fixed point
-//! (C = 410/1024 = 0.4004, β = 717/1024 = 0.7002). `cnt` is recomputed at most once per jiffy and
-//! not at all while cwnd is unchanged for less than HZ/32. The Reno-friendly estimate grows by one
+//! (C = 410/1024 = 0.4004, β = 717/1024 = 0.7002). `cnt` is recomputed at most once per ms and
+//! not at all while cwnd is unchanged for less than 1/32 s (µs clock since Linux 6.11, "tcp_cubic:
+//! switch ca->last_time to usec resolution"; the epoch itself is still kept in jiffies). The Reno-friendly estimate grows by one
 //! segment per `cwnd·beta_scale/8` ACKed segments (beta_scale = 8(1024+β)/3/(1024−β) = 15, i.e.
 //! α ≈ 0.53 per RTT), and Linux keeps that α above W_max too (RFC 9438 §4.3 would switch to α = 1
 //! there). Before the first loss `cnt` is capped at 20 (+5 % per RTT); `cnt` is at least 2 (cwnd
@@ -37,8 +38,14 @@
 //! pacing rate is Linux's default 2·cwnd·MSS/srtt in slow start and the GSO max size 64 KiB; the
 //! halving applies because plain CUBIC does not pace (`SK_PACING_NONE`).
 //!
+//! Version: Linux 6.14+ (this machine runs 6.18), i.e. including the HyStart round-start fix
+//! (rounds are tracked below `hystart_low_window` too, detection only above it). Not modelled:
+//! the 2024 proposals by Zhang & Xu (α = 1 once W_est ≥ cwnd_prior, Reno estimate one RTT ahead),
+//! which we did not find merged.
+//!
 //! Deviations from Linux (deliberate, small):
-//! - A jiffy is 1 ms (CONFIG_HZ = 1000); Debian kernels use HZ = 250, which quantizes more.
+//! - A jiffy (epoch start, `delay_min` added to t) is 1 ms (CONFIG_HZ = 1000); Debian kernels use
+//!   HZ = 250, which quantizes the curve's time axis more.
 //! - K is the exact integer cube root; Linux uses a table plus one Newton step (≈0.2 % error).
 //! - Sequence numbers are emulated from bytes: HyStart's round ends when the bytes delivered
 //!   (cumulative plus SACKed, counted here from `acked_bytes`) exceed the bytes delivered plus in
@@ -181,8 +188,8 @@ pub struct Cubic {
     /// W_max in segments (0 = no loss yet).
     last_max_cwnd: u64,
     last_cwnd: u64,
-    /// Jiffy of the last `cnt` computation.
-    last_time: u64,
+    /// Time of the last `cnt` computation, µs (Linux 6.11+: `tcp_mstamp`, no longer jiffies).
+    last_time_us: u64,
     bic_origin_point: u64,
     /// K in 1/1024 s.
     bic_k: u64,
@@ -238,7 +245,7 @@ impl Cubic {
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
-            last_time: 0,
+            last_time_us: 0,
             bic_origin_point: 0,
             bic_k: 0,
             delay_min_us: 0,
@@ -275,7 +282,7 @@ impl Cubic {
         self.cnt = 0;
         self.last_max_cwnd = 0;
         self.last_cwnd = 0;
-        self.last_time = 0;
+        self.last_time_us = 0;
         self.bic_origin_point = 0;
         self.bic_k = 0;
         self.delay_min_us = 0;
@@ -319,6 +326,11 @@ impl Cubic {
         if self.delivered_bytes > self.end_seq_bytes {
             self.hystart_reset(ack.now, self.delivered_bytes + ack.bytes_in_flight);
         }
+        // Rounds are tracked at any cwnd; detection runs only from hystart_low_window on
+        // (Linux 6.14, "tcp_cubic: fix incorrect HyStart round start detection").
+        if self.w.cwnd < self.hystart_low_window {
+            return;
+        }
         if self.hystart_detect & HYSTART_ACK_TRAIN != 0 {
             let now = micros(ack.now);
             if now.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
@@ -357,7 +369,7 @@ impl Cubic {
         if self.delay_min_us == 0 || self.delay_min_us > delay {
             self.delay_min_us = delay;
         }
-        if !self.found && self.w.in_slow_start() && self.hystart && self.w.cwnd >= self.hystart_low_window {
+        if !self.found && self.w.in_slow_start() && self.hystart {
             self.hystart_update(ack, delay);
         }
     }
@@ -366,14 +378,16 @@ impl Cubic {
     fn update(&mut self, now: Time, acked: u64) {
         let cwnd = self.w.cwnd;
         let nj = jiffies(now);
+        let now_us = micros(now);
         self.ack_cnt += acked;
-        if self.last_cwnd == cwnd && nj.saturating_sub(self.last_time) <= HZ / 32 {
+        let since_last_us = now_us.saturating_sub(self.last_time_us);
+        if self.last_cwnd == cwnd && since_last_us <= 1_000_000 / 32 {
             return;
         }
-        // `cnt` is recomputed at most once per jiffy; the Reno-friendly part always runs.
-        if !(self.epoch_start.is_some() && nj == self.last_time) {
+        // `cnt` is recomputed at most once per ms; the Reno-friendly part always runs.
+        if !(self.epoch_start.is_some() && since_last_us < 1_000) {
             self.last_cwnd = cwnd;
-            self.last_time = nj;
+            self.last_time_us = now_us;
             let epoch = match self.epoch_start {
                 Some(e) => e,
                 None => {
