@@ -12,3 +12,5 @@ pub mod loss;
 pub mod network;
 pub mod packet;
 pub mod pcap;
+pub mod scenario;
+pub mod tcp;

@@ -218,6 +218,27 @@ impl Network {
         net
     }
 
+    /// Build the network a validated scenario describes (taps are added by the simulation).
+    pub fn from_defs(nodes: &[crate::scenario::NodeDef], links: &[crate::scenario::LinkDef], seed: u64) -> Network {
+        let mut ns: Vec<Node> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Node { name: n.name.clone(), kind: n.kind, ip: Network::ip_of(i as u32), out: vec![] })
+            .collect();
+        let mut ls = Vec::with_capacity(links.len());
+        let mut chans = Vec::with_capacity(2 * links.len());
+        for (li, l) in links.iter().enumerate() {
+            for (f, t, d) in [(l.a, l.b, &l.ab), (l.b, l.a, &l.ba)] {
+                let ci = chans.len() as u32;
+                let loss = LossModel::new(d.loss, crate::engine::sub_rng(seed, crate::engine::streams::LOSS_BASE + ci as u64));
+                chans.push(Channel::new(li as u32, f, t, d.rate, d.delay, d.limit, loss));
+                ns[f as usize].out.push(ci);
+            }
+            ls.push(Link { name: l.name.clone(), a: l.a, b: l.b, ab: 2 * li as u32, ba: 2 * li as u32 + 1 });
+        }
+        Network::new(ns, ls, chans)
+    }
+
     /// IPv4 address of node `i`: 10.0.0.0 + i + 1.
     pub fn ip_of(i: NodeId) -> u32 {
         0x0a00_0000 + i + 1
