@@ -13,4 +13,3 @@ pub mod network;
 pub mod packet;
 pub mod pcap;
 pub mod scenario;
-pub mod tcp;
