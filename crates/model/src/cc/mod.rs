@@ -22,6 +22,7 @@ use crate::units::{Bandwidth, Time};
 
 pub mod bbr;
 pub mod bic;
+pub mod compound;
 pub mod cubic;
 pub mod reno;
 #[cfg(test)]
@@ -222,7 +223,7 @@ pub enum CcError {
 }
 
 /// Every algorithm tcpvideo provides.
-pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO, bbr::INFO, vegas::INFO];
+pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO, bbr::INFO, compound::INFO, vegas::INFO];
 
 /// Look an algorithm up by name (case-insensitive).
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
