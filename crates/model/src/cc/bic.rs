@@ -250,6 +250,11 @@ impl CongestionControl for Bic {
         self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
     }
 
+    fn on_restart_after_idle(&mut self, _now: Time, restart_window_bytes: u64) {
+        // BIC has no cwnd_event hook in Linux: only tcp_cwnd_restart applies.
+        super::cubic::cwnd_restart(&mut self.w, restart_window_bytes);
+    }
+
     fn cwnd(&self) -> u64 {
         self.w.cwnd_bytes()
     }
@@ -336,6 +341,17 @@ mod tests {
         cc.set_cwnd(100 * MSS);
         cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
         assert_eq!(cc.ssthresh(), 79 * MSS, "100 * 819/1024");
+    }
+
+    #[test]
+    fn restart_after_idle_raises_ssthresh_to_three_quarters_of_the_old_window() {
+        let mut cc = Bic::new(&CcConfig::default());
+        cc.set_cwnd(100 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        cc.on_recovery_exit(Time::ZERO);
+        cc.set_cwnd(160 * MSS);
+        cc.on_restart_after_idle(Time::from_secs(3), 10 * MSS);
+        assert_eq!((cc.cwnd() / MSS, cc.ssthresh() / MSS), (10, 120));
     }
 
     #[test]

@@ -21,7 +21,10 @@
 //! there). Before the first loss `cnt` is capped at 20 (+5 % per RTT); `cnt` is at least 2 (cwnd
 //! grows at most ×1.5 per RTT in congestion avoidance). After an idle period
 //! (`CA_EVENT_TX_START`, [`CongestionControl::on_restart_after_idle`]) the epoch start is shifted
-//! forward by the idle time so the curve resumes where it stopped (Linux commit 30927520dbae).
+//! forward by the idle time so the curve resumes where it stopped (Linux commit 30927520dbae);
+//! when the endpoint also restarts the window (slow start after idle, `tcp_cwnd_restart`),
+//! ssthresh rises to ¾ of the old cwnd first (see [`cwnd_restart`]). HyStart is *not* re-armed
+//! after idle (Linux resets it only at init and on RTO), so that second slow start runs to ssthresh.
 //! An RTO (`TCP_CA_Loss`) resets all CUBIC and HyStart state, W_max included.
 //!
 //! Parameters (names as the Linux module parameters; units in [`PARAMS`]):
@@ -153,6 +156,21 @@ fn cube_root(a: u64) -> u64 {
         x += 1;
     }
     x
+}
+
+/// Linux `tcp_cwnd_restart` (slow start after idle, RFC 5681 §4.1): when the endpoint hands a
+/// restart window below cwnd, ssthresh first rises to max(ssthresh, ¾·cwnd)
+/// (`tcp_current_ssthresh`), so the next slow start climbs back to ¾ of the pre-idle window, then
+/// cwnd drops to the restart window. (The trait's default method does only the second half.)
+/// Linux raises ssthresh even when cwnd is already at or below the restart window; we do it only
+/// on an actual reduction, so a call that only signals `CA_EVENT_TX_START` (restart window ≥ cwnd,
+/// e.g. `u64::MAX`) leaves ssthresh alone.
+pub(crate) fn cwnd_restart(w: &mut SegmentWindow, restart_window_bytes: u64) {
+    let restart = (restart_window_bytes / w.mss_bytes).max(1);
+    if restart < w.cwnd {
+        w.ssthresh = w.ssthresh.max((w.cwnd >> 1) + (w.cwnd >> 2));
+        w.cwnd = restart;
+    }
 }
 
 fn jiffies(t: Time) -> u64 {
@@ -516,8 +534,7 @@ impl CongestionControl for Cubic {
                 self.epoch_start = Some((epoch + delta).min(nj));
             }
         }
-        let w = self.cwnd().min(restart_window_bytes);
-        self.set_cwnd(w);
+        cwnd_restart(&mut self.w, restart_window_bytes);
     }
 
     fn cwnd(&self) -> u64 {
@@ -713,6 +730,21 @@ mod tests {
         // Without the shift, 10 s of idle move the curve past W_max: a jump, not a resume.
         let growth_unshifted = run(Some(Duration::from_secs(10)), false);
         assert!(growth_unshifted > 10 * growth_no_idle.max(MSS), "{}", growth_unshifted / MSS);
+    }
+
+    #[test]
+    fn restart_after_idle_restarts_slow_start_towards_three_quarters_of_the_old_window() {
+        let (mut cc, t) = cubic_after_loss_at(100, Duration::from_millis(50), &Params::default());
+        assert_eq!((cc.cwnd() / MSS, cc.ssthresh() / MSS), (70, 70));
+        // The window grew well past ssthresh before the idle period.
+        cc.set_cwnd(200 * MSS);
+        cc.on_restart_after_idle(t + Duration::from_secs(2), 10 * MSS);
+        assert_eq!(cc.cwnd(), 10 * MSS);
+        assert_eq!(cc.ssthresh(), 150 * MSS, "tcp_current_ssthresh = max(ssthresh, 3/4 cwnd)");
+        assert!(cc.in_slow_start());
+        // A restart window at or above cwnd (TX_START only) changes neither.
+        cc.on_restart_after_idle(t + Duration::from_secs(4), u64::MAX);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (10 * MSS, 150 * MSS));
     }
 
     #[test]

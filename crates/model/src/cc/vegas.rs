@@ -24,7 +24,9 @@
 //! - Vegas runs only in the Open state: during recovery it is off, and when it comes back it waits
 //!   a full round of fresh samples. After idle (`CA_EVENT_TX_START`, `CA_EVENT_CWND_RESTART`) it
 //!   restarts from scratch, *forgetting BaseRTT* — which matters for on-off traffic: every
-//!   segment download re-learns the base RTT from its first round.
+//!   segment download re-learns the base RTT from its first round (and measures any standing
+//!   queue of other flows as propagation delay). A window restart (slow start after idle) first
+//!   raises ssthresh to ¾ of the old cwnd, as Linux `tcp_cwnd_restart` does.
 //! - Between round boundaries only slow start grows the window; congestion avoidance changes it
 //!   only at the boundary. After each step ssthresh = max(ssthresh, ¾·cwnd)
 //!   (`tcp_current_ssthresh`). cwnd ≥ 2. Loss: ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`).
@@ -244,8 +246,7 @@ impl CongestionControl for Vegas {
         // CA_EVENT_TX_START / CA_EVENT_CWND_RESTART: tcp_vegas_init. Nothing is in flight.
         let snd_nxt = self.delivered_bytes;
         self.init(snd_nxt);
-        let w = self.cwnd().min(restart_window_bytes);
-        self.set_cwnd(w);
+        super::cubic::cwnd_restart(&mut self.w, restart_window_bytes);
     }
 
     fn cwnd(&self) -> u64 {
@@ -414,6 +415,10 @@ mod tests {
         }
         assert!(cc.cwnd() / MSS >= before, "{} < {before}", cc.cwnd() / MSS);
         assert_eq!(cc.base_rtt_us(), Some(80_001));
+        // With slow start after idle the window restarts and ssthresh keeps 3/4 of the old one.
+        cc.set_cwnd(80 * MSS);
+        cc.on_restart_after_idle(t + Duration::from_secs(2), 10 * MSS);
+        assert_eq!((cc.cwnd() / MSS, cc.ssthresh() / MSS), (10, 60));
     }
 
     #[test]
