@@ -19,7 +19,8 @@
 //! segment per `cwnd·beta_scale/8` ACKed segments (beta_scale = 8(1024+β)/3/(1024−β) = 15, i.e.
 //! α ≈ 0.53 per RTT), and Linux keeps that α above W_max too (RFC 9438 §4.3 would switch to α = 1
 //! there). Before the first loss `cnt` is capped at 20 (+5 % per RTT); `cnt` is at least 2 (cwnd
-//! grows at most ×1.5 per RTT in congestion avoidance). After an idle period
+//! grows at most ×1.5 per RTT in congestion avoidance). Linux 6.x CUBIC keeps no delayed-ACK
+//! ratio (BIC still does, see bic.rs), so neither do we. After an idle period
 //! (`CA_EVENT_TX_START`, [`CongestionControl::on_restart_after_idle`]) the epoch start is shifted
 //! forward by the idle time so the curve resumes where it stopped (Linux commit 30927520dbae);
 //! when the endpoint also restarts the window (slow start after idle, `tcp_cwnd_restart`),

@@ -111,22 +111,21 @@ impl SharedPath {
     fn try_send(&mut self, flow: usize) {
         let now = self.now;
         let mss = self.mss;
-        let f = &mut self.flows[flow];
-        if !f.started {
+        if !self.flows[flow].started {
             return;
         }
-        let limit = if f.in_recovery { f.cc.cwnd().min(f.cc.ssthresh()) } else { f.cc.cwnd() };
-        let mut sends = Vec::new();
-        while (f.in_flight + 1) * mss <= limit {
+        loop {
+            let f = &mut self.flows[flow];
+            let limit = if f.in_recovery { f.cc.cwnd().min(f.cc.ssthresh()) } else { f.cc.cwnd() };
+            if (f.in_flight + 1) * mss > limit {
+                return;
+            }
             let seq = f.sent;
             f.sent += 1;
             f.in_flight += 1;
             f.cc.on_packet_sent(now, mss, f.in_flight * mss, false);
-            sends.push(seq);
-        }
-        let half = f.base_rtt / 2;
-        for seq in sends {
-            self.schedule(now + half, Ev::Arrive { flow, seq, sent_ns: now.as_nanos() });
+            let arrive = now + f.base_rtt / 2;
+            self.schedule(arrive, Ev::Arrive { flow, seq, sent_ns: now.as_nanos() });
         }
     }
 
@@ -211,6 +210,34 @@ impl SharedPath {
     }
 }
 
+/// Two flows of the same algorithm, same base RTT, the second starting `second_start` later:
+/// bytes each delivered between `measure_from` and `until`.
+pub fn two_flow_shares(
+    build: impl Fn() -> Box<dyn CongestionControl>,
+    capacity: Bandwidth,
+    base_rtt: Duration,
+    queue_limit_segments: usize,
+    second_start: Time,
+    measure_from: Time,
+    until: Time,
+) -> [u64; 2] {
+    let mss = 1448;
+    let mut path = SharedPath::new(capacity, queue_limit_segments, mss);
+    path.add_flow(build(), base_rtt, Time::ZERO);
+    path.add_flow(build(), base_rtt, second_start);
+    path.run_until(measure_from, |_, _| {});
+    let at_start = [path.flows[0].delivered, path.flows[1].delivered];
+    path.run_until(until, |_, _| {});
+    [(path.flows[0].delivered - at_start[0]) * mss, (path.flows[1].delivered - at_start[1]) * mss]
+}
+
+/// Jain's fairness index of the shares (1 = equal).
+pub fn jain_index(x: &[u64]) -> f64 {
+    let s: f64 = x.iter().map(|&v| v as f64).sum();
+    let s2: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
+    s * s / (x.len() as f64 * s2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,32 +271,4 @@ mod tests {
         assert!(f.congestion_events >= 1 && f.congestion_events < f.drops.max(2), "{} events, {} drops", f.congestion_events, f.drops);
         assert!(path.queue_len() <= 20);
     }
-}
-
-/// Two flows of the same algorithm, same base RTT, the second starting `second_start` later:
-/// bytes each delivered between `measure_from` and `until`.
-pub fn two_flow_shares(
-    build: impl Fn() -> Box<dyn CongestionControl>,
-    capacity: Bandwidth,
-    base_rtt: Duration,
-    queue_limit_segments: usize,
-    second_start: Time,
-    measure_from: Time,
-    until: Time,
-) -> [u64; 2] {
-    let mss = 1448;
-    let mut path = SharedPath::new(capacity, queue_limit_segments, mss);
-    path.add_flow(build(), base_rtt, Time::ZERO);
-    path.add_flow(build(), base_rtt, second_start);
-    path.run_until(measure_from, |_, _| {});
-    let at_start = [path.flows[0].delivered, path.flows[1].delivered];
-    path.run_until(until, |_, _| {});
-    [(path.flows[0].delivered - at_start[0]) * mss, (path.flows[1].delivered - at_start[1]) * mss]
-}
-
-/// Jain's fairness index of the shares (1 = equal).
-pub fn jain_index(x: &[u64]) -> f64 {
-    let s: f64 = x.iter().map(|&v| v as f64).sum();
-    let s2: f64 = x.iter().map(|&v| (v as f64).powi(2)).sum();
-    s * s / (x.len() as f64 * s2)
 }
