@@ -13,3 +13,4 @@ pub mod network;
 pub mod packet;
 pub mod pcap;
 pub mod scenario;
+pub mod tcp;

@@ -1,0 +1,117 @@
+//! Endpoint configuration, defaulting to what a Linux 6.x host does out of the box.
+//!
+//! Sources: net/ipv4/tcp.c / tcp_ipv4.c sysctl defaults (tcp_sack=1, tcp_timestamps=1,
+//! tcp_window_scaling=1, tcp_slow_start_after_idle=1, tcp_keepalive_time=7200 s,
+//! tcp_keepalive_intvl=75 s, tcp_keepalive_probes=9, tcp_syn_retries=6, tcp_rmem/tcp_wmem maxima
+//! 6 MiB / 4 MiB), include/net/tcp.h (TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 1 s, TCP_RTO_MAX
+//! 120 s, TCP_ATO_MIN 40 ms, TCP_MAX_QUICKACKS 16, TCP_INIT_CWND 10, TCP_TIMEWAIT_LEN 60 s) and
+//! RFC 6928 (IW10).
+//!
+//! Deviations (documented where used): the receive and send buffers are fixed sizes (no
+//! autotuning), and TIME_WAIT lasts `time_wait` (1 s by default instead of Linux's 60 s, so
+//! simulations do not carry closed sockets around).
+
+use std::time::Duration;
+
+use tcpvideo_model::cc::Params;
+
+/// Keep-alive timing (Linux SO_KEEPALIVE with TCP_KEEPIDLE / TCP_KEEPINTVL / TCP_KEEPCNT).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeepAliveConfig {
+    /// Idle time before the first probe (Linux default 7200 s).
+    pub idle: Duration,
+    /// Time between unanswered probes (75 s).
+    pub interval: Duration,
+    /// Unanswered probes before the connection is reset (9).
+    pub probes: u32,
+}
+
+impl Default for KeepAliveConfig {
+    fn default() -> Self {
+        KeepAliveConfig { idle: Duration::from_secs(7200), interval: Duration::from_secs(75), probes: 9 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// MSS option advertised (1460 on Ethernet). Payload per segment is the smaller of both sides'
+    /// MSS minus 12 bytes when timestamps are on (1448), as Linux.
+    pub mss: u16,
+    /// Initial congestion window in segments (RFC 6928, Linux TCP_INIT_CWND).
+    pub initial_cwnd_segments: u64,
+    /// Congestion control, by registry name (crates/model/src/cc).
+    pub cc: String,
+    pub cc_params: Params,
+    /// Receive buffer. The advertised window is its free space (Linux advertises a fraction of
+    /// the buffer and grows it with rcv_ssthresh; we do not model that overhead).
+    pub rcv_buf_bytes: u64,
+    /// How much unsent + unacknowledged data the application may queue.
+    pub snd_buf_bytes: u64,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    /// RTO floor (Linux TCP_RTO_MIN, 200 ms).
+    pub min_rto: Duration,
+    /// RTO before the first RTT sample (RFC 6298 §2.1, Linux TCP_TIMEOUT_INIT = 1 s).
+    pub initial_rto: Duration,
+    /// RTO ceiling (Linux TCP_RTO_MAX, 120 s).
+    pub max_rto: Duration,
+    /// Delayed-ACK timeout (Linux ATO; TCP_ATO_MIN = 40 ms). Fixed here; Linux adapts it to the
+    /// inter-arrival time of data (deviation).
+    pub delayed_ack: Duration,
+    /// ACKs sent immediately at the start of a connection and after an idle period longer than
+    /// the RTO (Linux quick-ack mode, TCP_MAX_QUICKACKS = 16).
+    pub quickack_segments: u32,
+    /// RFC 5681 §4.1 / Linux tcp_slow_start_after_idle.
+    pub slow_start_after_idle: bool,
+    /// Keep-alive probes; `None` = SO_KEEPALIVE off (the Linux default).
+    pub keepalive: Option<KeepAliveConfig>,
+    /// Duplicate-ACK threshold (Linux initial tcp_reordering = 3).
+    pub dupack_threshold: u32,
+    // ---- additive extensions (see /work/notes/tcp_api.md) ----
+    /// Nagle's algorithm with Minshall's modification, as Linux without TCP_NODELAY (default on).
+    pub nagle: bool,
+    /// SYN (and SYN/ACK) retransmissions before giving up (Linux tcp_syn_retries = 6).
+    pub syn_retries: u32,
+    /// TIME_WAIT duration (Linux 60 s; shortened by default, see module doc).
+    pub time_wait: Duration,
+    /// Send D-SACK blocks for duplicate segments (RFC 2883, Linux tcp_dsack = 1).
+    pub dsack: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            initial_cwnd_segments: 10,
+            cc: default_cc().to_string(),
+            cc_params: Params::default(),
+            rcv_buf_bytes: 6 * 1024 * 1024,
+            snd_buf_bytes: 4 * 1024 * 1024,
+            sack: true,
+            timestamps: true,
+            window_scaling: true,
+            min_rto: Duration::from_millis(200),
+            initial_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(120),
+            delayed_ack: Duration::from_millis(40),
+            quickack_segments: 16,
+            slow_start_after_idle: true,
+            keepalive: None,
+            dupack_threshold: 3,
+            nagle: true,
+            syn_retries: 6,
+            time_wait: Duration::from_secs(1),
+            dsack: true,
+        }
+    }
+}
+
+/// Linux's default congestion control when it is registered, Reno until then.
+pub fn default_cc() -> &'static str {
+    if tcpvideo_model::cc::find("cubic").is_some() {
+        "cubic"
+    } else {
+        "reno"
+    }
+}

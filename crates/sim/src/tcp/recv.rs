@@ -1,0 +1,378 @@
+//! The receiving half of an endpoint: receive buffer, out-of-order queue, SACK blocks, the
+//! advertised window and the delayed-ACK state (RFC 9293 §3.8.6, RFC 2018, RFC 2883, RFC 1122
+//! §4.2.3.2, RFC 5681 §4.2; Linux tcp_input.c `tcp_data_queue`, `__tcp_ack_snd_check`, and
+//! tcp_output.c `__tcp_select_window`).
+//!
+//! Payload bytes are not stored — only how many are buffered — so the buffer is two counters
+//! (unread in-order bytes, bytes held out of order) plus a short sorted list of out-of-order
+//! ranges (few, since losses are rare; insertion is O(ranges)).
+//!
+//! SACK blocks (RFC 2018 §4): the first block is the range containing the most recently received
+//! segment, then earlier reported blocks in order of recency (Linux `tcp_sack_new_ofo_skb`). A
+//! duplicate segment below RCV.NXT is reported once as a D-SACK block in front (RFC 2883).
+//!
+//! Window (Linux `__tcp_select_window` and `tcp_select_window`, simplified): the window is the
+//! buffer's free space (deviation: Linux advertises only the part of free space not reserved for
+//! skb overhead and grows it gradually with rcv_ssthresh), zero when less than one MSS is free
+//! (receiver SWS avoidance, RFC 9293 §3.8.6.2.2), rounded down to the window-scale granularity
+//! (to the MSS without scaling), and never shrinking: the right edge advertised earlier is kept.
+//!
+//! Delayed ACK (Linux): immediate ACKs while in quick-ack mode (at the start and after the peer
+//! was silent longer than the RTO), for out-of-order data, hole fills, duplicates and FIN; else an
+//! ACK when more than one full segment is unacknowledged and the window is not shrinking,
+//! otherwise after the delayed-ACK timer. Linux's adaptive ATO and ping-pong (interactive) mode
+//! are not modelled: the timer is fixed (`TcpConfig::delayed_ack`).
+
+use tcpvideo_model::Time;
+
+/// What a received segment did to the receive queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RxOutcome {
+    /// In-order bytes newly made readable.
+    pub new_bytes: u64,
+    /// The segment lies above RCV.NXT (queued out of order, or dropped if outside the window).
+    pub out_of_order: bool,
+    /// The segment (or part of it) was already received.
+    pub duplicate: bool,
+    /// The segment filled (part of) a hole and the out-of-order queue is now empty.
+    pub filled_hole: bool,
+    /// Part of the segment lay beyond the advertised window and was dropped.
+    pub beyond_window: bool,
+    /// The peer's FIN was consumed in order by this segment.
+    pub fin: bool,
+    /// The segment carried nothing new and sits below RCV.NXT (probe, old retransmission).
+    pub old: bool,
+}
+
+const MAX_BLOCKS: usize = 4;
+
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    /// Next expected offset of the peer's stream (offset 0 = the peer's SYN).
+    pub rcv_nxt: u64,
+    cap: u64,
+    /// In-order bytes not yet read by the application.
+    pub unread: u64,
+    ooo: Vec<(u64, u64)>,
+    ooo_bytes: u64,
+    recent: [(u64, u64); MAX_BLOCKS],
+    recent_len: usize,
+    dsack: Option<(u64, u64)>,
+    fin_at: Option<u64>,
+    pub fin_received: bool,
+    /// Right edge of the last advertised window.
+    pub adv_right_edge: u64,
+    /// RCV.NXT when the last ACK was sent (Linux `rcv_wup`).
+    pub rcv_wup: u64,
+    /// Window advertised in the last ACK (Linux `rcv_wnd`).
+    pub last_adv_window: u64,
+    /// Our window-scale shift.
+    pub wscale: u8,
+    /// Estimated peer MSS (Linux `icsk_ack.rcv_mss`).
+    pub rcv_mss: u64,
+    adv_mss: u64,
+    // Delayed-ACK state.
+    pub quick: u32,
+    pub delack_at: Option<Time>,
+    pub last_data_at: Option<Time>,
+    /// An ACK must go out at the next opportunity (immediate-ACK conditions).
+    pub ack_now: bool,
+}
+
+impl Receiver {
+    pub fn new(cap: u64, adv_mss: u64) -> Receiver {
+        Receiver {
+            rcv_nxt: 0,
+            cap,
+            unread: 0,
+            ooo: Vec::with_capacity(8),
+            ooo_bytes: 0,
+            recent: [(0, 0); MAX_BLOCKS],
+            recent_len: 0,
+            dsack: None,
+            fin_at: None,
+            fin_received: false,
+            adv_right_edge: 0,
+            rcv_wup: 0,
+            last_adv_window: 0,
+            wscale: 0,
+            rcv_mss: adv_mss.min(536),
+            adv_mss,
+            quick: 0,
+            delack_at: None,
+            last_data_at: None,
+            ack_now: false,
+        }
+    }
+
+    /// Free buffer space.
+    pub fn free(&self) -> u64 {
+        self.cap.saturating_sub(self.unread + self.ooo_bytes)
+    }
+
+    /// The window we would advertise now, before the no-shrink rule (Linux `__tcp_select_window`).
+    pub fn select_window(&self) -> u64 {
+        let free = self.free();
+        let mss = self.rcv_mss.max(1);
+        if free < mss.min(self.cap / 2).max(1) {
+            return 0;
+        }
+        let max = 65_535u64 << self.wscale;
+        let free = free.min(max);
+        if self.wscale > 0 {
+            free >> self.wscale << self.wscale
+        } else {
+            let cur = self.adv_right_edge.saturating_sub(self.rcv_nxt);
+            if cur + mss <= free || cur > free {
+                free / mss * mss
+            } else {
+                cur
+            }
+        }
+    }
+
+    /// Window to put in an outgoing ACK (no shrinking), recording the new right edge. Returns the
+    /// window in bytes (the caller shifts it).
+    pub fn advertise(&mut self) -> u64 {
+        let cur = self.adv_right_edge.saturating_sub(self.rcv_nxt);
+        let mut w = self.select_window();
+        if w < cur {
+            // Never move the right edge left (RFC 9293 §3.8.6.2.2 SHOULD NOT shrink, Linux).
+            let g = 1u64 << self.wscale;
+            w = cur.div_ceil(g) * g;
+        }
+        self.adv_right_edge = self.rcv_nxt + w;
+        self.rcv_wup = self.rcv_nxt;
+        self.last_adv_window = w;
+        w
+    }
+
+    /// Linux `tcp_cleanup_rbuf`: after the application read, is the window now worth announcing?
+    pub fn window_update_due(&self) -> bool {
+        let now = self.adv_right_edge.saturating_sub(self.rcv_nxt);
+        if 2 * now > self.cap {
+            return false;
+        }
+        let new = self.select_window();
+        new != 0 && new >= 2 * now
+    }
+
+    /// Linux `__tcp_ack_snd_check` for in-order data outside quick-ack mode: more than one full
+    /// segment unacknowledged and the window is not shrinking.
+    pub fn two_segments_pending(&self) -> bool {
+        self.rcv_nxt - self.rcv_wup > self.rcv_mss && self.select_window() >= self.last_adv_window
+    }
+
+    /// Data (or FIN) at stream offset `start` (may be −1 for probes) with `len` bytes.
+    pub fn on_segment(&mut self, start: i64, len: u64, fin: bool) -> RxOutcome {
+        let mut o = RxOutcome::default();
+        if len >= self.rcv_mss {
+            self.rcv_mss = len.min(self.adv_mss);
+        }
+        let end = start + len as i64 + fin as i64;
+        let nxt = self.rcv_nxt as i64;
+        if end <= nxt || (len == 0 && !fin && start < nxt) {
+            // Entirely old: a retransmission whose original arrived, or a probe.
+            o.old = true;
+            if len > 0 {
+                o.duplicate = true;
+                self.dsack = Some((start.max(0) as u64, (start + len as i64) as u64));
+            }
+            return o;
+        }
+        if len == 0 && !fin {
+            return o;
+        }
+        let start = start.max(0) as u64;
+        let data_end = start + len;
+        let right = self.adv_right_edge.max(self.rcv_nxt);
+        let acc_end = data_end.min(right).min(self.rcv_nxt.max(start) + self.free());
+        if acc_end < data_end {
+            o.beyond_window = true;
+        }
+        let fin_ok = fin && acc_end == data_end;
+        if fin_ok {
+            self.fin_at = Some(data_end);
+        }
+        if start > self.rcv_nxt {
+            o.out_of_order = true;
+            if acc_end > start {
+                if self.covered(start, acc_end) {
+                    o.duplicate = true;
+                    self.dsack = Some((start, acc_end));
+                } else {
+                    self.insert_ooo(start, acc_end);
+                }
+            }
+            return o;
+        }
+        // In order (possibly overlapping old data at the front).
+        if start < self.rcv_nxt {
+            o.duplicate = true;
+        }
+        let before = self.rcv_nxt;
+        if acc_end > self.rcv_nxt {
+            self.rcv_nxt = acc_end;
+        }
+        let had_ooo = !self.ooo.is_empty();
+        while let Some(&(s, e)) = self.ooo.first() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.ooo.remove(0);
+            self.ooo_bytes -= e - s;
+            if e > self.rcv_nxt {
+                self.rcv_nxt = e;
+            }
+        }
+        if had_ooo && self.ooo.is_empty() {
+            o.filled_hole = true;
+        }
+        o.new_bytes = self.rcv_nxt - before;
+        self.unread += o.new_bytes;
+        // Drop SACK blocks now below RCV.NXT.
+        let mut k = 0;
+        for i in 0..self.recent_len {
+            if self.recent[i].1 > self.rcv_nxt {
+                self.recent[k] = self.recent[i];
+                k += 1;
+            }
+        }
+        self.recent_len = k;
+        if self.fin_at == Some(self.rcv_nxt) && !self.fin_received {
+            self.fin_received = true;
+            self.rcv_nxt += 1;
+            o.fin = true;
+        }
+        o
+    }
+
+    fn covered(&self, s: u64, e: u64) -> bool {
+        self.ooo.iter().any(|&(a, b)| a <= s && e <= b)
+    }
+
+    fn insert_ooo(&mut self, s: u64, e: u64) {
+        let mut i = self.ooo.partition_point(|r| r.1 < s);
+        let (mut ns, mut ne) = (s, e);
+        while i < self.ooo.len() && self.ooo[i].0 <= ne {
+            ns = ns.min(self.ooo[i].0);
+            ne = ne.max(self.ooo[i].1);
+            self.ooo.remove(i);
+        }
+        self.ooo.insert(i, (ns, ne));
+        self.ooo_bytes = self.ooo.iter().map(|r| r.1 - r.0).sum();
+        i = 0;
+        // Recency list: the merged block first, then older blocks that do not overlap it.
+        let mut next = [(0u64, 0u64); MAX_BLOCKS];
+        next[0] = (ns, ne);
+        let mut k = 1;
+        while i < self.recent_len && k < MAX_BLOCKS {
+            let (a, b) = self.recent[i];
+            if b < ns || a > ne {
+                next[k] = (a, b);
+                k += 1;
+            }
+            i += 1;
+        }
+        self.recent = next;
+        self.recent_len = k;
+    }
+
+    /// SACK blocks to send (D-SACK first, then by recency), at most `max`. Clears the D-SACK.
+    pub fn sack_blocks(&mut self, dsack_enabled: bool, max: usize, out: &mut [(u64, u64); MAX_BLOCKS]) -> usize {
+        let mut n = 0;
+        if let Some(d) = self.dsack.take() {
+            if dsack_enabled && max > 0 {
+                out[0] = d;
+                n = 1;
+            }
+        }
+        for i in 0..self.recent_len {
+            if n >= max {
+                break;
+            }
+            out[n] = self.recent[i];
+            n += 1;
+        }
+        n
+    }
+
+    pub fn has_ooo(&self) -> bool {
+        !self.ooo.is_empty()
+    }
+
+    /// The application consumed `n` bytes.
+    pub fn read(&mut self, max: u64) -> u64 {
+        let n = max.min(self.unread);
+        self.unread -= n;
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx() -> Receiver {
+        let mut r = Receiver::new(100_000, 1000);
+        r.rcv_nxt = 1;
+        r.rcv_mss = 1000;
+        r.advertise();
+        r
+    }
+
+    #[test]
+    fn sack_first_block_is_the_most_recent_segment() {
+        let mut r = rx();
+        r.on_segment(1001, 1000, false); // hole at 1..1001
+        r.on_segment(4001, 1000, false); // second hole 2001..4001
+        let mut b = [(0, 0); 4];
+        let n = r.sack_blocks(true, 3, &mut b);
+        assert_eq!(&b[..n], &[(4001, 5001), (1001, 2001)]);
+        r.on_segment(2001, 1000, false); // extends the older block
+        let n = r.sack_blocks(true, 3, &mut b);
+        assert_eq!(&b[..n], &[(1001, 3001), (4001, 5001)]);
+    }
+
+    #[test]
+    fn filling_the_hole_delivers_queued_data() {
+        let mut r = rx();
+        assert!(r.on_segment(1001, 1000, false).out_of_order);
+        let o = r.on_segment(1, 1000, false);
+        assert_eq!(o.new_bytes, 2000);
+        assert!(o.filled_hole);
+        assert_eq!(r.rcv_nxt, 2001);
+    }
+
+    #[test]
+    fn duplicate_below_rcv_nxt_produces_a_dsack() {
+        let mut r = rx();
+        r.on_segment(1, 1000, false);
+        let o = r.on_segment(1, 1000, false);
+        assert!(o.duplicate && o.old);
+        let mut b = [(0, 0); 4];
+        assert_eq!(r.sack_blocks(true, 3, &mut b), 1);
+        assert_eq!(b[0], (1, 1001));
+    }
+
+    #[test]
+    fn window_is_zero_when_less_than_one_mss_is_free_and_never_shrinks() {
+        let mut r = Receiver::new(4000, 1000);
+        r.rcv_nxt = 1;
+        r.rcv_mss = 1000;
+        assert_eq!(r.advertise(), 4000);
+        r.on_segment(1, 1000, false);
+        // 3000 free; the right edge 4001 is kept.
+        assert_eq!(r.advertise(), 3000);
+        r.on_segment(1001, 1000, false);
+        r.on_segment(2001, 1000, false);
+        r.on_segment(3001, 500, false);
+        assert_eq!(r.free(), 500);
+        assert_eq!(r.advertise(), 500, "right edge kept: 4001 − 3501");
+        r.on_segment(3501, 500, false);
+        assert_eq!(r.advertise(), 0);
+        r.read(4000);
+        assert!(r.window_update_due());
+        assert_eq!(r.advertise(), 4000);
+    }
+}

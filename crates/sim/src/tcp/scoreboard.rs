@@ -1,0 +1,499 @@
+//! The sender's retransmission queue and SACK scoreboard (RFC 2018, RFC 6675, Linux tcp_input.c).
+//!
+//! Every segment sent and not yet cumulatively acknowledged is one [`SegRec`] in a `VecDeque`
+//! ordered by stream offset (Linux's rtx rb-tree of skbs). Segments are never re-packetized, so
+//! SACK blocks from our receiver always cover whole records. Each record carries Linux's
+//! `sacked` bits: SACKED, LOST, RETRANS (a retransmitted copy is in flight) and EVER_RETRANS (for
+//! Karn's rule), plus the delivery-rate snapshot taken when it was sent.
+//!
+//! Counters kept incrementally (packets and bytes): `packets_out`, `sacked_out`, `lost_out`,
+//! `retrans_out`, giving Linux's `tcp_packets_in_flight()` =
+//! packets_out − (sacked_out + lost_out) + retrans_out, which is RFC 6675's `pipe` with
+//! IsLost() implemented by the LOST bit (seed 000 equation (1)).
+//!
+//! Loss marking follows RFC 6675 IsLost / Linux `tcp_mark_head_lost` without RACK: a hole is lost
+//! once at least DupThresh SACKed segments lie above it. NextSeg is rule (1) only — the first
+//! lost, not yet retransmitted segment — then new data (rule 2) which the endpoint handles;
+//! rules (3)/(4) are not used, as in Linux since forward retransmission was removed.
+//!
+//! Cost per ACK: two hints (Linux `lost_skb_hint` and `retransmit_skb_hint`) make the loss scan and
+//! the NextSeg search resume where they stopped, and a cache of the previous ACK's SACK blocks
+//! (Linux `recv_sack_cache`) means only the newly reported part of a block is walked, so the
+//! common case is O(log n) (one binary search) plus the records that actually change state.
+
+use std::collections::VecDeque;
+
+use tcpvideo_model::Time;
+
+/// Sender-side snapshot for delivery-rate estimation (Linux `tcp_skb_cb.tx`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TxSnapshot {
+    pub delivered: u64,
+    pub delivered_at: Time,
+    pub first_tx_at: Time,
+    pub app_limited: bool,
+}
+
+/// One segment in the retransmission queue.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SegRec {
+    /// Stream offset of the first payload byte (or of the FIN for a bare FIN).
+    pub start: u64,
+    pub len: u32,
+    pub fin: bool,
+    pub sacked: bool,
+    pub lost: bool,
+    /// A retransmitted copy is in flight (Linux TCPCB_SACKED_RETRANS).
+    pub retrans: bool,
+    /// Ever retransmitted (Linux TCPCB_EVER_RETRANS): no RTT sample from it (Karn).
+    pub ever_retrans: bool,
+    /// Last (re)transmission time.
+    pub sent_at: Time,
+    pub tx: TxSnapshot,
+}
+
+impl SegRec {
+    /// One past the last sequence offset this record occupies (FIN counts one).
+    pub fn end(&self) -> u64 {
+        self.start + self.len as u64 + self.fin as u64
+    }
+    fn pending_rexmit(&self) -> bool {
+        self.lost && !self.retrans && !self.sacked
+    }
+}
+
+/// A packet and byte counter pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    pub pkts: u64,
+    pub bytes: u64,
+}
+
+impl Count {
+    fn add(&mut self, r: &SegRec) {
+        self.pkts += 1;
+        self.bytes += r.len as u64;
+    }
+    fn sub(&mut self, r: &SegRec) {
+        self.pkts -= 1;
+        self.bytes -= r.len as u64;
+    }
+}
+
+/// What one cumulative ACK or SACK pass changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Delta {
+    /// Bytes newly delivered (cumulatively ACKed and not SACKed before, or newly SACKed).
+    pub delivered_bytes: u64,
+    pub delivered_pkts: u64,
+    /// Payload bytes removed from the queue by the cumulative ACK.
+    pub cum_acked_bytes: u64,
+    pub cum_acked_pkts: u64,
+    pub newly_sacked_pkts: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Scoreboard {
+    recs: VecDeque<SegRec>,
+    pub packets_out: Count,
+    pub sacked_out: Count,
+    pub lost_out: Count,
+    pub retrans_out: Count,
+    /// Duplicate ACKs counted as SACKed segments when SACK is off (Linux `tcp_add_reno_sack`).
+    pub reno_sacked: u64,
+    reno_mss: u64,
+    pending_rexmit: u64,
+    rexmit_hint: u64,
+    lost_hint: u64,
+    lost_hint_sacked_below: u64,
+    sack_cache: [(u64, u64); 4],
+    sack_cache_len: usize,
+    /// Highest SACKed end offset (Linux's highest_sack, used for reporting).
+    pub highest_sacked: u64,
+}
+
+impl Scoreboard {
+    pub fn new(mss: u64) -> Scoreboard {
+        Scoreboard { recs: VecDeque::with_capacity(64), reno_mss: mss, ..Default::default() }
+    }
+
+    pub fn set_mss(&mut self, mss: u64) {
+        self.reno_mss = mss;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+    pub fn get(&self, i: usize) -> &SegRec {
+        &self.recs[i]
+    }
+    pub fn front(&self) -> Option<&SegRec> {
+        self.recs.front()
+    }
+    pub fn back(&self) -> Option<&SegRec> {
+        self.recs.back()
+    }
+    pub fn back_mut(&mut self) -> Option<&mut SegRec> {
+        self.recs.back_mut()
+    }
+
+    /// Linux `tcp_packets_in_flight`, in packets.
+    pub fn in_flight_pkts(&self) -> u64 {
+        (self.packets_out.pkts + self.retrans_out.pkts)
+            .saturating_sub(self.sacked_out.pkts + self.lost_out.pkts + self.reno_sacked)
+    }
+    /// The same in bytes (RFC 6675 pipe).
+    pub fn in_flight_bytes(&self) -> u64 {
+        (self.packets_out.bytes + self.retrans_out.bytes)
+            .saturating_sub(self.sacked_out.bytes + self.lost_out.bytes + self.reno_sacked * self.reno_mss)
+    }
+    /// SACKed segments (real or emulated by duplicate ACKs).
+    pub fn sacked_pkts(&self) -> u64 {
+        self.sacked_out.pkts + self.reno_sacked
+    }
+    pub fn pending_rexmit(&self) -> u64 {
+        self.pending_rexmit
+    }
+
+    /// A new segment was sent.
+    pub fn push(&mut self, rec: SegRec) {
+        debug_assert!(self.recs.back().map_or(true, |b| b.end() <= rec.start));
+        self.packets_out.add(&rec);
+        self.recs.push_back(rec);
+    }
+
+    fn index_of(&self, off: u64) -> usize {
+        self.recs.partition_point(|r| r.start < off)
+    }
+
+    /// Remove every record that ends at or below `una`; `f` sees each removed record and whether
+    /// it was SACKed before (i.e. already counted as delivered).
+    pub fn ack_cumulative(&mut self, una: u64, mut f: impl FnMut(&SegRec, bool)) -> Delta {
+        let mut d = Delta::default();
+        while let Some(r) = self.recs.front() {
+            if r.end() > una {
+                break;
+            }
+            let r = self.recs.pop_front().unwrap();
+            self.packets_out.sub(&r);
+            d.cum_acked_bytes += r.len as u64;
+            d.cum_acked_pkts += 1;
+            let was_sacked = r.sacked;
+            if r.sacked {
+                self.sacked_out.sub(&r);
+                if r.start < self.lost_hint {
+                    self.lost_hint_sacked_below -= 1;
+                }
+            } else {
+                d.delivered_bytes += r.len as u64;
+                d.delivered_pkts += 1;
+            }
+            if r.lost {
+                self.lost_out.sub(&r);
+            }
+            if r.retrans {
+                self.retrans_out.sub(&r);
+            }
+            if r.pending_rexmit() {
+                self.pending_rexmit -= 1;
+            }
+            f(&r, was_sacked);
+        }
+        if self.lost_hint < una {
+            self.lost_hint = una;
+            self.lost_hint_sacked_below = 0;
+        }
+        if self.rexmit_hint < una {
+            self.rexmit_hint = una;
+        }
+        d
+    }
+
+    /// Apply SACK blocks (stream offsets, already restricted to above SND.UNA). `f` sees each
+    /// newly SACKed record. Only the parts not reported by the previous ACK are walked.
+    pub fn apply_sack(&mut self, blocks: &[(u64, u64)], mut f: impl FnMut(&SegRec)) -> Delta {
+        let mut d = Delta::default();
+        for &(s, e) in blocks {
+            // Subtract the cached blocks: at most 5 pieces remain.
+            let mut pieces = [(0u64, 0u64); 6];
+            let mut n = 1;
+            pieces[0] = (s, e);
+            for &(cs, ce) in &self.sack_cache[..self.sack_cache_len] {
+                let mut m = 0;
+                let mut out = [(0u64, 0u64); 6];
+                for &(ps, pe) in &pieces[..n] {
+                    if ce <= ps || cs >= pe {
+                        out[m] = (ps, pe);
+                        m += 1;
+                    } else {
+                        if ps < cs {
+                            out[m] = (ps, cs);
+                            m += 1;
+                        }
+                        if ce < pe && m < 6 {
+                            out[m] = (ce, pe);
+                            m += 1;
+                        }
+                    }
+                }
+                pieces = out;
+                n = m;
+            }
+            for &(ps, pe) in &pieces[..n] {
+                self.sack_range(ps, pe, &mut d, &mut f);
+            }
+        }
+        let k = blocks.len().min(4);
+        self.sack_cache[..k].copy_from_slice(&blocks[..k]);
+        self.sack_cache_len = k;
+        d
+    }
+
+    fn sack_range(&mut self, s: u64, e: u64, d: &mut Delta, f: &mut impl FnMut(&SegRec)) {
+        if s >= e {
+            return;
+        }
+        // First record that may lie inside [s, e): the one containing s or the next.
+        let mut i = self.index_of(s);
+        if i > 0 && self.recs[i - 1].end() > s {
+            i -= 1;
+        }
+        while i < self.recs.len() {
+            let r = self.recs[i];
+            if r.start >= e {
+                break;
+            }
+            // Only whole records are SACKed (our segments are never split).
+            if r.start >= s && r.end() <= e && !r.sacked {
+                self.mark_sacked(i);
+                d.delivered_bytes += r.len as u64;
+                d.delivered_pkts += 1;
+                d.newly_sacked_pkts += 1;
+                f(&self.recs[i]);
+            }
+            i += 1;
+        }
+    }
+
+    fn mark_sacked(&mut self, i: usize) {
+        let r = self.recs[i];
+        if r.pending_rexmit() {
+            self.pending_rexmit -= 1;
+        }
+        if r.lost {
+            self.lost_out.sub(&r);
+        }
+        if r.retrans {
+            self.retrans_out.sub(&r);
+        }
+        self.sacked_out.add(&r);
+        if r.start < self.lost_hint {
+            self.lost_hint_sacked_below += 1;
+        }
+        self.highest_sacked = self.highest_sacked.max(r.end());
+        let m = &mut self.recs[i];
+        m.sacked = true;
+        m.lost = false;
+        m.retrans = false;
+    }
+
+    fn mark_lost(&mut self, i: usize) -> u64 {
+        let r = self.recs[i];
+        if r.sacked || (r.lost && !r.retrans) {
+            return 0;
+        }
+        if r.lost && r.retrans {
+            // A lost retransmission (only by RTO): counted again as pending.
+            self.retrans_out.sub(&r);
+            self.recs[i].retrans = false;
+        } else {
+            self.lost_out.add(&r);
+            self.recs[i].lost = true;
+        }
+        self.pending_rexmit += 1;
+        if r.start < self.rexmit_hint {
+            self.rexmit_hint = r.start;
+        }
+        r.len as u64
+    }
+
+    /// RFC 6675 IsLost with DupThresh `dupthresh`: mark every hole below which ≥ dupthresh SACKed
+    /// segments lie above. Returns bytes newly marked lost.
+    pub fn mark_lost_by_sack(&mut self, dupthresh: u64) -> u64 {
+        if self.sacked_out.pkts < dupthresh {
+            return 0;
+        }
+        let mut i = self.index_of(self.lost_hint);
+        let mut below = self.lost_hint_sacked_below;
+        let mut newly = 0;
+        while i < self.recs.len() {
+            if self.sacked_out.pkts - below < dupthresh {
+                break;
+            }
+            if self.recs[i].sacked {
+                below += 1;
+            } else if !self.recs[i].lost {
+                newly += self.mark_lost(i);
+            }
+            i += 1;
+        }
+        self.lost_hint = if i < self.recs.len() { self.recs[i].start } else { self.recs.back().map_or(0, |r| r.end()) };
+        self.lost_hint_sacked_below = below;
+        newly
+    }
+
+    /// Mark the first un-SACKed record lost (fast retransmit without SACK, NewReno partial ACK,
+    /// and the "force one retransmission" of Linux `tcp_update_scoreboard`).
+    pub fn mark_head_lost(&mut self) -> u64 {
+        for i in 0..self.recs.len() {
+            if !self.recs[i].sacked {
+                if self.recs[i].lost && !self.recs[i].retrans {
+                    return 0;
+                }
+                if self.recs[i].lost {
+                    return 0; // already retransmitted, wait
+                }
+                return self.mark_lost(i);
+            }
+        }
+        0
+    }
+
+    /// RTO: every un-SACKed record is lost, retransmitted copies included (Linux
+    /// `tcp_timeout_mark_lost`). Returns bytes newly marked.
+    pub fn mark_all_lost(&mut self) -> u64 {
+        let mut newly = 0;
+        for i in 0..self.recs.len() {
+            newly += self.mark_lost(i);
+        }
+        self.rexmit_hint = self.recs.front().map_or(0, |r| r.start);
+        self.reno_sacked = 0;
+        newly
+    }
+
+    /// NextSeg rule (1): index of the first lost, not yet retransmitted record.
+    pub fn next_rexmit(&mut self) -> Option<usize> {
+        if self.pending_rexmit == 0 {
+            return None;
+        }
+        let mut i = self.index_of(self.rexmit_hint);
+        while i < self.recs.len() {
+            if self.recs[i].pending_rexmit() {
+                self.rexmit_hint = self.recs[i].start;
+                return Some(i);
+            }
+            i += 1;
+        }
+        debug_assert!(false, "pending_rexmit count out of sync");
+        None
+    }
+
+    /// Record that record `i` was retransmitted at `now`; returns the record as sent.
+    pub fn on_retransmit(&mut self, i: usize, now: Time, tx: TxSnapshot) -> SegRec {
+        let r = &mut self.recs[i];
+        let was_pending = r.pending_rexmit();
+        r.retrans = true;
+        r.ever_retrans = true;
+        r.sent_at = now;
+        r.tx = tx;
+        let r = *r;
+        if was_pending {
+            self.pending_rexmit -= 1;
+            self.retrans_out.add(&r);
+        }
+        r
+    }
+
+    /// Cumulative-ACK bookkeeping of emulated SACKs when SACK is off (Linux `tcp_remove_reno_sacks`).
+    pub fn remove_reno_sacks(&mut self, acked_pkts: u64) {
+        if acked_pkts > 0 {
+            self.reno_sacked = self.reno_sacked.saturating_sub(acked_pkts - 1);
+        }
+    }
+
+    pub fn reset_sack_cache(&mut self) {
+        self.sack_cache_len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::new(100);
+        for k in 0..n {
+            b.push(SegRec {
+                start: 1 + k * 100, len: 100, fin: false, sacked: false, lost: false, retrans: false,
+                ever_retrans: false, sent_at: Time::ZERO, tx: TxSnapshot::default(),
+            });
+        }
+        b
+    }
+
+    #[test]
+    fn pipe_counts_sacked_and_lost_out_and_retransmissions_in() {
+        let mut b = board(10);
+        assert_eq!(b.in_flight_pkts(), 10);
+        // SACK segments 2..5 (offsets 201..601): head and seg 1 are holes.
+        b.apply_sack(&[(201, 601)], |_| {});
+        assert_eq!(b.sacked_out.pkts, 4);
+        assert_eq!(b.in_flight_pkts(), 6);
+        let newly = b.mark_lost_by_sack(3);
+        assert_eq!(newly, 200, "both holes have ≥ 3 SACKed segments above");
+        assert_eq!(b.in_flight_pkts(), 4);
+        let i = b.next_rexmit().unwrap();
+        assert_eq!(b.get(i).start, 1);
+        b.on_retransmit(i, Time::ZERO, TxSnapshot::default());
+        assert_eq!(b.in_flight_pkts(), 5);
+        let j = b.next_rexmit().unwrap();
+        assert_eq!(b.get(j).start, 101);
+    }
+
+    #[test]
+    fn is_lost_needs_dupthresh_sacked_segments_above() {
+        let mut b = board(10);
+        b.apply_sack(&[(201, 401)], |_| {});
+        assert_eq!(b.mark_lost_by_sack(3), 0);
+        b.apply_sack(&[(201, 501)], |_| {});
+        assert_eq!(b.mark_lost_by_sack(3), 200);
+    }
+
+    #[test]
+    fn sack_cache_walks_only_new_parts_and_stays_correct() {
+        let mut b = board(10);
+        b.apply_sack(&[(201, 401)], |_| {});
+        let d = b.apply_sack(&[(201, 601)], |_| {});
+        assert_eq!(d.newly_sacked_pkts, 2);
+        let d = b.apply_sack(&[(801, 901), (201, 601)], |_| {});
+        assert_eq!(d.newly_sacked_pkts, 1);
+        assert_eq!(b.sacked_out.pkts, 5);
+    }
+
+    #[test]
+    fn cumulative_ack_removes_records_and_counts_unsacked_as_delivered() {
+        let mut b = board(5);
+        b.apply_sack(&[(101, 201)], |_| {});
+        let d = b.ack_cumulative(301, |_, _| {});
+        assert_eq!(d.cum_acked_pkts, 3);
+        assert_eq!(d.delivered_pkts, 2);
+        assert_eq!(b.sacked_out.pkts, 0);
+        assert_eq!(b.packets_out.pkts, 2);
+    }
+
+    #[test]
+    fn rto_marks_retransmitted_segments_lost_again() {
+        let mut b = board(4);
+        b.mark_head_lost();
+        let i = b.next_rexmit().unwrap();
+        b.on_retransmit(i, Time::ZERO, TxSnapshot::default());
+        assert_eq!(b.pending_rexmit(), 0);
+        b.mark_all_lost();
+        assert_eq!(b.pending_rexmit(), 4);
+        assert_eq!(b.in_flight_pkts(), 0);
+        assert_eq!(b.next_rexmit(), Some(0));
+    }
+}

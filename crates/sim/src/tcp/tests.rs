@@ -1,0 +1,631 @@
+//! Protocol tests, one per rule, on the two-endpoint bench of `testing.rs` (synthetic clock, no
+//! engine). The server sends (a video server), the client receives, unless a test says otherwise.
+
+use std::time::Duration;
+
+use tcpvideo_model::cc::{AckEvent, CongestionControl, CongestionSignal};
+use tcpvideo_model::{Bandwidth, Time};
+
+use super::testing::{DropRule, Harness, CLIENT, SERVER};
+use super::*;
+use crate::packet::flags;
+
+const MSS: u64 = 1448;
+
+fn cfg() -> TcpConfig {
+    TcpConfig { cc: "reno".into(), ..TcpConfig::default() }
+}
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+/// Established pair with 50 ms one-way delay (RTT 100 ms).
+fn pair() -> Harness {
+    let mut h = Harness::pair(&cfg(), ms(50));
+    h.establish();
+    h
+}
+
+fn retransmits(h: &Harness) -> Vec<(Time, u32, RetransmitCause)> {
+    h.log
+        .iter()
+        .filter_map(|e| match *e {
+            TcpLogEvent::Retransmit { at, seq, cause, .. } => Some((at, seq, cause)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn rtos(h: &Harness) -> Vec<(Time, u32, Duration)> {
+    h.log
+        .iter()
+        .filter_map(|e| match *e {
+            TcpLogEvent::Rto { at, backoff, rto, .. } => Some((at, backoff, rto)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn handshake_carries_mss_ws_sack_ts_options() {
+    let mut h = Harness::pair(&cfg(), ms(10));
+    h.establish();
+    let syn = h.trace[0].pkt;
+    assert_eq!(syn.flags, flags::SYN);
+    assert_eq!(syn.options.mss, Some(1460));
+    assert_eq!(syn.options.window_scale, Some(7), "6 MiB buffer → shift 7, as Linux");
+    assert!(syn.options.sack_permitted);
+    assert!(matches!(syn.options.timestamps, Some((_, 0))));
+    let synack = h.trace.iter().find(|s| s.pkt.flags == flags::SYN | flags::ACK).unwrap().pkt;
+    assert_eq!(synack.ack, syn.seq.wrapping_add(1));
+    assert_eq!(synack.options.mss, Some(1460));
+    assert!(synack.options.sack_permitted && synack.options.window_scale.is_some());
+    assert_eq!(synack.options.timestamps.unwrap().1, syn.options.timestamps.unwrap().0, "TSecr echoes the SYN's TSval");
+    assert_eq!(syn.ip_len(), 60, "Linux SYN: 20 B IP + 40 B TCP");
+    assert_eq!(h.client.mss_bytes(), 1448, "payload = MSS − 12 B of timestamps");
+    assert_eq!(h.client.stats().handshake_rtt, Some(ms(20)));
+    assert_eq!(h.server.stats().handshake_rtt, Some(ms(20)));
+    assert_eq!(h.events_of(CLIENT, SocketEvent::Connected), 1);
+    assert_eq!(h.events_of(SERVER, SocketEvent::Connected), 1);
+}
+
+#[test]
+fn options_are_dropped_when_the_peer_does_not_offer_them() {
+    let plain = TcpConfig { sack: false, timestamps: false, window_scaling: false, ..cfg() };
+    let mut h = Harness::new(&cfg(), &plain, ms(10));
+    h.establish();
+    let synack = h.trace.iter().find(|s| s.pkt.flags == flags::SYN | flags::ACK).unwrap().pkt;
+    assert!(!synack.options.sack_permitted && synack.options.timestamps.is_none() && synack.options.window_scale.is_none());
+    assert_eq!(h.client.mss_bytes(), 1460);
+    h.send(SERVER, 10_000);
+    h.run_for(ms(100));
+    let d = h.data_from(SERVER).next().unwrap().pkt;
+    assert!(d.options.timestamps.is_none());
+    assert_eq!(d.payload_len, 1460);
+}
+
+#[test]
+fn initial_window_is_ten_segments() {
+    let mut h = pair();
+    let t0 = h.now;
+    h.send(SERVER, 1_000_000);
+    let burst = h.data_from(SERVER).filter(|s| s.at == t0).count();
+    assert_eq!(burst, 10);
+    assert_eq!(h.server.bytes_in_flight(), 10 * MSS);
+}
+
+#[test]
+fn slow_start_doubles_per_rtt() {
+    let mut h = pair();
+    let t0 = h.now;
+    h.send(SERVER, 4_000_000);
+    h.run_for(ms(450));
+    let rtt = h.rtt();
+    let per_round: Vec<usize> = (0..4)
+        .map(|k| {
+            let a = t0 + rtt * k;
+            let b = t0 + rtt * (k + 1);
+            h.data_from(SERVER).filter(|s| s.at >= a && s.at < b).count()
+        })
+        .collect();
+    assert_eq!(per_round, vec![10, 20, 40, 80]);
+}
+
+#[test]
+fn three_dupacks_trigger_fast_retransmit() {
+    let c = TcpConfig { sack: false, ..cfg() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    h.drop_nth_data(SERVER, 3);
+    h.send(SERVER, 20 * MSS);
+    h.run_for(ms(1000));
+    let lost_seq = h.data_from(SERVER).nth(2).unwrap().pkt.seq;
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].1, lost_seq);
+    assert_eq!(r[0].2, RetransmitCause::FastRetransmit);
+    // The third duplicate ACK (for segment 6) arrives one RTT after the burst.
+    let dupacks: Vec<_> = h.acks_from(CLIENT).filter(|s| s.pkt.ack == lost_seq).collect();
+    assert!(dupacks.len() >= 4, "first ACK + ≥ 3 duplicates");
+    assert_eq!(r[0].0, dupacks[3].at + h.delay);
+    assert_eq!(h.server.stats().rto_count, 0);
+    assert_eq!(h.server.stats().retrans_fast, 1);
+    assert_eq!(h.client.stats().bytes_received, 20 * MSS);
+}
+
+#[test]
+fn two_dupacks_do_not_trigger_fast_retransmit() {
+    let c = TcpConfig { sack: false, ..cfg() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    h.drop_nth_data(SERVER, 3);
+    h.send(SERVER, 5 * MSS);
+    h.run_for(ms(2000));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].2, RetransmitCause::Timeout, "tail loss with 2 dupacks: only the RTO repairs it");
+    assert_eq!(h.server.stats().rto_count, 1);
+}
+
+#[test]
+fn sack_recovery_repairs_multiple_losses_in_one_rtt() {
+    let mut h = pair();
+    // Segments 50, 53 and 56 belong to the third round (segments 31..70).
+    for n in [50, 53, 56] {
+        h.drop_nth_data(SERVER, n);
+    }
+    h.send(SERVER, 300 * MSS);
+    h.run_for(ms(3000));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 3, "{r:?}");
+    assert_eq!(r[0].2, RetransmitCause::FastRetransmit);
+    assert_eq!(r[1].2, RetransmitCause::SackRecovery);
+    assert_eq!(r[2].2, RetransmitCause::SackRecovery);
+    assert!(r[2].0 - r[0].0 < h.rtt(), "all holes repaired within one RTT: {r:?}");
+    let enters = h.log.iter().filter(|e| matches!(e, TcpLogEvent::EnterRecovery { .. })).count();
+    let exits = h.log.iter().filter(|e| matches!(e, TcpLogEvent::ExitRecovery { .. })).count();
+    assert_eq!((enters, exits), (1, 1));
+    assert_eq!(h.server.stats().rto_count, 0);
+    assert_eq!(h.client.stats().bytes_received, 300 * MSS);
+    // Reno halves: ssthresh = half the window at the loss.
+    assert!(h.server.ssthresh_bytes() < 60 * MSS);
+}
+
+#[test]
+fn newreno_partial_ack_retransmits_next_hole_without_sack() {
+    let c = TcpConfig { sack: false, ..cfg() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    for n in [50, 53] {
+        h.drop_nth_data(SERVER, n);
+    }
+    h.send(SERVER, 200 * MSS);
+    h.run_for(ms(3000));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert!(r.iter().all(|x| x.2 == RetransmitCause::FastRetransmit));
+    assert!(r[1].0 - r[0].0 >= h.rtt(), "the second hole is found by the partial ACK one RTT later");
+    assert_eq!(h.server.stats().rto_count, 0);
+    assert_eq!(h.client.stats().bytes_received, 200 * MSS);
+}
+
+#[test]
+fn rto_backs_off_exponentially() {
+    let mut h = pair();
+    let t0 = h.now;
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
+    h.send(SERVER, 1000);
+    h.run_for(Duration::from_secs(30));
+    let r = rtos(&h);
+    assert!(r.len() >= 5, "{r:?}");
+    for w in r.windows(2) {
+        assert_eq!(w[1].1, w[0].1 + 1);
+        assert_eq!(w[1].2, w[0].2 * 2, "timer doubles: {r:?}");
+        assert_eq!(w[1].0 - w[0].0, w[0].2, "next expiry after the doubled timer");
+    }
+    // First expiry: RTO = srtt + 200 ms = 300 ms after the segment.
+    assert_eq!(r[0].0 - t0, ms(300));
+    let rt = retransmits(&h);
+    assert!(rt.iter().all(|x| x.2 == RetransmitCause::Timeout));
+    assert_eq!(h.server.stats().retrans_timeout as usize, rt.len());
+}
+
+#[test]
+fn rto_backoff_caps_at_max_rto() {
+    let c = TcpConfig { max_rto: Duration::from_secs(2), ..cfg() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    let t0 = h.now;
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
+    h.send(SERVER, 1000);
+    h.run_for(Duration::from_secs(20));
+    let r = rtos(&h);
+    assert_eq!(r.last().unwrap().2, Duration::from_secs(2));
+}
+
+#[test]
+fn rto_minimum_is_200ms() {
+    // RTT 2 ms: the timer is still at least 200 ms (Linux: srtt + max(4·rttvar, 200 ms)).
+    let mut h = Harness::pair(&cfg(), ms(1));
+    h.establish();
+    h.send(SERVER, 50 * MSS);
+    h.run_for(ms(100));
+    let t0 = h.now;
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + ms(150) });
+    h.send(SERVER, MSS);
+    h.run_for(ms(1000));
+    let r = rtos(&h);
+    assert_eq!(r.len(), 1);
+    let waited = r[0].0 - t0;
+    assert!(waited >= ms(200) && waited <= ms(204), "{waited:?}");
+}
+
+#[test]
+fn karn_no_rtt_sample_from_retransmission() {
+    // Without timestamps an ACK for a retransmitted segment is ambiguous: no sample, and the
+    // backed-off timer stays until a fresh segment is timed (RFC 6298 §5, Karn & Partridge).
+    let c = TcpConfig { timestamps: false, ..cfg() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    let srtt0 = h.server.srtt().unwrap();
+    let rto0 = h.server.rto();
+    h.drop_nth_data(SERVER, 1);
+    h.send(SERVER, 1000);
+    h.run_for(Duration::from_secs(2));
+    assert_eq!(h.server.stats().rto_count, 1);
+    assert_eq!(h.server.srtt().unwrap(), srtt0, "no sample from the retransmission");
+    assert_eq!(h.server.rto(), rto0 * 2, "backoff kept until a valid sample");
+    h.send(SERVER, 1000);
+    h.run_for(Duration::from_secs(1));
+    assert_eq!(h.server.rto(), rto0, "a fresh sample clears the backoff");
+}
+
+#[test]
+fn timestamps_give_an_rtt_sample_for_retransmissions() {
+    let mut h = pair();
+    h.drop_nth_data(SERVER, 1);
+    h.send(SERVER, 1000);
+    h.run_for(Duration::from_secs(2));
+    assert_eq!(h.server.stats().rto_count, 1);
+    assert_eq!(h.server.rto(), ms(300), "TS echo sample of 100 ms cleared the backoff");
+}
+
+#[test]
+fn delayed_ack_every_second_segment_after_quickack() {
+    let mut h = pair();
+    h.send(SERVER, 200 * MSS);
+    h.run_for(ms(2000));
+    assert_eq!(h.client.stats().bytes_received, 200 * MSS);
+    let acks: Vec<_> = h.acks_from(CLIENT).skip(1).map(|s| (s.at, s.pkt.ack)).collect(); // skip handshake ACK
+    let isn = h.data_from(SERVER).next().unwrap().pkt.seq;
+    let acked_segs: Vec<u64> = acks.iter().map(|a| (a.1.wrapping_sub(isn) as u64) / MSS).collect();
+    // Quick-ack: the first 16 data segments are each ACKed.
+    assert_eq!(&acked_segs[..16], &(1..=16).collect::<Vec<_>>()[..]);
+    // Afterwards every ACK covers two segments, except ones sent by the 40 ms timer.
+    let mut by_two = 0;
+    for (k, w) in acked_segs[16..].windows(2).enumerate() {
+        let step = w[1] - w[0];
+        if step == 2 {
+            by_two += 1;
+        } else {
+            assert_eq!(step, 1, "at ACK {k}");
+        }
+    }
+    assert!(by_two >= 80, "{by_two}");
+}
+
+#[test]
+fn delayed_ack_timer_acks_a_lone_segment_after_40ms() {
+    let mut h = pair();
+    h.send(SERVER, 40 * MSS);
+    h.run_for(ms(400));
+    // Leave quick-ack mode, then one segment within the RTO: ACKed by the timer.
+    let t0 = h.now;
+    h.send(SERVER, 100);
+    h.run_for(ms(300));
+    let data_arrival = t0 + h.delay;
+    let ack = h.acks_from(CLIENT).find(|s| s.at >= data_arrival).unwrap();
+    assert_eq!(ack.at - data_arrival, ms(40));
+}
+
+#[test]
+fn out_of_order_segment_is_acked_immediately_with_sack() {
+    let mut h = pair();
+    h.send(SERVER, 40 * MSS);
+    h.run_for(ms(400));
+    h.drop_nth_data(SERVER, 41);
+    let t0 = h.now;
+    h.send(SERVER, 3 * MSS);
+    h.run_for(ms(60));
+    let acks: Vec<_> = h.acks_from(CLIENT).filter(|s| s.at > t0).collect();
+    assert_eq!(acks.len(), 2, "each out-of-order segment is ACKed at once");
+    assert_eq!(acks[0].pkt.options.sack_count, 1);
+    assert_eq!(acks[0].at, t0 + h.delay);
+}
+
+#[test]
+fn zero_window_then_probe_then_resume() {
+    let small = TcpConfig { rcv_buf_bytes: 16 * MSS, ..cfg() };
+    let mut h = Harness::new(&small, &cfg(), ms(50));
+    h.auto_read[CLIENT as usize] = false;
+    h.establish();
+    h.send(SERVER, 100 * MSS);
+    h.run_for(Duration::from_secs(5));
+    assert!(h.client.readable_bytes() > 15 * MSS, "buffer full: {}", h.client.readable_bytes());
+    assert!(h.log.iter().any(|e| matches!(e, TcpLogEvent::ZeroWindow { from_node: CLIENT, .. })));
+    let probes: Vec<Time> = h
+        .log
+        .iter()
+        .filter_map(|e| match *e {
+            TcpLogEvent::ZeroWindowProbe { at, .. } => Some(at),
+            _ => None,
+        })
+        .collect();
+    assert!(probes.len() >= 4, "{probes:?}");
+    // The first probe fills the last sub-MSS window with data (Linux tcp_write_wakeup); the
+    // following ones are bare SND.UNA − 1 probes whose interval doubles.
+    let first = h.trace.iter().find(|s| s.pkt.src_node == SERVER && s.at == probes[0]).unwrap().pkt;
+    assert!(first.payload_len > 0 && (first.payload_len as u64) < MSS);
+    let gaps: Vec<Duration> = probes.windows(2).map(|w| w[1] - w[0]).collect();
+    for g in gaps[1..].windows(2) {
+        assert_eq!(g[1], g[0] * 2, "probe interval backs off: {gaps:?}");
+    }
+    // Probes are SND.UNA − 1 without data, and the receiver answers each.
+    let p = h.trace.iter().find(|s| s.pkt.src_node == SERVER && s.at == probes[1]).unwrap().pkt;
+    assert_eq!(p.payload_len, 0);
+    assert_eq!(p.seq, first.seq.wrapping_add(first.payload_len).wrapping_sub(1));
+    assert_eq!(h.server.stats().zero_window_probes, probes.len() as u64);
+    // The application reads: a window update goes out and the transfer resumes.
+    let t_read = h.now;
+    h.read(CLIENT, u64::MAX);
+    h.run_for(ms(101));
+    assert!(h.data_from(SERVER).any(|s| s.at > t_read), "sending resumed after the window update");
+    h.auto_read[CLIENT as usize] = true;
+    for _ in 0..50 {
+        h.read(CLIENT, u64::MAX);
+        h.run_for(ms(200));
+    }
+    assert_eq!(h.client.stats().bytes_read, 100 * MSS);
+}
+
+#[test]
+fn restart_after_idle_resets_to_restart_window() {
+    let mut h = pair();
+    h.send(SERVER, 300 * MSS);
+    h.run_for(Duration::from_secs(2));
+    let big = h.server.cwnd_bytes();
+    assert!(big >= 80 * MSS, "{big}");
+    // Idle for many RTOs (RTO ≈ 300 ms): back to min(IW, cwnd).
+    h.run_for(Duration::from_secs(3));
+    let t = h.now;
+    h.send(SERVER, 100 * MSS);
+    assert!(h.log.iter().any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })));
+    assert_eq!(h.data_from(SERVER).filter(|s| s.at == t).count(), 10);
+}
+
+#[test]
+fn restart_after_short_idle_halves_once_per_rto() {
+    let mut h = pair();
+    h.send(SERVER, 300 * MSS);
+    h.run_for(ms(700));
+    assert_eq!(h.server.unacked_bytes(), 0);
+    let big = h.server.cwnd_bytes();
+    let last = h.data_from(SERVER).last().unwrap().at;
+    let rto = h.server.rto();
+    // Idle between one and two RTOs since the last data segment: one halving.
+    h.run_until(last + rto + rto / 2);
+    h.send(SERVER, 1000 * MSS);
+    let seg = big / MSS / 2;
+    assert_eq!(h.data_from(SERVER).filter(|s| s.at == h.now).count() as u64, seg);
+}
+
+#[test]
+fn no_restart_when_slow_start_after_idle_is_off() {
+    let c = TcpConfig { slow_start_after_idle: false, ..cfg() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    h.send(SERVER, 300 * MSS);
+    h.run_for(Duration::from_secs(2));
+    let big = h.server.cwnd_bytes() / MSS;
+    h.run_for(Duration::from_secs(3));
+    let t = h.now;
+    h.send(SERVER, 1000 * MSS);
+    assert_eq!(h.data_from(SERVER).filter(|s| s.at == t).count() as u64, big);
+}
+
+#[test]
+fn cwnd_clamp_caps_flight() {
+    let mut h = pair();
+    h.server.set_cwnd_clamp(Some(20 * MSS));
+    let t0 = h.now;
+    h.send(SERVER, 500 * MSS);
+    let mut max_flight = 0;
+    for _ in 0..300 {
+        h.run_for(ms(5));
+        max_flight = max_flight.max(h.server.bytes_in_flight());
+    }
+    assert_eq!(max_flight, 20 * MSS);
+    let round = |k: u32| h.data_from(SERVER).filter(|s| s.at >= t0 + h.rtt() * k && s.at < t0 + h.rtt() * (k + 1)).count();
+    assert_eq!(round(3), 20);
+    // Lifting the clamp lets the window grow again.
+    h.server.set_cwnd_clamp(None);
+    h.send(SERVER, 500 * MSS);
+    h.run_for(ms(300));
+    assert!(h.server.bytes_in_flight() > 20 * MSS);
+}
+
+/// Reno with a fixed pacing rate, to exercise the endpoint's pacing.
+struct Paced(Box<dyn CongestionControl>, Bandwidth);
+impl CongestionControl for Paced {
+    fn name(&self) -> &'static str {
+        "paced"
+    }
+    fn on_ack(&mut self, ack: &AckEvent) {
+        self.0.on_ack(ack)
+    }
+    fn on_congestion_event(&mut self, now: Time, s: CongestionSignal, f: u64) {
+        self.0.on_congestion_event(now, s, f)
+    }
+    fn cwnd(&self) -> u64 {
+        self.0.cwnd()
+    }
+    fn set_cwnd(&mut self, b: u64) {
+        self.0.set_cwnd(b)
+    }
+    fn ssthresh(&self) -> u64 {
+        self.0.ssthresh()
+    }
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        Some(self.1)
+    }
+}
+
+#[test]
+fn pacing_spaces_segments() {
+    let mut h = pair();
+    let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
+    h.server.set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(12))));
+    let t0 = h.now;
+    h.send(SERVER, 10 * MSS);
+    h.run_for(ms(50));
+    let times: Vec<Time> = h.data_from(SERVER).map(|s| s.at).collect();
+    assert_eq!(times.len(), 10);
+    assert_eq!(times[0], t0);
+    for w in times.windows(2) {
+        // 1500 B at 12 Mbit/s = 1 ms.
+        assert_eq!(w[1] - w[0], ms(1));
+    }
+}
+
+#[test]
+fn keepalive_probes_after_idle() {
+    use super::config::KeepAliveConfig;
+    let ka = KeepAliveConfig { idle: Duration::from_secs(5), interval: Duration::from_secs(1), probes: 3 };
+    let server_cfg = TcpConfig { keepalive: Some(ka), ..cfg() };
+    let mut h = Harness::new(&cfg(), &server_cfg, ms(50));
+    h.establish();
+    let last_rx = ms(100); // the handshake ACK reached the server at 1.5 RTT... (150 ms)
+    let _ = last_rx;
+    h.run_for(Duration::from_secs(12));
+    let probes: Vec<Time> = h
+        .log
+        .iter()
+        .filter_map(|e| match *e {
+            TcpLogEvent::KeepAliveProbe { at, .. } => Some(at),
+            _ => None,
+        })
+        .collect();
+    // Answered probes: one per idle period, measured from the last packet received.
+    assert_eq!(probes.len(), 2, "{probes:?}");
+    assert_eq!(probes[0], Time::from_millis(150) + Duration::from_secs(5));
+    assert_eq!(probes[1], probes[0] + h.rtt() + Duration::from_secs(5));
+    let p = h.trace.iter().find(|s| s.at == probes[0] && s.pkt.src_node == SERVER).unwrap().pkt;
+    assert_eq!(p.payload_len, 0);
+    assert_eq!(h.server.state(), TcpState::Established);
+    // The peer disappears: `probes` unanswered probes, `interval` apart, then reset.
+    let t = h.now;
+    h.drops.push(DropRule::Blackout { from: CLIENT, start: t, end: t + Duration::from_secs(100) });
+    h.run_for(Duration::from_secs(20));
+    assert_eq!(h.server.state(), TcpState::Closed);
+    assert_eq!(h.events_of(SERVER, SocketEvent::Reset), 1);
+    assert_eq!(h.server.stats().keepalive_probes, 2 + 3);
+}
+
+#[test]
+fn fin_handshake_closes_both_sides() {
+    let mut h = pair();
+    h.send(CLIENT, 5000);
+    h.close(CLIENT);
+    assert_eq!(h.client.state(), TcpState::FinWait1);
+    h.run_for(ms(200));
+    assert_eq!(h.server.state(), TcpState::CloseWait);
+    assert_eq!(h.client.state(), TcpState::FinWait2);
+    assert_eq!(h.events_of(SERVER, SocketEvent::PeerClosed), 1);
+    assert_eq!(h.server.stats().bytes_received, 5000);
+    h.close(SERVER);
+    assert_eq!(h.server.state(), TcpState::LastAck);
+    h.run_for(ms(200));
+    assert_eq!(h.server.state(), TcpState::Closed);
+    assert_eq!(h.client.state(), TcpState::TimeWait);
+    h.run_for(Duration::from_secs(2));
+    assert_eq!(h.client.state(), TcpState::Closed);
+    assert_eq!(h.events_of(CLIENT, SocketEvent::Closed), 1);
+    assert_eq!(h.events_of(SERVER, SocketEvent::Closed), 1);
+}
+
+#[test]
+fn lost_fin_is_retransmitted() {
+    let mut h = pair();
+    h.send(CLIENT, 5000);
+    h.run_for(ms(200));
+    let mut first = true;
+    h.drops.push(DropRule::Pred(Box::new(move |p| {
+        let d = first && p.src_node == CLIENT && p.flags & flags::FIN != 0;
+        if d {
+            first = false;
+        }
+        d
+    })));
+    h.close(CLIENT);
+    h.run_for(ms(200));
+    assert_eq!(h.server.state(), TcpState::Established, "FIN lost");
+    h.run_for(Duration::from_secs(1));
+    assert_eq!(h.server.state(), TcpState::CloseWait);
+    assert_eq!(h.client.state(), TcpState::FinWait2);
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].2, RetransmitCause::Timeout);
+}
+
+#[test]
+fn seq_wraparound_is_handled() {
+    let mut h = Harness::with_isn(&cfg(), &cfg(), ms(20), u32::MAX - 3000, u32::MAX - 50_000);
+    h.establish();
+    h.drop_nth_data(SERVER, 40);
+    h.drop_nth_data(SERVER, 41);
+    h.send(SERVER, 1000 * MSS);
+    h.run_for(Duration::from_secs(10));
+    assert_eq!(h.client.stats().bytes_received, 1000 * MSS);
+    assert_eq!(h.server.stats().bytes_acked, 1000 * MSS);
+    assert_eq!(h.server.stats().rto_count, 0);
+    assert_eq!(h.server.stats().retrans_fast, 2);
+}
+
+#[test]
+fn all_acked_event_and_fct_timestamp() {
+    let mut h = pair();
+    let t0 = h.now;
+    h.send(SERVER, 20 * MSS);
+    h.run_for(ms(500));
+    assert_eq!(h.events_of(SERVER, SocketEvent::AllAcked), 1);
+    // 10 segments, then 10 more one RTT later, acked one RTT after that.
+    assert_eq!(h.server.stats().last_ack_of_data_at, Some(t0 + h.rtt() * 2));
+}
+
+#[test]
+fn lost_syn_is_retransmitted_after_one_second_and_iw_is_one() {
+    let mut h = Harness::pair(&cfg(), ms(50));
+    h.drops.push(DropRule::Pred(Box::new({
+        let mut first = true;
+        move |p: &crate::packet::Packet| {
+            let d = first && p.flags == flags::SYN;
+            if d {
+                first = false;
+            }
+            d
+        }
+    })));
+    h.run_for(Duration::from_secs(2));
+    assert_eq!(h.client.state(), TcpState::Established);
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].2, RetransmitCause::SynTimeout);
+    assert_eq!(r[0].0, Time::from_secs(1));
+    assert_eq!(h.client.cwnd_bytes(), MSS);
+}
+
+#[test]
+fn tail_loss_is_repaired_by_rto() {
+    let mut h = pair();
+    h.drop_nth_data(SERVER, 10);
+    h.send(SERVER, 10 * MSS);
+    h.run_for(Duration::from_secs(2));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].2, RetransmitCause::Timeout);
+    assert_eq!(h.client.stats().bytes_received, 10 * MSS);
+    // After the RTO the window restarts from one segment (Linux tcp_enter_loss).
+    assert!(h.server.ssthresh_bytes() <= 10 * MSS);
+}
+
+#[test]
+fn default_cc_is_cubic() {
+    assert_eq!(TcpConfig::default().cc, "cubic");
+    let mut h = Harness::pair(&TcpConfig::default(), ms(20));
+    h.establish();
+    h.send(SERVER, 500 * MSS);
+    h.run_for(Duration::from_secs(2));
+    assert_eq!(h.client.stats().bytes_received, 500 * MSS);
+}
+
