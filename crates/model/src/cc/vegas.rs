@@ -451,4 +451,23 @@ mod tests {
         assert!(jain >= 0.97, "Jain index {jain:.3}, bytes {shares:?}");
         assert!(utilization >= 0.95, "utilization {utilization:.3}");
     }
+
+    #[test]
+    fn flow_whose_base_rtt_includes_the_others_burst_takes_the_larger_share() {
+        // Both flows start at t = 0: flow 1's first ten segments queue behind flow 0's, so its
+        // BaseRTT is 10 × 0.58 ms too high (26.4 ms instead of 20.6 ms) for ever; it then reads
+        // part of its own queue as propagation delay and keeps more segments queued. This is the
+        // classic Vegas BaseRTT error (Low, Peterson & Wang, JACM 2002), and what synchronized
+        // on-off clients that restart together (seed 004) run into on every segment.
+        let shares = crate::cc::testing_path::two_flow_shares(
+            || Box::new(Vegas::new(&CcConfig::default())),
+            Bandwidth::from_mbps(20),
+            Duration::from_millis(20),
+            35,
+            Time::ZERO,
+            Time::from_secs(20),
+            Time::from_secs(60),
+        );
+        assert!(shares[1] > 2 * shares[0], "{shares:?}");
+    }
 }
