@@ -1,0 +1,1120 @@
+//! Per-flow TCP state, reconstructed from the packets seen at the server (seed 000's vantage
+//! point: "packet-level traces collected at streaming servers").
+//!
+//! A flow is a 5-tuple. Its server side comes from `--server-port/--server-ip`, else from the
+//! handshake (the side that sent SYN+ACK), else — for flows caught mid-stream — from a list of
+//! well-known video ports, else the lower port. Direction 0 is client→server (upload data),
+//! direction 1 server→client (download data). Whether the flow *is* an upload or a download
+//! flow is decided at its end by which side sent more payload bytes.
+//!
+//! For the server as a sender the flow keeps what the server's TCP keeps: SND.UNA, SND.MAX, the
+//! outstanding segments (a ring that grows to the largest window once and is then reused),
+//! SACK/lost/retransmitted marks for in_flight (seed Eq. 1, Linux `tcp_packets_in_flight`:
+//! packets_out + retrans_out − (sacked_out + lost_out), here in bytes), duplicate ACKs, fast
+//! recovery and RTO loss episodes, and the RFC 6298 estimator (`rtt`). For the server as a
+//! receiver it keeps RCV.NXT, the highest sequence received and up to eight out-of-order ranges
+//! (the holes that make reordering stalls and the reordering rate of seed §2.1).
+//!
+//! Sequence numbers are unwrapped to 64-bit stream offsets (offset 0 = first byte after the
+//! SYN, or the first byte seen for flows without a handshake) relative to the current send
+//! point, so flows longer than 4 GiB work.
+//!
+//! Every packet first goes through the stall detector (`stall`): the gap since the flow's
+//! previous packet is compared with the upload threshold (3WHS RTT as SRTT) and the download
+//! threshold (emulated SRTT/RTO); the gap is classified after the packet is processed, with
+//! the state captured before it.
+
+use std::collections::VecDeque;
+
+use crate::app::{AppState, HttpTx, Proto};
+use crate::burst::{Burst, BurstTracker};
+use crate::decode::{flags, TcpPacket};
+use crate::flv::{FrameAgg, FrameType};
+use crate::retrans::{self, RetransKind, TimeoutEvidence, TimeoutType};
+use crate::rtt::{RttEstimator, TsvalClock};
+use crate::stall::{self, GapContext, StallKind};
+use crate::AnalyzeOptions;
+
+/// Ports assumed to be servers for flows without a handshake (HTTP, HTTPS, RTMP, HTTP-alt,
+/// RTSP, iperf3).
+const WELL_KNOWN: [u16; 8] = [80, 443, 1935, 8080, 8000, 8443, 554, 5201];
+
+/// Buckets of in_flight (bytes) for RTT/RTT_3WHS (seed Fig. 5): upper edges in KiB.
+pub const INFLIGHT_EDGES_KB: [u64; 7] = [4, 8, 16, 32, 64, 128, u64::MAX];
+
+/// Canonical flow key: the lower (address, port) first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey {
+    pub a: u128,
+    pub pa: u16,
+    pub b: u128,
+    pub pb: u16,
+}
+
+impl FlowKey {
+    #[inline]
+    pub fn of(p: &TcpPacket<'_>) -> FlowKey {
+        if (p.src, p.sport) <= (p.dst, p.dport) {
+            FlowKey { a: p.src, pa: p.sport, b: p.dst, pb: p.dport }
+        } else {
+            FlowKey { a: p.dst, pa: p.dport, b: p.src, pb: p.sport }
+        }
+    }
+}
+
+/// 32-bit sequence number → 64-bit stream offset, nearest to a reference offset.
+#[inline]
+fn unwrap(seq: u32, base: u32, reference: u64) -> i64 {
+    let r = seq.wrapping_sub(base);
+    let d = r.wrapping_sub(reference as u32) as i32 as i64;
+    reference as i64 + d
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    start: u64,
+    end: u64,
+    first_tx: u64,
+    ordinal: u64,
+    out_pkts_at_send: u32,
+    in_flight_at_send: u64,
+    retrans: u16,
+    last_kind: Option<RetransKind>,
+    sacked: bool,
+    lost: bool,
+    rtx_out: bool,
+}
+
+/// A timeout retransmission waiting for the ACK that tells what really happened.
+#[derive(Clone, Copy, Debug)]
+struct PendingTimeout {
+    rec: usize,
+    start: u64,
+    end: u64,
+    ordinal: u64,
+    t_rtx: u64,
+    rtx_tsval: Option<u32>,
+    ev: TimeoutEvidence,
+    done: bool,
+}
+
+/// One retransmission (output row before flow ids are assigned).
+#[derive(Clone, Debug)]
+pub struct RetransOut {
+    pub ts_ns: u64,
+    pub seq: u64,
+    pub len: u32,
+    pub kind: RetransKind,
+    pub prior: u16,
+    pub frame: FrameType,
+    pub timeout_type: Option<TimeoutType>,
+    pub evidence: Option<TimeoutEvidence>,
+}
+
+/// One stall candidate.
+#[derive(Clone, Debug)]
+pub struct StallOut {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub thr_up_ns: u64,
+    pub thr_down_ns: u64,
+    pub kind_up: StallKind,
+    pub kind_down: StallKind,
+    /// Index into the retransmission rows when the gap ended with a timeout retransmission.
+    pub retrans: Option<usize>,
+    pub frame: FrameType,
+    pub in_flight: u64,
+    pub end_from_server: bool,
+}
+
+/// Per frame type counters of data packets (seed Table 4 loss rate, Table 5).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FramePkts {
+    pub packets: u64,
+    pub retrans: u64,
+    pub timeouts: u64,
+}
+
+/// Everything a finished flow leaves behind.
+#[derive(Clone, Debug)]
+pub struct FlowOut {
+    pub key: FlowKey,
+    pub client: (u128, u16),
+    pub server: (u128, u16),
+    pub v6: bool,
+    pub server_by: &'static str,
+    pub handshake: bool,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub fct_start_ns: u64,
+    pub download: bool,
+    pub fct_end_ns: u64,
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    pub wire_bytes_up: u64,
+    pub wire_bytes_down: u64,
+    pub pkts_up: u64,
+    pub pkts_down: u64,
+    pub data_pkts_up: u64,
+    pub data_pkts_down: u64,
+    pub first_data_ns: Option<u64>,
+    pub last_data_ns: Option<u64>,
+    pub acked_bytes: u64,
+    pub last_ack_ns: Option<u64>,
+    pub rtt_3whs_ns: Option<u64>,
+    pub rtt_samples: u64,
+    pub rtt_min_ns: Option<u64>,
+    pub rtt_mean_ns: Option<u64>,
+    pub srtt_end_ns: Option<u64>,
+    pub rto_end_ns: u64,
+    pub mss: u32,
+    pub retrans_pkts: u64,
+    pub retrans_bytes: u64,
+    pub fast_retrans: u64,
+    pub timeout_retrans: u64,
+    pub dup_pkts_up: u64,
+    pub reordered_up: u64,
+    pub timeout_reorderings: u64,
+    pub zero_windows: u64,
+    pub keepalives: u64,
+    pub max_in_flight: u64,
+    pub syn_retrans: u32,
+    pub closed_by: &'static str,
+    pub stalls: Vec<StallOut>,
+    pub retrans: Vec<RetransOut>,
+    pub bursts: Vec<(Burst, bool)>,
+    pub bursts_up: Vec<(Burst, bool)>,
+    pub http: Vec<HttpTx>,
+    pub proto: Proto,
+    pub channel: Option<String>,
+    pub name: Option<String>,
+    pub role: Option<String>,
+    /// Download-direction packets per frame type.
+    pub frame_pkts: [FramePkts; 5],
+    pub frame_agg: [FrameAgg; 5],
+    pub timeout_types_by_frame: [[u64; 6]; 5],
+    /// (count, sum of RTT/RTT_3WHS, sum of RTT ns) per in_flight bucket.
+    pub rtt_buckets: [(u64, f64, u64); 7],
+}
+
+/// State of the server as a sender (direction 1).
+#[derive(Debug, Default)]
+struct Sender {
+    base: Option<u32>,
+    snd_una: u64,
+    snd_max: u64,
+    segs: VecDeque<Seg>,
+    sacked_out: u64,
+    lost_out: u64,
+    retrans_out: u64,
+    dupacks: u32,
+    last_win: u64,
+    recovery_point: Option<u64>,
+    loss_point: Option<u64>,
+    ordinals: u64,
+    last_advance_ns: u64,
+    full_ack_ns: Option<u64>,
+    fin_sent: bool,
+}
+
+impl Sender {
+    fn in_flight(&self) -> u64 {
+        ((self.snd_max - self.snd_una) + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+    fn remove_front(&mut self) -> Option<Seg> {
+        let s = self.segs.pop_front()?;
+        let len = s.end - s.start;
+        if s.sacked {
+            self.sacked_out -= len.min(self.sacked_out);
+        }
+        if s.lost {
+            self.lost_out -= len.min(self.lost_out);
+        }
+        if s.rtx_out {
+            self.retrans_out -= len.min(self.retrans_out);
+        }
+        Some(s)
+    }
+    /// Index of the first segment with end > off.
+    fn seg_index(&self, off: u64) -> usize {
+        self.segs.partition_point(|s| s.end <= off)
+    }
+}
+
+/// State of the server as a receiver (direction 0).
+#[derive(Debug, Default)]
+struct Receiver {
+    base: Option<u32>,
+    rcv_nxt: u64,
+    max_end: u64,
+    max_end_ns: u64,
+    ooo: [(u64, u64); 8],
+    n_ooo: usize,
+    hole_since: Option<u64>,
+    fin_sent: bool,
+}
+
+impl Receiver {
+    fn has_hole(&self) -> bool {
+        self.n_ooo > 0
+    }
+    /// Record [s, e) as received; returns (disordered, duplicate).
+    fn receive(&mut self, s: u64, e: u64, now: u64) -> (bool, bool) {
+        let disordered = s < self.max_end;
+        let duplicate = e <= self.rcv_nxt;
+        if e > self.max_end {
+            self.max_end = e;
+            self.max_end_ns = now;
+        }
+        if s <= self.rcv_nxt {
+            if e > self.rcv_nxt {
+                self.rcv_nxt = e;
+            }
+        } else {
+            // Out-of-order range above RCV.NXT: remember it (merging; drop the highest when full).
+            if self.n_ooo == 0 {
+                self.hole_since = Some(now);
+            }
+            let mut merged = false;
+            for r in &mut self.ooo[..self.n_ooo] {
+                if s <= r.1 && e >= r.0 {
+                    r.0 = r.0.min(s);
+                    r.1 = r.1.max(e);
+                    merged = true;
+                    break;
+                }
+            }
+            if !merged {
+                if self.n_ooo < self.ooo.len() {
+                    self.ooo[self.n_ooo] = (s, e);
+                    self.n_ooo += 1;
+                } else {
+                    self.ooo[self.n_ooo - 1].1 = self.ooo[self.n_ooo - 1].1.max(e);
+                }
+            }
+        }
+        // Advance RCV.NXT through buffered ranges.
+        loop {
+            let mut progressed = false;
+            let mut i = 0;
+            while i < self.n_ooo {
+                let r = self.ooo[i];
+                if r.0 <= self.rcv_nxt {
+                    self.rcv_nxt = self.rcv_nxt.max(r.1);
+                    self.ooo[i] = self.ooo[self.n_ooo - 1];
+                    self.n_ooo -= 1;
+                    progressed = true;
+                } else {
+                    i += 1;
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+        if self.n_ooo == 0 {
+            self.hole_since = None;
+        }
+        (disordered, duplicate)
+    }
+}
+
+/// Which side of the flow is the server, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerBy {
+    Option,
+    Syn,
+    Port,
+}
+
+/// Live state of one flow.
+pub struct Flow {
+    pub key: FlowKey,
+    client: (u128, u16),
+    server: (u128, u16),
+    v6: bool,
+    server_by: ServerBy,
+    start_ns: u64,
+    pub last_ns: u64,
+    syn_ns: Option<u64>,
+    client_isn: Option<u32>,
+    synack_ns: Option<u64>,
+    synack_count: u32,
+    syn_count: u32,
+    rtt_3whs: Option<u64>,
+    client_ws: Option<u8>,
+    server_ws: Option<u8>,
+    mss: u32,
+    snd: Sender,
+    rcv: Receiver,
+    est: RttEstimator,
+    est3: RttEstimator,
+    tsclock: TsvalClock,
+    last_client_ns: u64,
+    last_client_loss_signal: bool,
+    client_ack_since: u64,
+    rwnd_zero: bool,
+    bursts: [BurstTracker; 2],
+    pending: Vec<PendingTimeout>,
+    app: Option<Box<AppState>>,
+    pub closed: bool,
+    closed_by: &'static str,
+    out: FlowOut,
+}
+
+impl Flow {
+    /// A new flow whose first packet is `p`.
+    pub fn new(p: &TcpPacket<'_>, now: u64, opts: &AnalyzeOptions, server_ips: &[u128]) -> Flow {
+        let key = FlowKey::of(p);
+        let src = (p.src, p.sport);
+        let dst = (p.dst, p.dport);
+        let syn_only = p.flags & (flags::SYN | flags::ACK) == flags::SYN;
+        let synack = p.flags & (flags::SYN | flags::ACK) == (flags::SYN | flags::ACK);
+        let is_server = |e: (u128, u16)| opts.server_ports.contains(&e.1) || server_ips.contains(&e.0);
+        let (server, by) = if is_server(src) && !is_server(dst) {
+            (src, ServerBy::Option)
+        } else if is_server(dst) && !is_server(src) {
+            (dst, ServerBy::Option)
+        } else if syn_only {
+            (dst, ServerBy::Syn)
+        } else if synack {
+            (src, ServerBy::Syn)
+        } else if WELL_KNOWN.contains(&p.sport) && !WELL_KNOWN.contains(&p.dport) {
+            (src, ServerBy::Port)
+        } else if WELL_KNOWN.contains(&p.dport) && !WELL_KNOWN.contains(&p.sport) {
+            (dst, ServerBy::Port)
+        } else if p.sport < p.dport {
+            (src, ServerBy::Port)
+        } else {
+            (dst, ServerBy::Port)
+        };
+        let client = if server == src { dst } else { src };
+        let est = RttEstimator::new(
+            opts.rto_style,
+            opts.min_rto.as_nanos() as u64,
+            opts.initial_rto.as_nanos() as u64,
+            opts.max_rto.as_nanos() as u64,
+        );
+        Flow {
+            key,
+            client,
+            server,
+            v6: p.v6,
+            server_by: by,
+            start_ns: now,
+            last_ns: now,
+            syn_ns: None,
+            client_isn: None,
+            synack_ns: None,
+            synack_count: 0,
+            syn_count: 0,
+            rtt_3whs: None,
+            client_ws: None,
+            server_ws: None,
+            mss: 0,
+            snd: Sender::default(),
+            rcv: Receiver::default(),
+            est,
+            est3: est,
+            tsclock: TsvalClock::default(),
+            last_client_ns: 0,
+            last_client_loss_signal: false,
+            client_ack_since: 0,
+            rwnd_zero: false,
+            bursts: [BurstTracker::default(); 2],
+            pending: Vec::new(),
+            app: if opts.app_parse { Some(Box::default()) } else { None },
+            closed: false,
+            closed_by: "",
+            out: FlowOut::empty(key),
+        }
+    }
+
+    /// Is `p` a new connection reusing this 5-tuple (a SYN with a different ISN after data or
+    /// close)?
+    pub fn is_reuse(&self, p: &TcpPacket<'_>) -> bool {
+        p.flags & (flags::SYN | flags::ACK) == flags::SYN
+            && self.client_isn != Some(p.seq)
+            && (self.closed || self.out.pkts_up + self.out.pkts_down > 4 || self.client_isn.is_some())
+    }
+
+    /// Process one packet.
+    pub fn on_packet(&mut self, p: &TcpPacket<'_>, now: u64, opts: &AnalyzeOptions) {
+        let now = now.max(self.last_ns); // captures can step back slightly across interfaces
+        let from_server = (p.src, p.sport) == self.server;
+        // --- the gap before this packet, with the state as it was ---
+        let gap = now - self.last_ns;
+        let first = self.out.pkts_up + self.out.pkts_down == 0;
+        let thr_down = stall::threshold_ns(opts.tau, self.est.srtt_ns, self.est.rto_ns());
+        let thr_up = stall::threshold_ns(opts.tau, self.rtt_3whs, self.est3.rto_ns());
+        let is_gap = !first && gap > thr_down.min(thr_up);
+        let mut ctx = GapContext {
+            end_from_server: from_server,
+            server_outstanding: self.snd.snd_una < self.snd.snd_max,
+            client_rwnd_zero: self.rwnd_zero,
+            server_has_hole: self.rcv.has_hole(),
+            end_is_fin_or_rst: p.flags & (flags::FIN | flags::RST) != 0,
+            ..Default::default()
+        };
+        let in_flight_before = self.snd.in_flight();
+        let retrans_before = self.out.retrans.len();
+        let mut frame = FrameType::Unknown;
+
+        if from_server {
+            self.out.pkts_down += 1;
+            self.out.wire_bytes_down += p.payload_len as u64;
+            self.server_packet(p, now, opts, &mut ctx, &mut frame);
+        } else {
+            self.out.pkts_up += 1;
+            self.out.wire_bytes_up += p.payload_len as u64;
+            self.client_packet(p, now, opts, &mut ctx, &mut frame);
+        }
+        if p.flags & flags::RST != 0 {
+            self.closed = true;
+            self.closed_by = "rst";
+        }
+        if self.snd.fin_sent && self.rcv.fin_sent && !self.closed {
+            self.closed = true;
+            self.closed_by = "fin";
+        }
+
+        if is_gap {
+            if self.out.retrans.len() > retrans_before {
+                ctx.end_is_timeout_retrans = self.out.retrans[retrans_before].kind == RetransKind::Timeout;
+            }
+            let retrans = ctx.end_is_timeout_retrans.then_some(retrans_before);
+            self.out.stalls.push(StallOut {
+                start_ns: self.last_ns,
+                end_ns: now,
+                thr_up_ns: thr_up,
+                thr_down_ns: thr_down,
+                kind_up: stall::classify_upload(&ctx),
+                kind_down: stall::classify_download(&ctx),
+                retrans,
+                frame,
+                in_flight: in_flight_before,
+                end_from_server: from_server,
+            });
+        }
+        self.last_ns = now;
+    }
+
+    fn app_feed(&mut self, dir: usize, off: i64, p: &TcpPacket<'_>, now: u64) -> FrameType {
+        let Some(app) = self.app.as_deref_mut() else { return FrameType::Unknown };
+        if off < 0 {
+            return FrameType::Unknown;
+        }
+        let off = off as u64;
+        let complete = p.payload.len() as u32 >= p.payload_len;
+        app.feed(dir, off, p.payload, complete, now);
+        app.index(dir).at(off)
+    }
+
+    fn server_packet(&mut self, p: &TcpPacket<'_>, now: u64, opts: &AnalyzeOptions, ctx: &mut GapContext, frame: &mut FrameType) {
+        let syn = p.flags & flags::SYN != 0;
+        if let Some((tsval, _)) = p.opts.ts {
+            self.tsclock.on_send(tsval, now);
+        }
+        if syn {
+            self.snd.base = Some(p.seq.wrapping_add(1));
+            self.server_ws = p.opts.wscale;
+            if p.opts.mss > 0 {
+                self.mss = self.mss.max(p.opts.mss as u32);
+            }
+            if p.flags & flags::ACK != 0 {
+                self.synack_count += 1;
+                if self.synack_ns.is_none() {
+                    self.synack_ns = Some(now);
+                }
+            }
+            return;
+        }
+        let base = *self.snd.base.get_or_insert(p.seq);
+        let rel = unwrap(p.seq, base, self.snd.snd_max);
+        let len = p.payload_len as u64;
+        // Keep-alive (RFC 9293 §3.8.4) or zero-window probe: SEG.SEQ = SND.NXT − 1, ≤ 1 byte,
+        // nothing outstanding.
+        if len <= 1 && rel == self.snd.snd_max as i64 - 1 && self.snd.snd_una == self.snd.snd_max && p.flags & flags::FIN == 0 {
+            ctx.end_is_keepalive = true;
+            self.out.keepalives += 1;
+            return;
+        }
+        if p.flags & flags::FIN != 0 {
+            self.snd.fin_sent = true;
+        }
+        if len == 0 || rel < 0 {
+            return;
+        }
+        let start = rel as u64;
+        let end = start + len;
+        self.out.data_pkts_down += 1;
+        self.out.first_data_ns.get_or_insert(now);
+        self.mss = self.mss.max(len as u32);
+        let f = self.app_feed(1, rel, p, now);
+        *frame = f;
+        self.out.frame_pkts[f.index()].packets += 1;
+        if start >= self.snd.snd_max {
+            // New data.
+            self.snd.snd_max = end;
+            let ordinal = self.snd.ordinals;
+            self.snd.ordinals += 1;
+            let in_flight = self.snd.in_flight();
+            self.out.max_in_flight = self.out.max_in_flight.max(in_flight);
+            let out_pkts = self.snd.segs.len() as u32 + 1;
+            self.snd.segs.push_back(Seg {
+                start,
+                end,
+                first_tx: now,
+                ordinal,
+                out_pkts_at_send: out_pkts,
+                in_flight_at_send: in_flight,
+                retrans: 0,
+                last_kind: None,
+                sacked: false,
+                lost: false,
+                rtx_out: false,
+            });
+        } else {
+            self.retransmission(p, start, end.min(self.snd.snd_max), now, ctx, f);
+            if end > self.snd.snd_max {
+                // Retransmission that also carries new data (repacketisation).
+                let ordinal = self.snd.ordinals;
+                self.snd.ordinals += 1;
+                let in_flight = self.snd.in_flight();
+                let out_pkts = self.snd.segs.len() as u32 + 1;
+                self.snd.segs.push_back(Seg {
+                    start: self.snd.snd_max,
+                    end,
+                    first_tx: now,
+                    ordinal,
+                    out_pkts_at_send: out_pkts,
+                    in_flight_at_send: in_flight,
+                    retrans: 0,
+                    last_kind: None,
+                    sacked: false,
+                    lost: false,
+                    rtx_out: false,
+                });
+                self.snd.snd_max = end;
+            }
+        }
+        if let Some(b) = self.bursts[1].on_data(now, p.payload_len, start, end, f, opts.burst_gap.as_nanos() as u64, opts.burst_min_packets) {
+            self.out.bursts.push((b, false));
+        }
+    }
+
+    fn retransmission(&mut self, p: &TcpPacket<'_>, start: u64, end: u64, now: u64, ctx: &mut GapContext, f: FrameType) {
+        let ack_clocked = self.out.pkts_up > 0 && now.saturating_sub(self.last_client_ns) <= retrans::ACK_CLOCK_NS;
+        let kind = if ack_clocked && (self.last_client_loss_signal || self.snd.recovery_point.is_some()) {
+            RetransKind::Fast
+        } else if ack_clocked && self.snd.loss_point.is_some() {
+            RetransKind::Recovery
+        } else if !ack_clocked {
+            RetransKind::Timeout
+        } else {
+            RetransKind::Other
+        };
+        self.out.retrans_pkts += 1;
+        self.out.retrans_bytes += end - start;
+        self.out.frame_pkts[f.index()].retrans += 1;
+        let i0 = self.snd.seg_index(start);
+        let (prior, prior_kind) = self.snd.segs.get(i0).map(|s| (s.retrans, s.last_kind)).unwrap_or((0, None));
+        let _ = prior_kind;
+        match kind {
+            RetransKind::Fast => {
+                self.out.fast_retrans += 1;
+                if self.snd.recovery_point.is_none() {
+                    self.snd.recovery_point = Some(self.snd.snd_max);
+                }
+            }
+            RetransKind::Timeout => {
+                self.out.timeout_retrans += 1;
+                self.out.frame_pkts[f.index()].timeouts += 1;
+                ctx.end_is_timeout_retrans = true;
+            }
+            _ => {}
+        }
+        let mut rec = RetransOut {
+            ts_ns: now,
+            seq: start,
+            len: (end - start) as u32,
+            kind,
+            prior,
+            frame: f,
+            timeout_type: None,
+            evidence: None,
+        };
+        if kind == RetransKind::Timeout {
+            // Evidence known at the time of the timeout.
+            let mut ev = TimeoutEvidence { prior_retrans: prior > 0, ..Default::default() };
+            if let Some(seg) = self.snd.segs.get(i0).copied() {
+                let after = &self.snd.segs.range(i0..);
+                ev.max_outstanding_pkts = after.clone().map(|s| s.out_pkts_at_send).max().unwrap_or(1);
+                ev.segs_after = (self.snd.segs.len() - i0 - 1) as u32;
+                ev.ack_after_send = self.client_ack_since > seg.first_tx;
+                ev.dupacks = if self.snd.snd_una == seg.start { self.snd.dupacks } else { 0 };
+                self.pending.push(PendingTimeout {
+                    rec: self.out.retrans.len(),
+                    start: seg.start,
+                    end: seg.end,
+                    ordinal: seg.ordinal,
+                    t_rtx: now,
+                    rtx_tsval: p.opts.ts.map(|t| t.0),
+                    ev,
+                    done: false,
+                });
+            }
+            rec.evidence = Some(ev);
+            // RFC 6298 §5.5 backoff; Linux tcp_enter_loss marks everything not SACKed lost.
+            self.est.on_timeout();
+            self.snd.loss_point = Some(self.snd.snd_max);
+            self.snd.recovery_point = None;
+            let mut lost_add = 0;
+            for s in self.snd.segs.iter_mut() {
+                if !s.sacked && !s.lost {
+                    s.lost = true;
+                    lost_add += s.end - s.start;
+                }
+            }
+            self.snd.lost_out += lost_add;
+        }
+        // Mark the retransmitted segments.
+        let mut i = i0;
+        while let Some(s) = self.snd.segs.get_mut(i) {
+            if s.start >= end {
+                break;
+            }
+            s.retrans = s.retrans.saturating_add(1);
+            s.last_kind = Some(kind);
+            if !s.lost {
+                s.lost = true;
+                self.snd.lost_out += s.end - s.start;
+            }
+            if !s.rtx_out {
+                s.rtx_out = true;
+                self.snd.retrans_out += s.end - s.start;
+            }
+            i += 1;
+        }
+        self.out.retrans.push(rec);
+    }
+
+    fn client_packet(&mut self, p: &TcpPacket<'_>, now: u64, opts: &AnalyzeOptions, ctx: &mut GapContext, frame: &mut FrameType) {
+        let syn = p.flags & flags::SYN != 0;
+        if syn {
+            self.syn_count += 1;
+            self.syn_ns.get_or_insert(now);
+            self.client_isn = Some(p.seq);
+            self.rcv.base = Some(p.seq.wrapping_add(1));
+            self.client_ws = p.opts.wscale;
+            if p.opts.mss > 0 {
+                self.mss = self.mss.max(p.opts.mss as u32);
+            }
+            self.last_client_ns = now;
+            return;
+        }
+        // 3WHS RTT: the server's SYN+ACK to the client's ACK of it (seed §2.1). Like Linux
+        // (tcp_synack_rtt_meas needs num_retrans == 0), no sample if the SYN+ACK was resent.
+        if let (Some(t), None) = (self.synack_ns, self.rtt_3whs) {
+            if p.flags & flags::ACK != 0 && self.synack_count == 1 && self.snd.base == Some(p.ack) {
+                let r = now - t;
+                self.rtt_3whs = Some(r);
+                self.est.sample(r);
+                self.est3.sample(r);
+                self.out.rtt_samples += 0;
+            }
+        }
+        let mut loss_signal = false;
+        if p.flags & flags::ACK != 0 {
+            if let Some(base) = self.snd.base {
+                loss_signal = self.client_ack(p, base, now);
+            }
+        }
+        self.last_client_loss_signal = loss_signal;
+        self.last_client_ns = now;
+        if p.flags & flags::ACK != 0 {
+            self.client_ack_since = now;
+        }
+        // Client data (upload direction).
+        let base = *self.rcv.base.get_or_insert(p.seq);
+        let rel = unwrap(p.seq, base, self.rcv.max_end);
+        let len = p.payload_len as u64;
+        if len <= 1 && rel == self.rcv.rcv_nxt as i64 - 1 && self.rcv.n_ooo == 0 && p.flags & flags::FIN == 0 {
+            ctx.end_is_keepalive = true;
+            self.out.keepalives += 1;
+            return;
+        }
+        if p.flags & flags::FIN != 0 {
+            self.rcv.fin_sent = true;
+        }
+        if len == 0 || rel < 0 {
+            return;
+        }
+        let start = rel as u64;
+        let end = start + len;
+        self.out.data_pkts_up += 1;
+        self.out.first_data_ns.get_or_insert(now);
+        self.out.last_data_ns = Some(now);
+        let hole_since = self.rcv.hole_since;
+        let max_end_ns = self.rcv.max_end_ns;
+        let (disordered, duplicate) = self.rcv.receive(start, end, now);
+        if disordered {
+            ctx.end_is_disordered = true;
+            self.out.reordered_up += 1;
+            // "timeout reordering": the disordered packet came more than 0.2 s after the
+            // packet that overtook it (the hole opened, or the highest sequence arrived).
+            let since = hole_since.unwrap_or(max_end_ns);
+            if now.saturating_sub(since) > opts.timeout_reordering.as_nanos() as u64 {
+                self.out.timeout_reorderings += 1;
+            }
+        }
+        if duplicate {
+            self.out.dup_pkts_up += 1;
+        }
+        let f = self.app_feed(0, rel, p, now);
+        *frame = f;
+        if let Some(b) = self.bursts[0].on_data(now, p.payload_len, start, end, f, opts.burst_gap.as_nanos() as u64, opts.burst_min_packets) {
+            self.out.bursts_up.push((b, disordered));
+        }
+    }
+
+    /// An ACK from the client for server data. Returns whether it signalled loss (a duplicate
+    /// ACK or new SACK information).
+    fn client_ack(&mut self, p: &TcpPacket<'_>, base: u32, now: u64) -> bool {
+        let snd = &mut self.snd;
+        let ack = unwrap(p.ack, base, snd.snd_max);
+        let fin_extra = snd.fin_sent as u64;
+        let ack = ack.clamp(0, (snd.snd_max + fin_extra) as i64) as u64;
+        let ack_data = ack.min(snd.snd_max);
+        // Window scaling applies only when both SYNs carried the option (RFC 7323 §2.2).
+        let shift = match (self.client_ws, self.server_ws) {
+            (Some(c), Some(_)) => c,
+            _ => 0,
+        };
+        let win = (p.window as u64) << shift;
+        let was_zero = self.rwnd_zero;
+        self.rwnd_zero = win == 0;
+        if self.rwnd_zero && !was_zero {
+            self.out.zero_windows += 1;
+        }
+        let mut loss_signal = false;
+        // SACK blocks: D-SACK (RFC 2883: first block below the cumulative ACK, or inside the
+        // second block) marks a spurious retransmission; others mark segments SACKed.
+        let blocks = p.opts.sack_blocks();
+        for (k, &(s, e)) in blocks.iter().enumerate() {
+            let s = unwrap(s, base, snd.snd_max).max(0) as u64;
+            let e = unwrap(e, base, snd.snd_max).max(0) as u64;
+            if e <= s {
+                continue;
+            }
+            let dsack = k == 0 && (e <= ack || blocks.get(1).is_some_and(|&(s2, e2)| {
+                let s2 = unwrap(s2, base, snd.snd_max).max(0) as u64;
+                let e2 = unwrap(e2, base, snd.snd_max).max(0) as u64;
+                s >= s2 && e <= e2
+            }));
+            if dsack {
+                for pt in self.pending.iter_mut() {
+                    if s < pt.end && e > pt.start {
+                        pt.ev.spurious = true;
+                    }
+                }
+                continue;
+            }
+            let mut i = snd.seg_index(s);
+            while let Some(seg) = snd.segs.get_mut(i) {
+                if seg.start >= e {
+                    break;
+                }
+                if seg.end <= e && !seg.sacked {
+                    seg.sacked = true;
+                    snd.sacked_out += seg.end - seg.start;
+                    loss_signal = true;
+                    if seg.lost {
+                        seg.lost = false;
+                        snd.lost_out -= (seg.end - seg.start).min(snd.lost_out);
+                    }
+                }
+                i += 1;
+            }
+        }
+        if ack_data > snd.snd_una {
+            // Cumulative ACK advances: RTT sample from the oldest newly acked segment unless any
+            // of them was retransmitted (Karn; Linux FLAG_RETRANS_DATA_ACKED), else from the
+            // timestamp echo (RFC 7323).
+            let mut oldest: Option<Seg> = None;
+            let mut karn = false;
+            while let Some(s) = snd.segs.front() {
+                if s.end > ack_data {
+                    break;
+                }
+                let s = snd.remove_front().unwrap();
+                karn |= s.retrans > 0;
+                if oldest.is_none() {
+                    oldest = Some(s);
+                }
+            }
+            if let Some(front) = snd.segs.front_mut() {
+                if front.start < ack_data {
+                    // Partially acknowledged segment.
+                    let cut = ack_data - front.start;
+                    if front.rtx_out {
+                        snd.retrans_out -= cut.min(snd.retrans_out);
+                    }
+                    if front.lost {
+                        snd.lost_out -= cut.min(snd.lost_out);
+                    }
+                    front.start = ack_data;
+                }
+            }
+            let mut sample = None;
+            if let Some(o) = oldest {
+                if !karn {
+                    sample = Some((now.saturating_sub(o.first_tx), o.in_flight_at_send + (o.end - o.start)));
+                } else if let Some((_, tsecr)) = p.opts.ts {
+                    if let Some(t) = self.tsclock.sent_at(tsecr) {
+                        sample = Some((now.saturating_sub(t), o.in_flight_at_send + (o.end - o.start)));
+                    }
+                }
+            }
+            snd.snd_una = ack_data;
+            snd.dupacks = 0;
+            snd.last_advance_ns = now;
+            if snd.snd_una >= snd.snd_max {
+                snd.full_ack_ns = Some(now);
+            }
+            self.out.last_ack_ns = Some(now);
+            if snd.recovery_point.is_some_and(|rp| snd.snd_una >= rp) {
+                snd.recovery_point = None;
+            }
+            if snd.loss_point.is_some_and(|lp| snd.snd_una >= lp) {
+                snd.loss_point = None;
+            }
+            // Resolve pending timeout retransmissions now covered.
+            let min_rtt = self.est.min_rtt_ns;
+            for pt in self.pending.iter_mut().filter(|pt| !pt.done && pt.end <= ack_data) {
+                pt.done = true;
+                pt.ev.resolved = true;
+                pt.ev.ack_beyond = ack_data > pt.end;
+                match (pt.rtx_tsval, p.opts.ts) {
+                    (Some(rtx), Some((_, tsecr))) => {
+                        // Eifel (RFC 3522): the ACK echoes a TSval older than the retransmission's.
+                        if (rtx.wrapping_sub(tsecr) as i32) > 0 {
+                            pt.ev.spurious = true;
+                        }
+                    }
+                    _ => {
+                        if min_rtt != u64::MAX && now.saturating_sub(pt.t_rtx) < min_rtt / 2 {
+                            pt.ev.spurious = true;
+                        }
+                    }
+                }
+            }
+            if let Some((r, inflight)) = sample {
+                self.est.sample(r);
+                self.out.rtt_samples += 1;
+                if let Some(r3) = self.rtt_3whs.filter(|&r3| r3 > 0) {
+                    let kb = inflight / 1024;
+                    let b = INFLIGHT_EDGES_KB.iter().position(|&e| kb < e).unwrap_or(6);
+                    let slot = &mut self.out.rtt_buckets[b];
+                    slot.0 += 1;
+                    slot.1 += r as f64 / r3 as f64;
+                    slot.2 += r;
+                }
+            }
+        } else if ack_data == snd.snd_una
+            && snd.snd_una < snd.snd_max
+            && p.payload_len == 0
+            && p.flags & (flags::SYN | flags::FIN) == 0
+            && win == snd.last_win
+        {
+            // RFC 5681 §2 duplicate ACK.
+            snd.dupacks += 1;
+            loss_signal = true;
+        }
+        snd.last_win = win;
+        loss_signal
+    }
+
+    /// Finish the flow: decide its direction, resolve what is pending, and return its rows.
+    pub fn finish(mut self, opts: &AnalyzeOptions) -> FlowOut {
+        let gap = opts.burst_gap.as_nanos() as u64;
+        let _ = gap;
+        if let Some(b) = self.bursts[1].finish(opts.burst_min_packets) {
+            self.out.bursts.push((b, false));
+        }
+        if let Some(b) = self.bursts[0].finish(opts.burst_min_packets) {
+            self.out.bursts_up.push((b, false));
+        }
+        if let Some(app) = self.app.as_deref_mut() {
+            app.finish(self.last_ns);
+        }
+        let o = &mut self.out;
+        o.client = self.client;
+        o.server = self.server;
+        o.v6 = self.v6;
+        o.server_by = match self.server_by {
+            ServerBy::Option => "option",
+            ServerBy::Syn => "syn",
+            ServerBy::Port => "port",
+        };
+        o.handshake = self.syn_ns.is_some() && self.synack_ns.is_some();
+        o.start_ns = self.start_ns;
+        o.end_ns = self.last_ns;
+        o.fct_start_ns = self.syn_ns.unwrap_or(self.start_ns);
+        o.bytes_down = self.snd.snd_max;
+        o.bytes_up = self.rcv.max_end;
+        o.acked_bytes = self.snd.snd_una;
+        o.download = o.bytes_down >= o.bytes_up && o.bytes_down > 0;
+        // FCT (seed §1.2): upload — first SYN to the last byte of data from the client;
+        // download — first SYN to the acknowledgment of the last byte sent by the server.
+        o.fct_end_ns = if o.download {
+            match self.snd.full_ack_ns {
+                Some(t) if self.snd.snd_una >= self.snd.snd_max => t,
+                _ => self.last_ns,
+            }
+        } else {
+            o.last_data_ns.unwrap_or(self.last_ns)
+        };
+        o.rtt_3whs_ns = self.rtt_3whs;
+        o.rtt_min_ns = (self.est.min_rtt_ns != u64::MAX).then_some(self.est.min_rtt_ns);
+        o.rtt_mean_ns = self.est.mean_ns();
+        o.srtt_end_ns = self.est.srtt_ns;
+        o.rto_end_ns = self.est.base_rto_ns();
+        o.mss = self.mss;
+        o.syn_retrans = self.syn_count.saturating_sub(1) + self.synack_count.saturating_sub(1);
+        o.closed_by = if self.closed { self.closed_by } else { "idle" };
+        // Resolve timeout retransmissions: end-of-flow evidence, then the type.
+        let total_segs = self.snd.ordinals;
+        for pt in &self.pending {
+            let mut ev = pt.ev;
+            ev.flow_tail = total_segs.saturating_sub(pt.ordinal + 1) < 3;
+            let ty = retrans::classify_timeout(&ev);
+            let r = &mut o.retrans[pt.rec];
+            r.timeout_type = Some(ty);
+            r.evidence = Some(ev);
+            let ti = TimeoutType::ALL.iter().position(|&t| t == ty).unwrap();
+            o.timeout_types_by_frame[r.frame.index()][ti] += 1;
+        }
+        // Bursts that later saw a retransmission inside them (Trickle Fig. 7).
+        if !o.retrans.is_empty() {
+            let mut ranges: Vec<(u64, u64)> = o.retrans.iter().map(|r| (r.seq, r.seq + r.len as u64)).collect();
+            ranges.sort_unstable();
+            for (b, hit) in o.bursts.iter_mut() {
+                let i = ranges.partition_point(|r| r.1 <= b.seq_lo);
+                *hit = ranges.get(i).is_some_and(|r| r.0 < b.seq_hi);
+            }
+        }
+        if let Some(app) = self.app.as_deref() {
+            o.proto = app.proto;
+            o.http = app.http.clone();
+            o.channel = app.channel();
+            o.name = app.name();
+            o.role = app.role();
+            let dir = if o.download { 1 } else { 0 };
+            for ft in FrameType::ALL {
+                o.frame_agg[ft.index()] = app.index(dir).agg[ft.index()];
+            }
+        }
+        // User channel mapping wins over the parsed key.
+        if !opts.channel_map.is_empty() {
+            let ep = format!("{}:{}", crate::decode::addr_to_string(o.client.0, o.v6), o.client.1);
+            for (pat, ch) in &opts.channel_map {
+                if o.name.as_deref().is_some_and(|n| n.contains(pat.as_str())) || ep.contains(pat.as_str()) {
+                    o.channel = Some(ch.clone());
+                    break;
+                }
+            }
+        }
+        self.out
+    }
+}
+
+impl FlowOut {
+    fn empty(key: FlowKey) -> FlowOut {
+        FlowOut {
+            key,
+            client: (0, 0),
+            server: (0, 0),
+            v6: false,
+            server_by: "",
+            handshake: false,
+            start_ns: 0,
+            end_ns: 0,
+            fct_start_ns: 0,
+            download: false,
+            fct_end_ns: 0,
+            bytes_up: 0,
+            bytes_down: 0,
+            wire_bytes_up: 0,
+            wire_bytes_down: 0,
+            pkts_up: 0,
+            pkts_down: 0,
+            data_pkts_up: 0,
+            data_pkts_down: 0,
+            first_data_ns: None,
+            last_data_ns: None,
+            acked_bytes: 0,
+            last_ack_ns: None,
+            rtt_3whs_ns: None,
+            rtt_samples: 0,
+            rtt_min_ns: None,
+            rtt_mean_ns: None,
+            srtt_end_ns: None,
+            rto_end_ns: 0,
+            mss: 0,
+            retrans_pkts: 0,
+            retrans_bytes: 0,
+            fast_retrans: 0,
+            timeout_retrans: 0,
+            dup_pkts_up: 0,
+            reordered_up: 0,
+            timeout_reorderings: 0,
+            zero_windows: 0,
+            keepalives: 0,
+            max_in_flight: 0,
+            syn_retrans: 0,
+            closed_by: "",
+            stalls: Vec::new(),
+            retrans: Vec::new(),
+            bursts: Vec::new(),
+            bursts_up: Vec::new(),
+            http: Vec::new(),
+            proto: Proto::Unknown,
+            channel: None,
+            name: None,
+            role: None,
+            frame_pkts: [FramePkts::default(); 5],
+            frame_agg: [FrameAgg::default(); 5],
+            timeout_types_by_frame: [[0; 6]; 5],
+            rtt_buckets: [(0, 0.0, 0); 7],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwrap_crosses_the_32_bit_boundary() {
+        let base = 0xFFFF_FF00u32;
+        assert_eq!(unwrap(0xFFFF_FF10, base, 0), 0x10);
+        assert_eq!(unwrap(0x0000_0010, base, 0x100), 0x110);
+        let far = (1u64 << 32) + 5;
+        assert_eq!(unwrap(base.wrapping_add(far as u32), base, far - 3), far as i64);
+        assert_eq!(unwrap(base.wrapping_sub(1), base, 0), -1);
+    }
+
+    #[test]
+    fn receiver_tracks_holes_and_disorder() {
+        let mut r = Receiver::default();
+        assert_eq!(r.receive(0, 100, 1), (false, false));
+        assert_eq!(r.receive(200, 300, 2), (false, false));
+        assert!(r.has_hole());
+        assert_eq!(r.hole_since, Some(2));
+        assert_eq!(r.receive(100, 200, 3), (true, false));
+        assert!(!r.has_hole());
+        assert_eq!(r.rcv_nxt, 300);
+        assert_eq!(r.receive(0, 100, 4), (true, true));
+    }
+}

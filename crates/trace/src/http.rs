@@ -1,0 +1,331 @@
+//! HTTP/1.x message boundaries on a reassembled TCP byte stream (RFC 9112): request lines and
+//! status lines, header blocks, bodies framed by Content-Length or chunked transfer coding
+//! (§7.1), or delimited by connection close. Each request/response pair becomes one
+//! transaction; for video delivery a response is one *segment* and the time from its first to
+//! its last byte is an *on period* of the on-off pattern (seed 004, seed 000's download flows).
+//! Bodies are handed to the FLV parser (HTTP-FLV, the usual live format of crowdsourced
+//! platforms), so packets of an HTTP-FLV response are attributed to I/P/audio frames, for
+//! downloads (GET response bodies) and uploads (POST/PUT request bodies) alike.
+
+use crate::flv::{FlvParser, FrameIndex};
+
+/// One message head seen on the stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Head {
+    Request { method: String, path: String },
+    Response { status: u16 },
+}
+
+/// What happened on the stream while feeding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpEvent {
+    /// A message head completed at time `t`; `t_first` is when its first byte was sent.
+    Head { head: Head, t_first: u64, t: u64 },
+    /// A message body ended at time `t` after `body_bytes` bytes (of the chunked/identity body).
+    End { t: u64, body_bytes: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    None,
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    Head,
+    Identity(u64),
+    UntilClose,
+    ChunkSize,
+    ChunkData(u64),
+    ChunkCrlf(u8),
+    Trailer,
+}
+
+/// Incremental HTTP/1.x parser for one direction.
+#[derive(Clone, Debug)]
+pub struct HttpParser {
+    st: St,
+    buf: Vec<u8>,
+    t_first: u64,
+    body_bytes: u64,
+    /// Requests: is this the client's side? (a response to HEAD has no body; we do not track
+    /// methods across directions, so HEAD responses are assumed to carry Content-Length 0.)
+    pub lost: bool,
+    pub messages: u64,
+    flv: Option<FlvParser>,
+}
+
+impl Default for HttpParser {
+    fn default() -> Self {
+        HttpParser { st: St::Head, buf: Vec::new(), t_first: 0, body_bytes: 0, lost: false, messages: 0, flv: None }
+    }
+}
+
+const MAX_HEAD: usize = 32 * 1024;
+
+impl HttpParser {
+    /// Feed in-order stream bytes at stream offset `off` sent at `now`; events go to `ev`.
+    pub fn feed(&mut self, mut off: u64, mut d: &[u8], now: u64, idx: &mut FrameIndex, ev: &mut Vec<HttpEvent>) {
+        while !d.is_empty() && !self.lost {
+            match self.st {
+                St::Head => {
+                    if self.buf.is_empty() {
+                        self.t_first = now;
+                        // Skip stray CRLFs between messages (RFC 9112 §2.2).
+                        if d[0] == b'\r' || d[0] == b'\n' {
+                            d = &d[1..];
+                            off += 1;
+                            continue;
+                        }
+                    }
+                    // Look for the end of the head in buf + d.
+                    let start = self.buf.len().saturating_sub(3);
+                    let take = d.len().min(MAX_HEAD + 4 - self.buf.len());
+                    self.buf.extend_from_slice(&d[..take]);
+                    if let Some(p) = find_crlfcrlf(&self.buf[start..]) {
+                        let end = start + p + 4;
+                        let used = end - (self.buf.len() - take);
+                        let head = std::mem::take(&mut self.buf);
+                        let (h, body) = match parse_head(&head[..end]) {
+                            Some(x) => x,
+                            None => {
+                                self.lost = true;
+                                return;
+                            }
+                        };
+                        self.messages += 1;
+                        ev.push(HttpEvent::Head { head: h, t_first: self.t_first, t: now });
+                        self.buf = head;
+                        self.buf.clear();
+                        d = &d[used..];
+                        off += used as u64;
+                        self.body_bytes = 0;
+                        self.flv = Some(FlvParser::new(true));
+                        self.st = match body {
+                            Body::None | Body::Length(0) => {
+                                ev.push(HttpEvent::End { t: now, body_bytes: 0 });
+                                St::Head
+                            }
+                            Body::Length(n) => St::Identity(n),
+                            Body::Chunked => St::ChunkSize,
+                            Body::UntilClose => St::UntilClose,
+                        };
+                    } else {
+                        if self.buf.len() > MAX_HEAD {
+                            self.lost = true;
+                        }
+                        return;
+                    }
+                }
+                St::Identity(left) => {
+                    let n = (left.min(d.len() as u64)) as usize;
+                    self.body(off, &d[..n], now, idx);
+                    d = &d[n..];
+                    off += n as u64;
+                    if left == n as u64 {
+                        ev.push(HttpEvent::End { t: now, body_bytes: self.body_bytes });
+                        self.st = St::Head;
+                    } else {
+                        self.st = St::Identity(left - n as u64);
+                    }
+                }
+                St::UntilClose => {
+                    self.body(off, d, now, idx);
+                    return;
+                }
+                St::ChunkSize => {
+                    // Chunk-size line: hex digits, optional extensions, CRLF.
+                    let nl = d.iter().position(|&b| b == b'\n');
+                    let n = nl.map(|p| p + 1).unwrap_or(d.len());
+                    if self.buf.len() + n > 1024 {
+                        self.lost = true;
+                        return;
+                    }
+                    self.buf.extend_from_slice(&d[..n]);
+                    d = &d[n..];
+                    off += n as u64;
+                    if nl.is_some() {
+                        let line = std::str::from_utf8(&self.buf).unwrap_or("");
+                        let hex = line.split(|c| c == ';' || c == '\r' || c == '\n').next().unwrap_or("").trim();
+                        let size = match u64::from_str_radix(hex, 16) {
+                            Ok(s) => s,
+                            Err(_) => {
+                                self.lost = true;
+                                return;
+                            }
+                        };
+                        self.buf.clear();
+                        self.st = if size == 0 { St::Trailer } else { St::ChunkData(size) };
+                    }
+                }
+                St::ChunkData(left) => {
+                    let n = (left.min(d.len() as u64)) as usize;
+                    self.body(off, &d[..n], now, idx);
+                    d = &d[n..];
+                    off += n as u64;
+                    self.st = if left == n as u64 { St::ChunkCrlf(2) } else { St::ChunkData(left - n as u64) };
+                }
+                St::ChunkCrlf(k) => {
+                    d = &d[1..];
+                    off += 1;
+                    self.st = if k == 1 { St::ChunkSize } else { St::ChunkCrlf(k - 1) };
+                }
+                St::Trailer => {
+                    // Trailer fields end with an empty line; we only need to find it.
+                    let nl = d.iter().position(|&b| b == b'\n');
+                    let n = nl.map(|p| p + 1).unwrap_or(d.len());
+                    self.buf.extend_from_slice(&d[..n]);
+                    d = &d[n..];
+                    off += n as u64;
+                    if nl.is_some() {
+                        let empty = self.buf == b"\r\n" || self.buf == b"\n";
+                        self.buf.clear();
+                        if empty {
+                            ev.push(HttpEvent::End { t: now, body_bytes: self.body_bytes });
+                            self.st = St::Head;
+                        }
+                    }
+                    if self.buf.len() > MAX_HEAD {
+                        self.lost = true;
+                    }
+                }
+            }
+        }
+    }
+
+    fn body(&mut self, off: u64, d: &[u8], now: u64, idx: &mut FrameIndex) {
+        self.body_bytes += d.len() as u64;
+        if let Some(f) = &mut self.flv {
+            if !f.lost {
+                f.feed(off, d, now, idx);
+            }
+        }
+    }
+
+    /// The flow ended: close a body delimited by connection close.
+    pub fn finish(&mut self, t: u64, ev: &mut Vec<HttpEvent>) {
+        if self.st == St::UntilClose {
+            ev.push(HttpEvent::End { t, body_bytes: self.body_bytes });
+            self.st = St::Head;
+        }
+    }
+}
+
+fn find_crlfcrlf(b: &[u8]) -> Option<usize> {
+    b.windows(4).position(|w| w == b"\r\n\r\n")
+}
+
+fn parse_head(h: &[u8]) -> Option<(Head, Body)> {
+    let text = std::str::from_utf8(h).ok()?;
+    let mut lines = text.split("\r\n");
+    let first = lines.next()?;
+    let mut cl: Option<u64> = None;
+    let mut chunked = false;
+    for l in lines {
+        let Some((k, v)) = l.split_once(':') else { continue };
+        let k = k.trim();
+        if k.eq_ignore_ascii_case("content-length") {
+            cl = v.trim().parse().ok();
+        } else if k.eq_ignore_ascii_case("transfer-encoding") && v.to_ascii_lowercase().contains("chunked") {
+            chunked = true;
+        }
+    }
+    if let Some(rest) = first.strip_prefix("HTTP/") {
+        let status: u16 = rest.split(' ').nth(1)?.parse().ok()?;
+        let body = if (100..200).contains(&status) || status == 204 || status == 304 {
+            Body::None
+        } else if chunked {
+            Body::Chunked
+        } else if let Some(n) = cl {
+            Body::Length(n)
+        } else {
+            Body::UntilClose
+        };
+        return Some((Head::Response { status }, body));
+    }
+    let mut parts = first.split(' ');
+    let method = parts.next()?;
+    let target = parts.next()?;
+    if !parts.next()?.starts_with("HTTP/1") || !method.bytes().all(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let body = if chunked {
+        Body::Chunked
+    } else {
+        cl.map(Body::Length).unwrap_or(Body::None)
+    };
+    Some((Head::Request { method: method.to_string(), path: target.to_string() }, body))
+}
+
+/// Does the stream start like an HTTP request?
+pub fn looks_like_request(d: &[u8]) -> bool {
+    const M: [&[u8]; 8] = [b"GET ", b"POST ", b"PUT ", b"HEAD ", b"OPTIONS ", b"DELETE ", b"PATCH ", b"CONNECT "];
+    M.iter().any(|m| d.starts_with(m))
+}
+
+/// Channel key from a request target: the path without query; for segment files of HLS/DASH
+/// (names ending .ts/.m4s/.aac/.mp4 that contain digits) the directory, so every segment of
+/// one live channel maps to the same key.
+pub fn channel_from_path(target: &str) -> String {
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    let path = if let Some(p) = path.strip_prefix("http://").or_else(|| path.strip_prefix("https://")) {
+        p.find('/').map(|i| &p[i..]).unwrap_or("/")
+    } else {
+        path
+    };
+    let last = path.rsplit('/').next().unwrap_or("");
+    let is_seg = [".ts", ".m4s", ".aac", ".mp4", ".m4a", ".m4v"].iter().any(|e| last.ends_with(e))
+        && last.bytes().any(|b| b.is_ascii_digit());
+    if is_seg {
+        path[..path.len() - last.len()].trim_end_matches('/').to_string()
+    } else {
+        path.trim_end_matches(".flv").to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_and_content_length_response_give_head_and_end_events() {
+        let mut c = HttpParser::default();
+        let mut s = HttpParser::default();
+        let mut idx = FrameIndex::default();
+        let mut ev = vec![];
+        c.feed(0, b"GET /live/ch1.flv?tok=1 HTTP/1.1\r\nHost: x\r\n\r\n", 5, &mut idx, &mut ev);
+        assert_eq!(ev.len(), 2);
+        assert!(matches!(&ev[0], HttpEvent::Head { head: Head::Request { path, .. }, .. } if path == "/live/ch1.flv?tok=1"));
+        ev.clear();
+        let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789";
+        s.feed(0, &resp[..20], 10, &mut idx, &mut ev);
+        s.feed(20, &resp[20..], 20, &mut idx, &mut ev);
+        assert_eq!(ev, vec![
+            HttpEvent::Head { head: Head::Response { status: 200 }, t_first: 10, t: 20 },
+            HttpEvent::End { t: 20, body_bytes: 10 }
+        ]);
+    }
+
+    #[test]
+    fn chunked_body_is_decoded_and_ends_on_zero_chunk() {
+        let mut s = HttpParser::default();
+        let mut idx = FrameIndex::default();
+        let mut ev = vec![];
+        let m = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3;x=1\r\nabc\r\n0\r\n\r\n";
+        for (i, b) in m.chunks(3).enumerate() {
+            s.feed(i as u64 * 3, b, i as u64, &mut idx, &mut ev);
+        }
+        assert!(!s.lost);
+        assert!(matches!(ev.last(), Some(HttpEvent::End { body_bytes: 8, .. })));
+    }
+
+    #[test]
+    fn channel_key_strips_query_and_segment_names() {
+        assert_eq!(channel_from_path("/live/abc.flv?token=9"), "/live/abc");
+        assert_eq!(channel_from_path("/hls/abc/seg_00012.ts"), "/hls/abc");
+        assert_eq!(channel_from_path("/hls/abc/index.m3u8"), "/hls/abc/index.m3u8");
+    }
+}

@@ -1,0 +1,201 @@
+//! Classic pcap files (draft-ietf-opsawg-pcap; the tcpdump/libpcap format).
+//!
+//! 24-byte file header: magic 0xA1B2C3D4 (microsecond timestamps) or 0xA1B23C4D (nanosecond),
+//! written in the writer's byte order (so a swapped magic means every field is swapped), version
+//! 2.4, snaplen, and the link type (low 16 bits; the upper bits carry FCS flags we ignore).
+//! Each record: ts_sec, ts_frac, incl_len, orig_len, then incl_len bytes.
+//!
+//! pcap has no record framing beyond incl_len, so a damaged length loses sync. We then scan
+//! forward byte by byte for a position where two consecutive record headers are plausible
+//! (fraction in range, incl_len <= orig_len, incl_len within the snaplen, timestamps within a
+//! day of the last good one) — the same idea Wireshark's "pcapfix" uses — and skip what lies
+//! between, counting it.
+
+use std::io;
+
+use super::{Problem, Source, Step};
+
+/// Parsed file header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcapHeader {
+    pub swapped: bool,
+    pub nanos: bool,
+    pub snaplen: u32,
+    pub linktype: u32,
+    /// Seconds field of the last good record (for plausibility checks when resynchronising).
+    pub last_sec: u32,
+}
+
+/// Parse the 24-byte pcap file header.
+pub fn parse_file_header(b: &[u8]) -> Result<PcapHeader, &'static str> {
+    if b.len() < 24 {
+        return Err("file too short for a pcap header");
+    }
+    let m = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let (swapped, nanos) = match m {
+        0xA1B2C3D4 => (false, false),
+        0xA1B23C4D => (false, true),
+        0xD4C3B2A1 => (true, false),
+        0x4D3CB2A1 => (true, true),
+        _ => return Err("not a pcap or pcapng file (unknown magic)"),
+    };
+    let rd = |o: usize| rd32(b, o, swapped);
+    Ok(PcapHeader { swapped, nanos, snaplen: rd(16), linktype: rd(20) & 0x0FFF_FFFF, last_sec: 0 })
+}
+
+#[inline]
+fn rd32(b: &[u8], o: usize, swapped: bool) -> u32 {
+    let v = u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+    if swapped {
+        v.swap_bytes()
+    } else {
+        v
+    }
+}
+
+/// A decoded record header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordHeader {
+    pub ts_ns: u64,
+    pub sec: u32,
+    pub incl_len: u32,
+    pub orig_len: u32,
+}
+
+/// Why a record could not be parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordError {
+    /// Fewer than `needed` bytes are available.
+    NeedMore(usize),
+    /// The header is implausible.
+    Corrupt,
+}
+
+fn max_incl(h: &PcapHeader) -> u32 {
+    // Some writers put 0 or 65535 in snaplen while capturing jumbo frames; allow up to 256 KiB
+    // (libpcap's MAXIMUM_SNAPLEN) whatever the header says, but never more.
+    h.snaplen.clamp(65_535, 262_144)
+}
+
+/// Parse a record header (16 bytes) and check it is plausible.
+pub fn parse_record_header(h: &PcapHeader, b: &[u8]) -> Result<RecordHeader, RecordError> {
+    if b.len() < 16 {
+        return Err(RecordError::NeedMore(16));
+    }
+    let sec = rd32(b, 0, h.swapped);
+    let frac = rd32(b, 4, h.swapped);
+    let incl_len = rd32(b, 8, h.swapped);
+    let orig_len = rd32(b, 12, h.swapped);
+    let frac_ns = if h.nanos {
+        if frac >= 1_000_000_000 {
+            return Err(RecordError::Corrupt);
+        }
+        frac as u64
+    } else {
+        if frac >= 1_000_000 {
+            return Err(RecordError::Corrupt);
+        }
+        frac as u64 * 1000
+    };
+    if incl_len > max_incl(h) || incl_len > orig_len || orig_len > (1 << 24) {
+        return Err(RecordError::Corrupt);
+    }
+    Ok(RecordHeader { ts_ns: sec as u64 * 1_000_000_000 + frac_ns, sec, incl_len, orig_len })
+}
+
+/// Parse one whole record at the start of `b`: the header and the borrowed packet bytes, and
+/// the number of bytes it occupies. Pure function, suitable for fuzzing.
+pub fn parse_record<'a>(h: &PcapHeader, b: &'a [u8]) -> Result<(RecordHeader, &'a [u8], usize), RecordError> {
+    let rh = parse_record_header(h, b)?;
+    let total = 16 + rh.incl_len as usize;
+    if b.len() < total {
+        return Err(RecordError::NeedMore(total));
+    }
+    Ok((rh, &b[16..total], total))
+}
+
+fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
+    h.last_sec == 0 || (sec as i64 - h.last_sec as i64).abs() <= 86_400
+}
+
+/// One step of the streaming reader.
+pub(crate) fn step(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step> {
+    let b = src.peek(16)?;
+    if b.is_empty() {
+        return Ok(Step::End);
+    }
+    if b.len() < 16 {
+        let n = b.len();
+        src.consume(n);
+        return Ok(Step::Problem(Problem::Truncated));
+    }
+    match parse_record_header(h, b) {
+        Ok(rh) if plausible_time(h, rh.sec) => {
+            let total = 16 + rh.incl_len as usize;
+            let avail = src.peek(total)?.len();
+            if avail < total {
+                src.consume(avail);
+                return Ok(Step::Problem(Problem::Truncated));
+            }
+            h.last_sec = rh.sec;
+            Ok(Step::Record {
+                hdr_len: 16,
+                cap_len: rh.incl_len as usize,
+                ts_ns: rh.ts_ns,
+                linktype: h.linktype,
+                orig_len: rh.orig_len,
+                total,
+            })
+        }
+        _ => resync(src, h),
+    }
+}
+
+/// Scan forward for two consecutive plausible record headers (or one that ends exactly at EOF).
+fn resync(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step> {
+    const WINDOW: usize = 1 << 20;
+    let mut skipped: u64 = 0;
+    loop {
+        let b = src.peek(WINDOW)?;
+        let n = b.len();
+        if n < 16 {
+            src.consume(n);
+            skipped += n as u64;
+            return Ok(Step::Problem(Problem::Corrupt { skipped }));
+        }
+        // Start at 1: position 0 is the header we already rejected (or the window's start).
+        let start = if skipped == 0 { 1 } else { 0 };
+        for i in start..n.saturating_sub(16) {
+            if let Ok(rh) = parse_record_header(h, &b[i..]) {
+                if !plausible_time(h, rh.sec) {
+                    continue;
+                }
+                let next = i + 16 + rh.incl_len as usize;
+                let ok = if next == n && n < WINDOW {
+                    true // the candidate ends exactly at end of input
+                } else if next + 16 <= n {
+                    parse_record_header(h, &b[next..]).map(|r2| plausible_time(h, r2.sec)).unwrap_or(false)
+                } else {
+                    false
+                };
+                if ok {
+                    src.consume(i);
+                    skipped += i as u64;
+                    return Ok(Step::Problem(Problem::Corrupt { skipped }));
+                }
+            }
+        }
+        if n < WINDOW {
+            // Nothing plausible until end of input.
+            src.consume(n);
+            skipped += n as u64;
+            return Ok(Step::Problem(Problem::Corrupt { skipped }));
+        }
+        let adv = n - 16 - 65_552; // keep an overlap for a record straddling the window
+        src.consume(adv.max(1));
+        skipped += adv.max(1) as u64;
+        if skipped > 256 << 20 {
+            return Ok(Step::Problem(Problem::Corrupt { skipped }));
+        }
+    }
+}

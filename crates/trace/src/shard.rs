@@ -1,0 +1,316 @@
+//! The analysis loop: read → decode → hand each TCP segment to the flow table of its shard.
+//!
+//! Flows are sharded by a hash of their canonical 5-tuple, so both directions of a flow land in
+//! the same shard and shards share nothing. With one thread everything runs inline (no copies:
+//! the decoded packet borrows the reader's buffer). With N > 1 threads the calling thread reads
+//! and decodes, and N − 1 worker threads (at least one) own the shards; decoded headers and the
+//! captured payload bytes travel in reusable batches (a header array plus one payload arena per
+//! batch, recycled through a return channel), so steady state allocates nothing per packet.
+//!
+//! Finished flows leave memory: a flow closed by FIN/RST is finished after `CLOSE_LINGER` of
+//! silence, any flow after `idle_timeout`, a flow whose 5-tuple is reused by a new SYN at once.
+//! Sweeps run every 10 s of capture time. Output order never depends on hash-map order: the
+//! merge in `output` sorts flows by start time and 5-tuple.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::mpsc;
+
+use crate::decode::{self, Skip, TcpPacket};
+use crate::flow::{Flow, FlowKey, FlowOut};
+use crate::output::{self, Analysis, DecodeStats};
+use crate::reader::{ReadStats, Reader, Warning};
+use crate::{AnalyzeOptions, Progress, TraceError};
+
+const CLOSE_LINGER_NS: u64 = 30_000_000_000;
+const SWEEP_EVERY_NS: u64 = 10_000_000_000;
+const BATCH: usize = 2048;
+
+type Hasher = foldhash::fast::FixedState;
+
+/// The flows of one shard.
+pub struct FlowTable {
+    map: HashMap<FlowKey, Flow, Hasher>,
+    done: Vec<FlowOut>,
+    last_sweep_ns: u64,
+    opts: AnalyzeOptions,
+    server_ips: Vec<u128>,
+    idle_ns: u64,
+}
+
+impl FlowTable {
+    pub fn new(opts: &AnalyzeOptions) -> FlowTable {
+        FlowTable {
+            map: HashMap::with_hasher(Hasher::default()),
+            done: Vec::new(),
+            last_sweep_ns: 0,
+            opts: opts.clone(),
+            server_ips: opts.server_ips.iter().filter_map(|s| decode::parse_addr(s)).collect(),
+            idle_ns: opts.idle_timeout.as_nanos() as u64,
+        }
+    }
+
+    /// Process one TCP segment captured at `ts` (ns).
+    #[inline]
+    pub fn process(&mut self, p: &TcpPacket<'_>, ts: u64) {
+        let key = FlowKey::of(p);
+        match self.map.get_mut(&key) {
+            Some(f) => {
+                let stale = ts.saturating_sub(f.last_ns) > self.idle_ns;
+                if stale || f.is_reuse(p) {
+                    let old = self.map.remove(&key).unwrap();
+                    self.done.push(old.finish(&self.opts));
+                    let mut nf = Flow::new(p, ts, &self.opts, &self.server_ips);
+                    nf.on_packet(p, ts, &self.opts);
+                    self.map.insert(key, nf);
+                } else {
+                    f.on_packet(p, ts, &self.opts);
+                }
+            }
+            None => {
+                let mut nf = Flow::new(p, ts, &self.opts, &self.server_ips);
+                nf.on_packet(p, ts, &self.opts);
+                self.map.insert(key, nf);
+            }
+        }
+        if ts >= self.last_sweep_ns + SWEEP_EVERY_NS {
+            self.sweep(ts);
+        }
+    }
+
+    fn sweep(&mut self, now: u64) {
+        self.last_sweep_ns = now;
+        let idle = self.idle_ns;
+        let expired: Vec<FlowKey> = self
+            .map
+            .iter()
+            .filter(|(_, f)| {
+                let quiet = now.saturating_sub(f.last_ns);
+                quiet > idle || f.closed && quiet > CLOSE_LINGER_NS
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        for k in expired {
+            let f = self.map.remove(&k).unwrap();
+            self.done.push(f.finish(&self.opts));
+        }
+    }
+
+    /// Flows still in memory (for tests of eviction).
+    pub fn live(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Finish every flow and return all of them.
+    pub fn finish(mut self) -> Vec<FlowOut> {
+        let opts = self.opts.clone();
+        let mut rest: Vec<Flow> = self.map.drain().map(|(_, f)| f).collect();
+        rest.sort_by_key(|f| f.key);
+        for f in rest {
+            self.done.push(f.finish(&opts));
+        }
+        self.done
+    }
+}
+
+#[inline]
+fn count_skip(s: Skip, d: &mut DecodeStats) {
+    match s {
+        Skip::UnknownLink => d.unknown_link += 1,
+        Skip::NotIp => d.not_ip += 1,
+        Skip::NotTcp => d.not_tcp += 1,
+        Skip::Fragment => d.fragments += 1,
+        Skip::Truncated => d.truncated += 1,
+        Skip::BadHeader => d.bad_header += 1,
+    }
+}
+
+struct Item {
+    ts: u64,
+    pkt: TcpPacket<'static>,
+    poff: u32,
+    plen: u32,
+}
+
+#[derive(Default)]
+struct Batch {
+    items: Vec<Item>,
+    arena: Vec<u8>,
+}
+
+/// Run the analysis over readers (one after the other).
+pub(crate) fn run(
+    readers: Vec<Reader<'_>>,
+    opts: &AnalyzeOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Analysis, TraceError> {
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    } else {
+        opts.threads
+    };
+    let mut dstats = DecodeStats::default();
+    let mut rstats = ReadStats::default();
+    let mut warnings: Vec<Warning> = Vec::new();
+    let files = readers.len();
+    let mut packets: u64 = 0;
+    let mut last_ts: u64 = 0;
+
+    let flows = if threads <= 1 {
+        let mut table = FlowTable::new(opts);
+        for (fi, mut r) in readers.into_iter().enumerate() {
+            let mut next_report = 0u64;
+            loop {
+                let Some(raw) = r.next_packet()? else { break };
+                packets += 1;
+                if raw.ts_ns < last_ts {
+                    dstats.ts_backwards += 1;
+                }
+                last_ts = last_ts.max(raw.ts_ns);
+                match decode::decode(raw.linktype, raw.data) {
+                    Ok(p) => {
+                        dstats.tcp += 1;
+                        table.process(&p, raw.ts_ns);
+                    }
+                    Err(s) => count_skip(s, &mut dstats),
+                }
+                if packets & 0xffff == 0 {
+                    let (done, total) = r.progress();
+                    if done >= next_report {
+                        next_report = done + (64 << 20);
+                        progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+                    }
+                }
+            }
+            let (done, total) = r.progress();
+            progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+            merge_read(&mut rstats, &r.stats);
+            warnings.append(&mut r.warnings);
+        }
+        table.finish()
+    } else {
+        let workers = (threads - 1).max(1);
+        let copy_payload = opts.app_parse;
+        std::thread::scope(|scope| -> Result<Vec<FlowOut>, TraceError> {
+            let mut txs = Vec::with_capacity(workers);
+            let mut recycle_rx = Vec::with_capacity(workers);
+            let mut handles = Vec::with_capacity(workers);
+            for _ in 0..workers {
+                let (tx, rx) = mpsc::sync_channel::<Batch>(8);
+                let (rtx, rrx) = mpsc::channel::<Batch>();
+                txs.push(tx);
+                recycle_rx.push(rrx);
+                handles.push(scope.spawn(move || {
+                    let mut table = FlowTable::new(opts);
+                    for mut b in rx {
+                        for it in &b.items {
+                            let mut p = it.pkt;
+                            let payload: &[u8] = &b.arena[it.poff as usize..(it.poff + it.plen) as usize];
+                            p.payload = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
+                            // SAFETY: `p` does not outlive this iteration; the arena is alive
+                            // and unmodified until the batch is cleared below.
+                            table.process(&p, it.ts);
+                        }
+                        b.items.clear();
+                        b.arena.clear();
+                        let _ = rtx.send(b);
+                    }
+                    table.finish()
+                }));
+            }
+            let hasher = Hasher::default();
+            let mut batches: Vec<Batch> = (0..workers).map(|_| Batch::default()).collect();
+            let read_result = (|| -> Result<(), TraceError> {
+                for (fi, mut r) in readers.into_iter().enumerate() {
+                    let mut next_report = 0u64;
+                    loop {
+                        let Some(raw) = r.next_packet()? else { break };
+                        packets += 1;
+                        if raw.ts_ns < last_ts {
+                            dstats.ts_backwards += 1;
+                        }
+                        last_ts = last_ts.max(raw.ts_ns);
+                        match decode::decode(raw.linktype, raw.data) {
+                            Ok(p) => {
+                                dstats.tcp += 1;
+                                let key = FlowKey::of(&p);
+                                let w = (hasher.hash_one(key) % workers as u64) as usize;
+                                let b = &mut batches[w];
+                                let poff = b.arena.len() as u32;
+                                let plen = if copy_payload { p.payload.len() as u32 } else { 0 };
+                                if copy_payload {
+                                    b.arena.extend_from_slice(p.payload);
+                                }
+                                let pk = detach(p);
+                                b.items.push(Item { ts: raw.ts_ns, pkt: pk, poff, plen });
+                                if b.items.len() >= BATCH {
+                                    let fresh = recycle_rx[w].try_recv().unwrap_or_default();
+                                    let full = std::mem::replace(b, fresh);
+                                    if txs[w].send(full).is_err() {
+                                        break;
+                                    }
+                                }
+                            }
+                            Err(s) => count_skip(s, &mut dstats),
+                        }
+                        if packets & 0xffff == 0 {
+                            let (done, total) = r.progress();
+                            if done >= next_report {
+                                next_report = done + (64 << 20);
+                                progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+                            }
+                        }
+                    }
+                    let (done, total) = r.progress();
+                    progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+                    merge_read(&mut rstats, &r.stats);
+                    warnings.append(&mut r.warnings);
+                }
+                Ok(())
+            })();
+            for (w, b) in batches.into_iter().enumerate() {
+                if !b.items.is_empty() {
+                    let _ = txs[w].send(b);
+                }
+            }
+            drop(txs);
+            let mut all = Vec::new();
+            for h in handles {
+                all.extend(h.join().expect("analysis worker panicked"));
+            }
+            read_result?;
+            Ok(all)
+        })?
+    };
+    dstats.packets = packets;
+    Ok(output::build(flows, opts, rstats, dstats, warnings))
+}
+
+/// Drop the payload borrow so the header can travel to a worker (the payload goes separately
+/// through the batch arena).
+#[inline]
+fn detach(p: TcpPacket<'_>) -> TcpPacket<'static> {
+    TcpPacket {
+        src: p.src,
+        dst: p.dst,
+        v6: p.v6,
+        sport: p.sport,
+        dport: p.dport,
+        seq: p.seq,
+        ack: p.ack,
+        flags: p.flags,
+        window: p.window,
+        opts: p.opts,
+        payload_len: p.payload_len,
+        payload: &[],
+    }
+}
+
+fn merge_read(a: &mut ReadStats, b: &ReadStats) {
+    a.records += b.records;
+    a.bytes += b.bytes;
+    a.truncated_records += b.truncated_records;
+    a.corrupt_records += b.corrupt_records;
+    a.unknown_blocks += b.unknown_blocks;
+    a.resync_skipped_bytes += b.resync_skipped_bytes;
+}

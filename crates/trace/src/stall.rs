@@ -1,0 +1,178 @@
+//! Stall detection and classification (seed 000 §2.1–§2.2, Table 2).
+//!
+//! Seed 000 §2.1: "TCP stall is defined as an event where the duration between two consecutive
+//! packets received/sent by the server is larger than min(τ·SRTT, RTO). Parameter τ is set to 2
+//! in this work as the TCP endpoint is able to at least receive or send one packet during 2×RTT
+//! in the ideal condition. As the front-end server (where we collected the data) is the
+//! receiver for upload flows, only the 3-way handshake (3WHS) round trip time (RTT) can be
+//! measured [...] Thus, RTT is used in 3WHS as the smooth RTT (SRTT) for this flow."
+//! §2.2: "As the front-end server is the TCP sender in the video content distributing phase,
+//! RTT is computed dynamically each time it receives acknowledgment of the transmitted data."
+//!
+//! So a flow has two thresholds: the upload one from the 3WHS RTT (and the RTO RFC 6298 derives
+//! from that single sample), and the download one from the emulated SRTT/RTO just before the
+//! gap. Whether a flow is upload or download is known only at its end (which side sent more
+//! payload), so a gap is kept as a *candidate* if it exceeds either threshold and both
+//! classifications are computed when the gap ends; the flow's direction then picks one.
+//!
+//! The classification looks at the state when the gap began and at the packet that ended it
+//! ("Based on the position where each stall happens", §2.2). Rules, in order:
+//!
+//! Download (server sends), Table 2:
+//! 1. Timeout — "Timeout stalls are those caused by the timeout retransmissions": the gap ends
+//!    with a server retransmission that was timer-driven (see `retrans`).
+//! 2. Zero rwnd — "zero receive windows (rwnd) stalls happen when viewers do not have enough
+//!    buffer to store the data": the client's last advertised window before the gap was zero.
+//!    (Checked before keep-alive because zero-window probes look like keep-alives on the wire.)
+//! 3. Keep-alive — "when there is no data to transmit, the front-end server will send a
+//!    keep-alive packet every 5s": the gap ends with a TCP keep-alive (a segment with
+//!    SEG.SEQ = SND.NXT − 1 and 0 or 1 byte, RFC 9293 §3.8.4) from either side.
+//! 4. Packet delay — "packet delay stalls happen when ACKs are delayed, either by network or
+//!    receiver": data was outstanding when the gap began and the gap ended without a timeout
+//!    retransmission (typically with the late ACK).
+//! 5. Resource constraint — "happens when there is no data in the buffer to transmit": nothing
+//!    was outstanding when the gap began and the gap ends with new data or a new request.
+//! 6. Other — everything else (e.g. a gap ended by FIN or RST with nothing outstanding).
+//!
+//! Upload (server receives), §2.1:
+//! 1. Keep-alive — "those caused by keep-alive packets sent by servers every 5s": the gap ends
+//!    with a keep-alive (either side).
+//! 2. Reordering — "When a stall happens, receivers may have received a series of disordered
+//!    packets, or sequential packets. The stalls of the former is further distinguished as
+//!    reordering stalls": the server held out-of-order data when the gap began, or the packet
+//!    ending the gap is disordered (below the highest sequence received).
+//! 3. Normal — "and the latter as normal stalls".
+
+use serde::Serialize;
+
+/// Class of a stall. Download classes and upload classes share one enum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum StallKind {
+    Timeout,
+    ResourceConstraint,
+    PacketDelay,
+    ZeroRwnd,
+    KeepAlive,
+    Other,
+    Normal,
+    Reordering,
+}
+
+impl StallKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StallKind::Timeout => "timeout",
+            StallKind::ResourceConstraint => "resource_constraint",
+            StallKind::PacketDelay => "packet_delay",
+            StallKind::ZeroRwnd => "zero_rwnd",
+            StallKind::KeepAlive => "keep_alive",
+            StallKind::Other => "other",
+            StallKind::Normal => "normal",
+            StallKind::Reordering => "reordering",
+        }
+    }
+    pub const DOWNLOAD: [StallKind; 6] = [
+        StallKind::ResourceConstraint,
+        StallKind::PacketDelay,
+        StallKind::ZeroRwnd,
+        StallKind::KeepAlive,
+        StallKind::Timeout,
+        StallKind::Other,
+    ];
+    pub const UPLOAD: [StallKind; 3] = [StallKind::Normal, StallKind::Reordering, StallKind::KeepAlive];
+}
+
+/// What the classifier needs to know about the gap.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GapContext {
+    /// The packet ending the gap was sent by the server.
+    pub end_from_server: bool,
+    /// ... and is a timer-driven retransmission (RTO) of server data.
+    pub end_is_timeout_retrans: bool,
+    /// ... and is a TCP keep-alive probe (from either side).
+    pub end_is_keepalive: bool,
+    /// ... and has FIN or RST.
+    pub end_is_fin_or_rst: bool,
+    /// ... and is client data below the highest client sequence already received.
+    pub end_is_disordered: bool,
+    /// Server data outstanding (sent, not yet cumulatively acknowledged) when the gap began.
+    pub server_outstanding: bool,
+    /// The client's last advertised receive window (scaled, bytes) when the gap began was zero.
+    pub client_rwnd_zero: bool,
+    /// The server held out-of-order client data (a hole) when the gap began.
+    pub server_has_hole: bool,
+}
+
+/// Classify a download stall (Table 2 classes), rules in the module comment.
+pub fn classify_download(c: &GapContext) -> StallKind {
+    if c.end_is_timeout_retrans {
+        StallKind::Timeout
+    } else if c.client_rwnd_zero {
+        StallKind::ZeroRwnd
+    } else if c.end_is_keepalive {
+        StallKind::KeepAlive
+    } else if c.server_outstanding {
+        StallKind::PacketDelay
+    } else if !c.end_is_fin_or_rst {
+        StallKind::ResourceConstraint
+    } else {
+        StallKind::Other
+    }
+}
+
+/// Classify an upload stall (§2.1 classes), rules in the module comment.
+pub fn classify_upload(c: &GapContext) -> StallKind {
+    if c.end_is_keepalive {
+        StallKind::KeepAlive
+    } else if c.server_has_hole || c.end_is_disordered {
+        StallKind::Reordering
+    } else {
+        StallKind::Normal
+    }
+}
+
+/// The stall threshold min(τ·SRTT, RTO) in nanoseconds; with no SRTT yet, the RTO alone.
+pub fn threshold_ns(tau: f64, srtt_ns: Option<u64>, rto_ns: u64) -> u64 {
+    match srtt_ns {
+        Some(s) => ((tau * s as f64) as u64).min(rto_ns),
+        None => rto_ns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threshold_is_min_of_tau_srtt_and_rto() {
+        assert_eq!(threshold_ns(2.0, Some(50), 300), 100);
+        assert_eq!(threshold_ns(2.0, Some(200), 300), 300);
+        assert_eq!(threshold_ns(2.0, None, 1000), 1000);
+    }
+
+    #[test]
+    fn timeout_wins_over_outstanding_data() {
+        let c = GapContext { end_from_server: true, end_is_timeout_retrans: true, server_outstanding: true, ..Default::default() };
+        assert_eq!(classify_download(&c), StallKind::Timeout);
+    }
+
+    #[test]
+    fn zero_window_probe_is_zero_rwnd_not_keepalive() {
+        let c = GapContext { end_is_keepalive: true, client_rwnd_zero: true, server_outstanding: true, ..Default::default() };
+        assert_eq!(classify_download(&c), StallKind::ZeroRwnd);
+    }
+
+    #[test]
+    fn idle_sender_gap_is_resource_constraint_and_fin_gap_is_other() {
+        assert_eq!(classify_download(&GapContext::default()), StallKind::ResourceConstraint);
+        let c = GapContext { end_is_fin_or_rst: true, ..Default::default() };
+        assert_eq!(classify_download(&c), StallKind::Other);
+    }
+
+    #[test]
+    fn upload_hole_makes_reordering_stall() {
+        assert_eq!(classify_upload(&GapContext { server_has_hole: true, ..Default::default() }), StallKind::Reordering);
+        assert_eq!(classify_upload(&GapContext::default()), StallKind::Normal);
+        assert_eq!(classify_upload(&GapContext { end_is_keepalive: true, ..Default::default() }), StallKind::KeepAlive);
+    }
+}
