@@ -769,6 +769,16 @@ mod tests {
     }
 
     #[test]
+    fn registry_parameters_reach_the_algorithm() {
+        for (name, beta, expected) in [("cubic", 0.5, 50), ("cubic", 0.7, 70), ("bic", 0.5, 50), ("bic", 0.8, 79)] {
+            let mut cc = crate::cc::build(name, &CcConfig::default(), &params(&[("beta", beta)])).unwrap();
+            cc.set_cwnd(100 * MSS);
+            cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 100 * MSS);
+            assert_eq!(cc.ssthresh() / MSS, expected, "{name} beta={beta}");
+        }
+    }
+
+    #[test]
     fn cube_root_is_exact_floor() {
         for a in [0u64, 1, 7, 8, 26, 27, 1_000_000, 999_999, u64::MAX / 2] {
             let r = cube_root(a) as u128;
