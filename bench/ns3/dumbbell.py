@@ -187,11 +187,13 @@ QStat& Stats() { return q; }
 
 
 def draw_flows(n: int, seed: int, start_spread: float,
-               rtt_mean_ms: float = 55.0, rtt_sd_ms: float = 5.0) -> list[dict]:
+               rtt_mean_ms: float = 55.0, rtt_sd_ms: float = 5.0,
+               bottleneck_delay_ms: float = BOTTLENECK_DELAY_MS,
+               server_delay_ms: float = SERVER_LINK_DELAY_MS) -> list[dict]:
     """Per-flow base RTT (ms) ~ Normal(55, 5) truncated at the shared links' minimum, and a start
     time ~ Uniform[0, start_spread) s, from Python's Mersenne Twister seeded with ``seed``."""
     rng = random.Random(seed)
-    floor = 2 * (SERVER_LINK_DELAY_MS + BOTTLENECK_DELAY_MS) + 1.0
+    floor = 2 * (server_delay_ms + bottleneck_delay_ms) + 1.0
     flows = []
     for _ in range(n):
         rtt = rng.gauss(rtt_mean_ms, rtt_sd_ms)
@@ -219,12 +221,22 @@ def _attributes(ns, type_name: str) -> dict:
 def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, seed: int = 1,
                  warmup: float = 5.0, start_spread: float = 1.0,
                  flow_list: Optional[list[dict]] = None,
-                 snapshot_interval: float = 1.0) -> dict:
-    """Build and run the dumbbell in this process; return the result dictionary."""
+                 snapshot_interval: float = 1.0,
+                 bottleneck_delay_ms: float = BOTTLENECK_DELAY_MS,
+                 server_delay_ms: float = SERVER_LINK_DELAY_MS,
+                 bottleneck_rate: str = BOTTLENECK_RATE,
+                 access_rate: str = ACCESS_RATE,
+                 server_rate: str = ACCESS_RATE,
+                 queue_pkts: int = BOTTLENECK_QUEUE_PKTS) -> dict:
+    """Build and run the dumbbell in this process; return the result dictionary.
+
+    ``flow_list`` (list of {"rtt_ms", "start_s"}) replaces the seeded draws; rates are ns-3
+    DataRate strings ("100Mbps")."""
     if cc not in CC_TYPES:
         raise ValueError(f"unknown cc {cc!r}; choose from {sorted(CC_TYPES)}")
     if flow_list is None:
-        flow_list = draw_flows(flows, seed, start_spread)
+        flow_list = draw_flows(flows, seed, start_spread, bottleneck_delay_ms=bottleneck_delay_ms,
+                               server_delay_ms=server_delay_ms)
     n = len(flow_list)
     if warmup >= duration:
         raise ValueError("warm-up must be shorter than the run")
@@ -289,10 +301,9 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
         return devs, ifs
 
     # server <-> R2
-    sdevs, sifs = link(srv, r2, ACCESS_RATE, SERVER_LINK_DELAY_MS, OTHER_QUEUE_PKTS, OTHER_QUEUE_PKTS)
+    sdevs, sifs = link(srv, r2, server_rate, server_delay_ms, OTHER_QUEUE_PKTS, OTHER_QUEUE_PKTS)
     # R2 <-> R1: R2's device (index 0) carries server->client data: the bottleneck queue.
-    bdevs, _ = link(r2, r1, BOTTLENECK_RATE, BOTTLENECK_DELAY_MS, BOTTLENECK_QUEUE_PKTS,
-                    OTHER_QUEUE_PKTS)
+    bdevs, _ = link(r2, r1, bottleneck_rate, bottleneck_delay_ms, queue_pkts, OTHER_QUEUE_PKTS)
     tv.AttachBottleneck(bdevs.Get(0))
     tv.AttachOther(bdevs.Get(1))
     tv.AttachOther(sdevs.Get(0))
@@ -302,11 +313,11 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     client_addrs = []
     access_delays = []
     for i, f in enumerate(flow_list):
-        d = f["rtt_ms"] / 2.0 - BOTTLENECK_DELAY_MS - SERVER_LINK_DELAY_MS
-        if d <= 0:
+        d = f["rtt_ms"] / 2.0 - bottleneck_delay_ms - server_delay_ms
+        if d < 0:
             raise ValueError(f"flow {i}: rtt {f['rtt_ms']} ms too small for the shared links")
         access_delays.append(d)
-        cdevs, cifs = link(r1, clients.Get(i), ACCESS_RATE, d, OTHER_QUEUE_PKTS, OTHER_QUEUE_PKTS)
+        cdevs, cifs = link(r1, clients.Get(i), access_rate, d, OTHER_QUEUE_PKTS, OTHER_QUEUE_PKTS)
         tv.AttachOther(cdevs.Get(0))
         tv.AttachOther(cdevs.Get(1))
         tv.AttachOtherNode(clients.Get(i))
@@ -333,9 +344,9 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     tv.ScheduleSnapshots(snapshot_interval, duration, warmup)
     ns.Simulator.Stop(stop)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    w0 = time.perf_counter()
+    w0, c0 = time.perf_counter(), time.process_time()
     ns.Simulator.Run()
-    wall = time.perf_counter() - w0
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tv.Finish()
     events = int(ns.Simulator.GetEventCount())
@@ -368,16 +379,16 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
             "warmup_s": warmup,
             "seed": seed,
             "start_spread_s": start_spread,
-            "bottleneck_rate": BOTTLENECK_RATE,
-            "bottleneck_delay_ms": BOTTLENECK_DELAY_MS,
-            "bottleneck_queue_pkts": BOTTLENECK_QUEUE_PKTS,
+            "bottleneck_rate": bottleneck_rate,
+            "bottleneck_delay_ms": bottleneck_delay_ms,
+            "bottleneck_queue_pkts": queue_pkts,
             "bottleneck_queue_location": "PointToPointNetDevice TxQueue (DropTailQueue<Packet>) "
                                          "of R2 towards R1; TrafficControl layer uninstalled on "
                                          "all devices",
             "other_queues_pkts": OTHER_QUEUE_PKTS,
-            "access_rate": ACCESS_RATE,
-            "server_link_rate": ACCESS_RATE,
-            "server_link_delay_ms": SERVER_LINK_DELAY_MS,
+            "access_rate": access_rate,
+            "server_link_rate": server_rate,
+            "server_link_delay_ms": server_delay_ms,
             "mtu_bytes": 1500,
             "tcp": {
                 "segment_size": MSS, "timestamps": True, "sack": True, "window_scaling": True,
@@ -420,6 +431,7 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
         },
         "cost": {
             "wall_run_s": wall,
+            "cpu_run_s": cpu,  # process CPU time of Run: less sensitive to a shared machine
             "wall_import_and_jit_s": t_import,
             "events": events,
             "events_per_wall_s": events / wall if wall > 0 else None,
@@ -445,7 +457,7 @@ def _bytes_at(t: float, ts: list[float], snaps: list[list[int]], n: int) -> list
 def run_in_subprocess(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, seed: int = 1,
                       warmup: float = 5.0, start_spread: float = 1.0,
                       flow_list: Optional[list[dict]] = None, json_out: Optional[str] = None,
-                      timeout: Optional[float] = None) -> dict:
+                      timeout: Optional[float] = None, extra_args: Optional[list[str]] = None) -> dict:
     """Run the dumbbell in a fresh Python process (ns-3 cannot be re-run cleanly in one process,
     and peak RSS must be per run). Returns the parsed JSON result."""
     import tempfile
@@ -459,6 +471,7 @@ def run_in_subprocess(flows: int = 10, cc: str = "Cubic", duration: float = 60.0
         with open(fl, "w") as fh:
             json.dump(flow_list, fh)
         cmd += ["--flows-json", fl]
+    cmd += list(extra_args or [])
     subprocess.run(cmd, check=True, timeout=timeout, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     with open(out) as fh:
@@ -476,6 +489,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--start-spread", type=float, default=1.0,
                    help="flow starts ~ Uniform[0, this) seconds")
     p.add_argument("--flows-json", help="JSON list of {rtt_ms, start_s}; overrides --flows/--seed draws")
+    p.add_argument("--bottleneck-delay-ms", type=float, default=BOTTLENECK_DELAY_MS,
+                   help="one-way propagation delay of R1-R2")
+    p.add_argument("--server-delay-ms", type=float, default=SERVER_LINK_DELAY_MS,
+                   help="one-way propagation delay of server-R2")
+    p.add_argument("--bottleneck-rate", default=BOTTLENECK_RATE)
+    p.add_argument("--access-rate", default=ACCESS_RATE)
+    p.add_argument("--server-rate", default=ACCESS_RATE)
+    p.add_argument("--queue", type=int, default=BOTTLENECK_QUEUE_PKTS,
+                   help="bottleneck drop-tail queue, packets")
     p.add_argument("--json", help="write the result here (default: stdout)")
     a = p.parse_args(argv)
     flow_list = None
@@ -483,7 +505,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         with open(a.flows_json) as fh:
             flow_list = json.load(fh)
     res = run_dumbbell(flows=a.flows, cc=a.cc, duration=a.duration, seed=a.seed, warmup=a.warmup,
-                       start_spread=a.start_spread, flow_list=flow_list)
+                       start_spread=a.start_spread, flow_list=flow_list,
+                       bottleneck_delay_ms=a.bottleneck_delay_ms, server_delay_ms=a.server_delay_ms,
+                       bottleneck_rate=a.bottleneck_rate, access_rate=a.access_rate,
+                       server_rate=a.server_rate, queue_pkts=a.queue)
     text = json.dumps(res, indent=1)
     if a.json:
         with open(a.json, "w") as fh:
@@ -493,7 +518,7 @@ def main(argv: Optional[list[str]] = None) -> int:
               f"Mbit/s (after warm-up {r['goodput_after_warmup_mbps']:.2f}), queue mean "
               f"{r['queue_mean_pkts']:.0f} max {r['queue_max_pkts']} pkts, drops "
               f"{r['bottleneck_drops']} (other {r['other_drops']}), Jain {r['jain_index']:.3f}; "
-              f"Run {c['wall_run_s']:.1f} s wall, {c['events']} events, "
+              f"Run {c['wall_run_s']:.1f} s wall ({c['cpu_run_s']:.1f} s CPU), {c['events']} events, "
               f"peak RSS {c['peak_rss_mb']:.0f} MB")
     else:
         print(text)
