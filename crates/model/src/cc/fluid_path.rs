@@ -20,7 +20,9 @@
 //! `on_congestion_event(FastRetransmit)` once per episode and a retransmission; the episode ends
 //! (`on_recovery_exit`) when everything sent before it is ACKed. During recovery a CC that does
 //! not own recovery is held at min(cwnd, ssthresh) — a crude stand-in for PRR, enough for tests.
-//! No RTO: tests must not lose a whole window.
+//! When nothing is in the pipe and nothing may be sent (the tail was lost), an RTO fires after
+//! max(2·srtt, 200 ms): every undetected loss is retransmitted and `on_congestion_event(Timeout)`
+//! is called. No backoff, no spurious-RTO undo.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -100,6 +102,7 @@ pub struct FluidPath {
     recovery_end_tx: u64,
     pub losses: u64,
     pub congestion_events: u64,
+    pub rtos: u64,
 }
 
 impl FluidPath {
@@ -123,11 +126,17 @@ impl FluidPath {
             recovery_end_tx: 0,
             losses: 0,
             congestion_events: 0,
+            rtos: 0,
         }
     }
 
     fn tx_time(&self) -> Duration {
         self.cfg.capacity.transmit_time(self.cfg.mss)
+    }
+
+    /// Bytes delivered (ACKed) so far.
+    pub fn delivered_total(&self) -> u64 {
+        self.delivered
     }
 
     /// Fluid queue backlog in bytes at `now`.
@@ -254,13 +263,33 @@ impl FluidPath {
             let next_ack = self.flight.front().map(|p| p.ack_at).unwrap_or(Time::MAX);
             let can_send_later = self.in_flight + mss <= self.window(cc);
             let next_tx = if can_send_later { self.next_send.max(self.now) } else { Time::MAX };
-            let next = next_ack.min(next_tx);
-            assert!(next != Time::MAX, "path stalled (whole window lost?) at {}", self.now);
+            // Nothing in the pipe and nothing sendable: the tail was lost. Fire the RTO
+            // (RFC 6298, 200 ms floor as Linux) and retransmit everything undetected.
+            let rto_at = if next_ack == Time::MAX && next_tx == Time::MAX {
+                let rto = self.srtt.map_or(Duration::from_secs(1), |s| (s * 2).max(Duration::from_millis(200)));
+                self.now + rto
+            } else {
+                Time::MAX
+            };
+            let next = next_ack.min(next_tx).min(rto_at);
+            assert!(next != Time::MAX, "path stalled at {}", self.now);
             if next > until {
                 self.now = until;
                 return;
             }
             self.now = next;
+            if next == rto_at {
+                let lost = self.undetected_losses.len() as u64;
+                self.undetected_losses.clear();
+                self.in_flight -= lost * mss;
+                self.losses += lost;
+                self.retransmit_pending += lost;
+                self.rtos += 1;
+                self.in_recovery = true;
+                self.recovery_end_tx = self.tx_no;
+                cc.on_congestion_event(self.now, CongestionSignal::Timeout, self.in_flight);
+                continue;
+            }
             if next_ack <= next {
                 let p = self.flight.pop_front().unwrap();
                 let ack = self.process_ack(cc, p);

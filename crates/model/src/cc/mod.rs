@@ -22,6 +22,9 @@ use crate::units::{Bandwidth, Time};
 
 pub mod bbr;
 pub mod bic;
+pub mod ccp;
+pub mod ccplb;
+pub mod ccplca;
 pub mod compound;
 pub mod cubic;
 pub mod reno;
@@ -223,7 +226,7 @@ pub enum CcError {
 }
 
 /// Every algorithm tcpvideo provides.
-pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO, bbr::INFO, compound::INFO, vegas::INFO];
+pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO, bbr::INFO, compound::INFO, ccp::INFO, ccplca::INFO, ccplb::INFO, vegas::INFO];
 
 /// Look an algorithm up by name (case-insensitive).
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
