@@ -51,6 +51,9 @@
 //!   samples are not told apart ([`min_rtt`]). PROBE_RTT does not itself mark the flow
 //!   application-limited ([`probe_rtt`]).
 //! - `seed` replaces the kernel's `prandom_u32_max`; the simulator should pass one per flow.
+//! - The Loss state after an RTO (where Linux restores the saved cwnd only on leaving it) is
+//!   tracked by data: it ends once the bytes in flight at the RTO have been delivered, an
+//!   approximation of snd_una ≥ high_seq, because the endpoint does not flag RTO recovery.
 
 pub mod lt_bw;
 pub mod min_rtt;
@@ -149,6 +152,8 @@ pub struct Bbr {
     prev_ca_state: CaState,
     /// An RTO started the current recovery episode (Linux TCP_CA_Loss rather than Recovery).
     in_loss: bool,
+    /// Delivered bytes at which the Loss episode is over (Linux: snd_una reaches high_seq).
+    loss_end_delivered: u64,
     idle_restart: bool,
     lost_total_bytes: u64,
     delivered_total_bytes: u64,
@@ -202,6 +207,7 @@ impl Bbr {
             packet_conservation: false,
             prev_ca_state: CaState::Open,
             in_loss: false,
+            loss_end_delivered: 0,
             idle_restart: false,
             lost_total_bytes: 0,
             delivered_total_bytes: 0,
@@ -463,14 +469,17 @@ impl CongestionControl for Bbr {
         let lost_bytes = ack.rate.map_or(0, |r| r.newly_lost_bytes);
         self.lost_total_bytes += lost_bytes;
         let losses = self.segs_ceil(lost_bytes);
-        let state = if ack.in_recovery {
-            if self.in_loss {
-                CaState::Loss
-            } else {
-                CaState::Recovery
-            }
-        } else {
+        // The Loss state lasts until everything outstanding at the RTO is delivered. Endpoints
+        // differ on whether `in_recovery` is set during RTO recovery (crates/sim says no, as
+        // Linux's tcp_cong_control only holds cwnd in Recovery), so track it by data.
+        if self.in_loss && ack.delivered_total_bytes >= self.loss_end_delivered && !ack.in_recovery {
             self.in_loss = false;
+        }
+        let state = if self.in_loss {
+            CaState::Loss
+        } else if ack.in_recovery {
+            CaState::Recovery
+        } else {
             CaState::Open
         };
         let app_limited = ack.rate.is_some_and(|r| r.is_app_limited);
@@ -489,14 +498,16 @@ impl CongestionControl for Bbr {
 
     /// Linux `bbr_ssthresh` (save cwnd, keep ssthresh) and, on RTO, `tcp_enter_loss` +
     /// `bbr_set_state(TCP_CA_Loss)`.
-    fn on_congestion_event(&mut self, now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
+    fn on_congestion_event(&mut self, now: Time, signal: CongestionSignal, bytes_in_flight: u64) {
         self.min_rtt.start(now);
         self.save_cwnd();
         if signal == CongestionSignal::Timeout {
             self.in_loss = true;
+            // Approximation of high_seq: what was in flight at the RTO must be delivered.
+            self.loss_end_delivered = self.delivered_total_bytes + bytes_in_flight;
             self.w.enter_loss();
             self.prev_ca_state = CaState::Loss;
-            self.full.reset_detection();
+            self.full.full_bw = Bandwidth::ZERO; // Linux bbr_set_state: full_bw = 0 only
             // Linux treats an RTO like the end of a round and feeds the lt sampler a loss.
             let x = LtInput {
                 now,

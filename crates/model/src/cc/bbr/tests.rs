@@ -283,3 +283,37 @@ fn the_seed_decides_the_start_phase_deterministically() {
     let phases: Vec<usize> = (0..8).map(first_phase).collect();
     assert!(phases.iter().any(|&x| x != phases[0]), "seeds 0..8 all gave phase {phases:?}");
 }
+
+#[test]
+fn after_a_timeout_cwnd_regrows_from_one_and_is_restored_only_when_the_loss_episode_ends() {
+    let mut p = FluidPath::new(path());
+    let mut bbr = Bbr::new(&CcConfig::default());
+    p.run(&mut bbr, Time::from_secs(2), |_, _| {});
+    let before = bbr.cwnd();
+    let delivered = p.delivered_total();
+    let now = Time::from_millis(2001);
+    bbr.on_congestion_event(now, CongestionSignal::Timeout, 100 * MSS);
+    assert_eq!(bbr.cwnd(), MSS);
+    // crates/sim reports in_recovery = false in the Loss state (as Linux's tcp_cong_control).
+    let mut d = delivered;
+    for i in 1..=50u64 {
+        let prior = d;
+        d += MSS;
+        let mut a = rate_ack(now + Duration::from_millis(i), d, prior, 20, false);
+        a.rtt_sample = Some(Duration::from_millis(40));
+        a.bytes_in_flight = MSS;
+        bbr.on_ack(&a);
+    }
+    // 50 of the 100 segments outstanding at the RTO are delivered: still in Loss, window grows
+    // by what is delivered from the 4-segment floor (bbr_set_cwnd), no jump to the saved cwnd.
+    assert!(bbr.cwnd() <= (4 + 49) * MSS, "cwnd {} before the loss episode ended", bbr.cwnd() / MSS);
+    for i in 51..=101u64 {
+        let prior = d;
+        d += MSS;
+        let mut a = rate_ack(now + Duration::from_millis(i), d, prior, 20, false);
+        a.rtt_sample = Some(Duration::from_millis(40));
+        a.bytes_in_flight = MSS;
+        bbr.on_ack(&a);
+    }
+    assert!(bbr.cwnd() >= before.min(bbr.inflight_target(bbr.bw(), bbr.cwnd_gain) * MSS), "cwnd {} not restored toward {}", bbr.cwnd() / MSS, before / MSS);
+}
