@@ -74,6 +74,7 @@ impl HttpParser {
                 St::Head => {
                     if self.buf.is_empty() {
                         self.t_first = now;
+                        idx.mark(off, crate::flv::FrameType::Meta);
                         // Skip stray CRLFs between messages (RFC 9112 §2.2).
                         if d[0] == b'\r' || d[0] == b'\n' {
                             d = &d[1..];
@@ -266,7 +267,7 @@ pub fn looks_like_request(d: &[u8]) -> bool {
     M.iter().any(|m| d.starts_with(m))
 }
 
-/// Channel key from a request target: the path without query; for segment files of HLS/DASH
+/// Channel key from a request target: the path without query and leading slash; for segment files of HLS/DASH
 /// (names ending .ts/.m4s/.aac/.mp4 that contain digits) the directory, so every segment of
 /// one live channel maps to the same key.
 pub fn channel_from_path(target: &str) -> String {
@@ -279,11 +280,9 @@ pub fn channel_from_path(target: &str) -> String {
     let last = path.rsplit('/').next().unwrap_or("");
     let is_seg = [".ts", ".m4s", ".aac", ".mp4", ".m4a", ".m4v"].iter().any(|e| last.ends_with(e))
         && last.bytes().any(|b| b.is_ascii_digit());
-    if is_seg {
-        path[..path.len() - last.len()].trim_end_matches('/').to_string()
-    } else {
-        path.trim_end_matches(".flv").to_string()
-    }
+    // Without the leading '/', so "/live/ch1.flv" and the RTMP "live/ch1" give the same key.
+    let key = if is_seg { path[..path.len() - last.len()].trim_end_matches('/') } else { path.trim_end_matches(".flv") };
+    key.trim_start_matches('/').to_string()
 }
 
 #[cfg(test)]
@@ -324,8 +323,8 @@ mod tests {
 
     #[test]
     fn channel_key_strips_query_and_segment_names() {
-        assert_eq!(channel_from_path("/live/abc.flv?token=9"), "/live/abc");
-        assert_eq!(channel_from_path("/hls/abc/seg_00012.ts"), "/hls/abc");
-        assert_eq!(channel_from_path("/hls/abc/index.m3u8"), "/hls/abc/index.m3u8");
+        assert_eq!(channel_from_path("/live/abc.flv?token=9"), "live/abc");
+        assert_eq!(channel_from_path("/hls/abc/seg_00012.ts"), "hls/abc");
+        assert_eq!(channel_from_path("/hls/abc/index.m3u8"), "hls/abc/index.m3u8");
     }
 }

@@ -118,6 +118,14 @@ fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
     h.last_sec == 0 || (sec as i64 - h.last_sec as i64).abs() <= 86_400
 }
 
+/// Stricter test used only while resynchronising: a real record is at least a minimal IP
+/// header long and its time does not run backwards by more than a second.
+fn plausible_resync(h: &PcapHeader, r: &RecordHeader) -> bool {
+    r.incl_len >= 20
+        && r.orig_len >= r.incl_len
+        && (h.last_sec == 0 || (r.sec as i64 >= h.last_sec as i64 - 1 && r.sec as i64 <= h.last_sec as i64 + 86_400))
+}
+
 /// One step of the streaming reader.
 pub(crate) fn step(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step> {
     let b = src.peek(16)?;
@@ -167,14 +175,14 @@ fn resync(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step> {
         let start = if skipped == 0 { 1 } else { 0 };
         for i in start..n.saturating_sub(16) {
             if let Ok(rh) = parse_record_header(h, &b[i..]) {
-                if !plausible_time(h, rh.sec) {
+                if !plausible_resync(h, &rh) {
                     continue;
                 }
                 let next = i + 16 + rh.incl_len as usize;
                 let ok = if next == n && n < WINDOW {
                     true // the candidate ends exactly at end of input
                 } else if next + 16 <= n {
-                    parse_record_header(h, &b[next..]).map(|r2| plausible_time(h, r2.sec)).unwrap_or(false)
+                    parse_record_header(h, &b[next..]).map(|r2| plausible_resync(h, &r2)).unwrap_or(false)
                 } else {
                     false
                 };
