@@ -1,0 +1,707 @@
+//! A simulation run: the scenario's network, one TCP connection per flow (client endpoint and
+//! server endpoint), the applications driving them, and the recorders.
+//!
+//! Control flow per event (see engine.rs for the queue):
+//! - `Arrive`: a router forwards; a host hands the packet to the flow's endpoint on that node
+//!   (`on_packet`). Demultiplexing is by flow index, carried in every packet (both directions).
+//! - `Timer`: the endpoint's timer (`on_timer`), unless a newer timer superseded it (generation).
+//! - `App`: flow start (connect/listen), next request, reader wake-up, cwnd-clamp change.
+//! After every call into an endpoint the run drains what it produced ([`Simulation::settle`]):
+//! packets go to the network, ground-truth events to the log, socket events to the application
+//! (which may call into the endpoint again), and the endpoint's next timer is (re)armed. A timer
+//! is armed only when it is earlier than the one already queued; a later or cancelled timer
+//! leaves the earlier event in place, which then fires harmlessly (the endpoint checks what is
+//! due) — fewer heap operations than cancelling, same behaviour.
+//!
+//! Randomness: ISNs come from their own stream (engine::streams::ISN), drawn once per flow in flow
+//! order; the dumbbell RTTs and the start jitter were drawn when the scenario was resolved.
+
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rand::Rng;
+use tcpvideo_model::Time;
+
+use crate::app::bulk::Bulk;
+use crate::app::reader::{ReadOutcome, Reader};
+use crate::app::reqresp::{ReqResp, RequestRecord};
+use crate::app::kind;
+use crate::engine::{streams, sub_rng, Event, EventQueue, PacketPool};
+use crate::network::{Network, NodeKind};
+use crate::packet::Packet;
+use crate::pcap::{PcapSink, TsResolution};
+use crate::scenario::{AppDef, Direction, Qty, Scenario, ScenarioError, TcpSpec};
+use crate::tcp::{Addr, KeepAliveConfig, SocketEvent, TcpConfig, TcpEndpoint, TcpLogEvent};
+
+/// Build the endpoint configuration of a flow: Linux defaults, then the scenario's keys.
+pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError> {
+    let mut c = TcpConfig::default();
+    let d = |q: &Option<Qty>, k: &str| -> Result<Option<Duration>, ScenarioError> {
+        q.as_ref().map(|q| q.duration(&format!("{path}.{k}"))).transpose()
+    };
+    if let Some(cc) = &spec.cc {
+        c.cc = cc.clone();
+    }
+    if let Some(p) = &spec.cc_params {
+        c.cc_params = tcpvideo_model::cc::Params(p.clone());
+    }
+    if let Some(m) = spec.mss {
+        if m < 88 {
+            return Err(ScenarioError(format!("{path}.mss: must be at least 88 bytes")));
+        }
+        c.mss = m;
+    }
+    if let Some(w) = spec.initial_cwnd {
+        if w == 0 {
+            return Err(ScenarioError(format!("{path}.initial_cwnd: must be at least 1 segment")));
+        }
+        c.initial_cwnd_segments = w;
+    }
+    if let Some(q) = &spec.rcv_buf {
+        c.rcv_buf_bytes = q.bytes(&format!("{path}.rcv_buf"))?;
+        if c.rcv_buf_bytes < 2 * c.mss as u64 {
+            return Err(ScenarioError(format!("{path}.rcv_buf: must hold at least two segments")));
+        }
+    }
+    if let Some(q) = &spec.snd_buf {
+        c.snd_buf_bytes = q.bytes(&format!("{path}.snd_buf"))?;
+        if c.snd_buf_bytes == 0 {
+            return Err(ScenarioError(format!("{path}.snd_buf: must be positive")));
+        }
+    }
+    if let Some(v) = spec.sack {
+        c.sack = v;
+    }
+    if let Some(v) = spec.timestamps {
+        c.timestamps = v;
+    }
+    if let Some(v) = spec.window_scaling {
+        c.window_scaling = v;
+    }
+    if let Some(v) = d(&spec.min_rto, "min_rto")? {
+        c.min_rto = v;
+    }
+    if let Some(v) = d(&spec.initial_rto, "initial_rto")? {
+        c.initial_rto = v;
+    }
+    if let Some(v) = d(&spec.max_rto, "max_rto")? {
+        c.max_rto = v;
+    }
+    if let Some(v) = d(&spec.delayed_ack, "delayed_ack")? {
+        c.delayed_ack = v;
+    }
+    if let Some(v) = spec.quickack_segments {
+        c.quickack_segments = v;
+    }
+    if let Some(v) = spec.slow_start_after_idle {
+        c.slow_start_after_idle = v;
+    }
+    if let Some(v) = spec.dupack_threshold {
+        c.dupack_threshold = v.max(1);
+    }
+    if let Some(v) = spec.nagle {
+        c.nagle = v;
+    }
+    let ka_idle = d(&spec.keepalive_idle, "keepalive_idle")?;
+    let ka_int = d(&spec.keepalive_interval, "keepalive_interval")?;
+    if ka_idle.is_some() || ka_int.is_some() || spec.keepalive_probes.is_some() {
+        let def = KeepAliveConfig::default();
+        c.keepalive = Some(KeepAliveConfig {
+            idle: ka_idle.unwrap_or(def.idle),
+            interval: ka_int.unwrap_or(def.interval),
+            probes: spec.keepalive_probes.unwrap_or(def.probes),
+        });
+    }
+    Ok(c)
+}
+
+/// Errors of a run: a bad scenario, or I/O on an output file.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    #[error("{0}")]
+    Io(String),
+}
+
+struct EpSlot {
+    ep: Option<TcpEndpoint>,
+    gen: u32,
+    armed: Option<Time>,
+}
+
+enum AppState {
+    Bulk(Bulk),
+    ReqResp(ReqResp),
+}
+
+struct FlowRt {
+    client: u32,
+    server: u32,
+    start: Time,
+    app: AppState,
+    /// Endpoint id (2f = client, 2f+1 = server) that sends the data / reads it.
+    data_sender: u32,
+    data_receiver: u32,
+    reader: Reader,
+    /// Receiver got every byte of a finite bulk transfer at this time.
+    completed_at: Option<Time>,
+    clamp_packets: Option<u64>,
+}
+
+/// Per-flow metrics (one row of the `flows` table).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowMetrics {
+    pub flow: u32,
+    pub name: String,
+    pub client: String,
+    pub server: String,
+    pub cc: String,
+    pub start_ns: u64,
+    pub base_rtt_ns: u64,
+    /// Payload bytes delivered in order to the receiving application's buffer.
+    pub bytes: u64,
+    pub bytes_read: u64,
+    pub goodput_bps: f64,
+    pub fct_ns: Option<u64>,
+    pub retrans_fast: u64,
+    pub retrans_timeout: u64,
+    pub rto_count: u64,
+    /// Retransmissions of both endpoints (SYN retransmissions included), for pcap cross-checks.
+    pub retrans_both_directions: u64,
+    pub srtt_end_ns: Option<u64>,
+    pub min_rtt_ns: Option<u64>,
+    pub handshake_rtt_ns: Option<u64>,
+    pub max_cwnd_bytes: u64,
+    pub cwnd_end_bytes: u64,
+    pub zero_window_probes: u64,
+    pub data_segments_sent: u64,
+}
+
+/// Per-link-direction metrics (one row of the `links` table).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkMetrics {
+    pub link: String,
+    pub from: String,
+    pub to: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    pub mean_queue_packets: f64,
+    pub mean_queue_bytes: f64,
+    pub max_queue_packets: u64,
+    pub max_queue_bytes: u64,
+    pub utilization: f64,
+}
+
+/// One sample of a flow's sender state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSample {
+    pub t_ns: u64,
+    pub flow: u32,
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+    pub srtt_ns: Option<u64>,
+    pub bytes_in_flight: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub peer_window_bytes: u64,
+}
+
+/// One sample of a link direction's queue.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueSample {
+    pub t_ns: u64,
+    pub channel: u32,
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// Everything a run produces (pcaps are written to files as the run goes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Results {
+    pub scenario: String,
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub flows: Vec<FlowMetrics>,
+    pub links: Vec<LinkMetrics>,
+    pub events: Vec<TcpLogEvent>,
+    pub flow_samples: Vec<FlowSample>,
+    pub queue_samples: Vec<QueueSample>,
+    /// (flow, record) of every request of request/response flows.
+    pub requests: Vec<(u32, RequestRecord)>,
+    /// Channel index → (link name, from node name, to node name), for the queue samples.
+    pub channels: Vec<(String, String, String)>,
+    pub pcap_files: Vec<PathBuf>,
+    pub events_processed: u64,
+    pub packets_sent: u64,
+    pub unroutable: u64,
+}
+
+pub struct Simulation {
+    sc: Scenario,
+    net: Network,
+    pool: PacketPool,
+    q: EventQueue,
+    eps: Vec<EpSlot>,
+    cfgs: Vec<TcpConfig>,
+    flows: Vec<FlowRt>,
+    out: Vec<Packet>,
+    log: Vec<TcpLogEvent>,
+    ev_bufs: Vec<Vec<SocketEvent>>,
+    events: Vec<TcpLogEvent>,
+    flow_samples: Vec<FlowSample>,
+    queue_samples: Vec<QueueSample>,
+    isns: Vec<(u32, u32)>,
+    end: Time,
+    pcap_files: Vec<PathBuf>,
+    packets_sent: u64,
+}
+
+impl Simulation {
+    /// Set up a run. Pcaps (if the scenario asks for any) are written into `out_dir`.
+    pub fn new(sc: Scenario, out_dir: Option<&Path>) -> Result<Simulation, SimError> {
+        let mut net = Network::from_defs(&sc.nodes, &sc.links, sc.seed);
+        let mut pcap_files = Vec::new();
+        if !sc.record.pcaps.is_empty() {
+            let Some(dir) = out_dir else {
+                return Err(ScenarioError("record.pcap: pcap capture needs an output directory (--out)".into()).into());
+            };
+            std::fs::create_dir_all(dir).map_err(|e| SimError::Io(format!("{}: {e}", dir.display())))?;
+            let res = if sc.record.nanosecond_pcap { TsResolution::Nano } else { TsResolution::Micro };
+            for pc in &sc.record.pcaps {
+                let path = dir.join(&pc.file);
+                let f = std::fs::File::create(&path).map_err(|e| SimError::Io(format!("{}: {e}", path.display())))?;
+                let sink = PcapSink::new(Box::new(BufWriter::with_capacity(1 << 16, f)), sc.record.snaplen, res)
+                    .map_err(|e| SimError::Io(format!("{}: {e}", path.display())))?;
+                let t = net.taps.len() as u16;
+                net.taps.push(sink);
+                let l = &net.links[pc.link as usize];
+                let (tx, rx) = if pc.at == l.a { (l.ab, l.ba) } else { (l.ba, l.ab) };
+                net.channels[tx as usize].tap_tx = Some(t);
+                net.channels[rx as usize].tap_rx = Some(t);
+                pcap_files.push(path);
+            }
+        }
+        let mut cfgs = Vec::with_capacity(sc.flows.len());
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut q = EventQueue::new();
+        let mut isn_rng = sub_rng(sc.seed, streams::ISN);
+        let mut isns = Vec::with_capacity(sc.flows.len());
+        for (i, f) in sc.flows.iter().enumerate() {
+            let cfg = tcp_config(&f.tcp, &format!("flow[{i}].tcp"))?;
+            // Build once to validate cc name/params with this flow's MSS.
+            tcpvideo_model::cc::build(&cfg.cc, &tcpvideo_model::cc::CcConfig::default(), &cfg.cc_params)
+                .map_err(|e| ScenarioError(format!("flow[{i}].tcp.cc: {e}")))?;
+            cfgs.push(cfg);
+            isns.push((isn_rng.gen::<u32>(), isn_rng.gen::<u32>()));
+            let start = Time::ZERO + f.start;
+            let (app, sender, receiver) = match &f.app {
+                AppDef::Bulk { bytes, direction, close } => {
+                    let (s, r) = match direction {
+                        Direction::Down => (2 * i as u32 + 1, 2 * i as u32),
+                        Direction::Up => (2 * i as u32, 2 * i as u32 + 1),
+                    };
+                    (AppState::Bulk(Bulk::new(*bytes, *close)), s, r)
+                }
+                AppDef::ReqResp { requests } => {
+                    (AppState::ReqResp(ReqResp::new(requests.clone(), start)), 2 * i as u32 + 1, 2 * i as u32)
+                }
+            };
+            let reader = Reader::new(f.reader.clone(), start);
+            for t in reader.pause_ends() {
+                q.push(t, Event::App { app: i as u32, kind: kind::READ });
+            }
+            for (k, (at, _)) in f.clamps.iter().enumerate() {
+                q.push(start + *at, Event::App { app: i as u32, kind: kind::CLAMP + k as u32 });
+            }
+            q.push(start, Event::App { app: i as u32, kind: kind::START });
+            flows.push(FlowRt {
+                client: f.client, server: f.server, start, app, data_sender: sender, data_receiver: receiver,
+                reader, completed_at: None, clamp_packets: None,
+            });
+        }
+        if let Some(iv) = sc.record.sample_interval {
+            q.push(Time::ZERO + iv, Event::Sample);
+        }
+        let end = Time::ZERO + sc.duration;
+        let eps = (0..2 * flows.len()).map(|_| EpSlot { ep: None, gen: 0, armed: None }).collect();
+        Ok(Simulation {
+            sc, net, pool: PacketPool::default(), q, eps, cfgs, flows, out: Vec::with_capacity(64),
+            log: Vec::with_capacity(16), ev_bufs: Vec::new(), events: Vec::new(), flow_samples: Vec::new(),
+            queue_samples: Vec::new(), isns, end, pcap_files, packets_sent: 0,
+        })
+    }
+
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    pub fn end(&self) -> Time {
+        self.end
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.q.processed
+    }
+
+    /// Packets emitted by endpoints so far.
+    pub fn packets_sent(&self) -> u64 {
+        self.packets_sent
+    }
+
+    /// Process every event up to `t` (capped at the scenario's end). Returns true when the run is
+    /// over. Running in chunks gives the same result as running at once.
+    pub fn run_until(&mut self, t: Time) -> bool {
+        let horizon = t.min(self.end);
+        while let Some((now, ev)) = self.q.pop_until(horizon) {
+            match ev {
+                Event::Arrive { chan, pkt } => {
+                    if let Some((node, p)) = self.net.arrive(now, chan, pkt, &mut self.pool, &mut self.q) {
+                        self.deliver(now, node, &p);
+                    }
+                }
+                Event::Timer { ep, gen } => {
+                    let slot = &mut self.eps[ep as usize];
+                    if slot.gen == gen {
+                        slot.armed = None;
+                        if let Some(e) = slot.ep.as_mut() {
+                            e.on_timer(now, &mut self.out, &mut self.log);
+                            self.settle(now, ep);
+                        }
+                    }
+                }
+                Event::App { app, kind } => self.app_event(now, app, kind),
+                Event::Sample => {
+                    self.sample(now);
+                    if let Some(iv) = self.sc.record.sample_interval {
+                        self.q.push(now + iv, Event::Sample);
+                    }
+                }
+            }
+        }
+        self.q.advance_to(horizon);
+        horizon >= self.end
+    }
+
+    /// Run to the end.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    fn deliver(&mut self, now: Time, node: u32, p: &Packet) {
+        let f = p.flow as usize;
+        let Some(flow) = self.flows.get(f) else { return };
+        let ep = if node == flow.client { 2 * f as u32 } else if node == flow.server { 2 * f as u32 + 1 } else { return };
+        if let Some(e) = self.eps[ep as usize].ep.as_mut() {
+            e.on_packet(now, p, &mut self.out, &mut self.log);
+            self.settle(now, ep);
+        }
+    }
+
+    /// Drain what endpoint `ep` produced; react to its socket events; re-arm its timer.
+    fn settle(&mut self, now: Time, ep: u32) {
+        for p in self.out.drain(..) {
+            self.packets_sent += 1;
+            self.net.send(now, p, &mut self.pool, &mut self.q);
+        }
+        if !self.log.is_empty() {
+            if self.sc.record.events {
+                self.events.extend_from_slice(&self.log);
+            }
+            self.log.clear();
+        }
+        let mut evs = self.ev_bufs.pop().unwrap_or_default();
+        if let Some(e) = self.eps[ep as usize].ep.as_mut() {
+            e.take_events(&mut evs);
+        }
+        for &sev in &evs {
+            self.socket_event(now, ep, sev);
+        }
+        evs.clear();
+        self.ev_bufs.push(evs);
+        let slot = &mut self.eps[ep as usize];
+        if let Some(t) = slot.ep.as_ref().and_then(|e| e.next_timer()) {
+            if slot.armed.is_none_or(|a| t < a) {
+                slot.gen = slot.gen.wrapping_add(1);
+                slot.armed = Some(t);
+                self.q.push(t.max(now), Event::Timer { ep, gen: slot.gen });
+            }
+        }
+    }
+
+    /// Flush endpoint `ep` after the application touched it, then settle it.
+    fn touch(&mut self, now: Time, ep: u32) {
+        if let Some(e) = self.eps[ep as usize].ep.as_mut() {
+            e.flush(now, &mut self.out, &mut self.log);
+            self.settle(now, ep);
+        }
+    }
+
+    fn ep_mut(&mut self, ep: u32) -> Option<&mut TcpEndpoint> {
+        self.eps[ep as usize].ep.as_mut()
+    }
+
+    fn socket_event(&mut self, now: Time, ep: u32, sev: SocketEvent) {
+        let f = (ep / 2) as usize;
+        let is_sender = ep == self.flows[f].data_sender;
+        let is_client = ep % 2 == 0;
+        match sev {
+            SocketEvent::Connected | SocketEvent::Writable => {
+                let touched = match &mut self.flows[f].app {
+                    AppState::Bulk(b) => {
+                        if is_sender {
+                            let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                            b.fill(e)
+                        } else {
+                            false
+                        }
+                    }
+                    AppState::ReqResp(r) => {
+                        let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                        if is_client {
+                            let t = r.push_client(e);
+                            if sev == SocketEvent::Connected {
+                                if let Some(at) = r.next_request_time() {
+                                    self.q.push(at.max(now), Event::App { app: f as u32, kind: kind::REQUEST });
+                                }
+                            }
+                            t
+                        } else {
+                            r.push_server(e)
+                        }
+                    }
+                };
+                if touched {
+                    self.touch(now, ep);
+                }
+            }
+            SocketEvent::Readable | SocketEvent::PeerClosed => {
+                if ep == self.flows[f].data_receiver {
+                    self.read(now, f);
+                } else if let AppState::ReqResp(r) = &mut self.flows[f].app {
+                    // The server reads requests as they arrive.
+                    let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                    if r.server_readable(e) {
+                        self.touch(now, ep);
+                    }
+                } else {
+                    // Bulk sender side: discard anything the peer sent.
+                    if let Some(e) = self.ep_mut(ep) {
+                        if e.recv(u64::MAX) > 0 {
+                            self.touch(now, ep);
+                        }
+                    }
+                }
+            }
+            SocketEvent::AllAcked | SocketEvent::Closed | SocketEvent::Reset => {}
+        }
+    }
+
+    /// The data receiver's application reads per its reader policy.
+    fn read(&mut self, now: Time, f: usize) {
+        let ep = self.flows[f].data_receiver;
+        let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
+        let flow = &mut self.flows[f];
+        let (n, outcome) = flow.reader.read(now, e);
+        if let AppState::Bulk(b) = &flow.app {
+            if let (Some(total), None) = (b.total, flow.completed_at) {
+                if e.stats().bytes_received >= total {
+                    flow.completed_at = Some(now);
+                }
+            }
+        }
+        let mut next_req = None;
+        if let AppState::ReqResp(r) = &mut flow.app {
+            if n > 0 && r.client_read(now, n) {
+                next_req = r.next_request_time();
+            }
+        }
+        if let ReadOutcome::WakeAt(t) = outcome {
+            if flow.reader.wake_at.is_none_or(|w| w <= now || t < w) {
+                flow.reader.wake_at = Some(t);
+                self.q.push(t, Event::App { app: f as u32, kind: kind::READ });
+            }
+        }
+        if let Some(t) = next_req {
+            self.q.push(t.max(now), Event::App { app: f as u32, kind: kind::REQUEST });
+        }
+        if n > 0 {
+            self.touch(now, ep);
+        }
+    }
+
+    fn app_event(&mut self, now: Time, app: u32, k: u32) {
+        let f = app as usize;
+        match k {
+            kind::START => self.start_flow(now, f),
+            kind::REQUEST => {
+                let ep = 2 * f as u32;
+                let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
+                if let AppState::ReqResp(r) = &mut self.flows[f].app {
+                    if r.next_request_time().is_some_and(|t| t <= now) && r.issue(now, e) {
+                        self.touch(now, ep);
+                    }
+                }
+            }
+            kind::READ => {
+                if self.flows[f].reader.wake_at.is_some_and(|w| w <= now) {
+                    self.flows[f].reader.wake_at = None;
+                }
+                self.read(now, f);
+            }
+            c if c >= kind::CLAMP => {
+                let idx = (c - kind::CLAMP) as usize;
+                let clamp = self.sc.flows[f].clamps[idx].1;
+                self.flows[f].clamp_packets = clamp;
+                self.apply_clamp(now, f);
+            }
+            _ => {}
+        }
+    }
+
+    fn apply_clamp(&mut self, now: Time, f: usize) {
+        let ep = self.flows[f].data_sender;
+        let clamp = self.flows[f].clamp_packets;
+        if let Some(e) = self.eps[ep as usize].ep.as_mut() {
+            let mss = e.mss_bytes();
+            e.set_cwnd_clamp(clamp.map(|p| p * mss));
+            self.touch(now, ep);
+        }
+    }
+
+    fn start_flow(&mut self, now: Time, f: usize) {
+        let (client, server) = (self.flows[f].client, self.flows[f].server);
+        let port = 32768 + (f % 28000) as u16; // Linux ip_local_port_range 32768–60999
+        let ca = Addr { node: client, ip: Network::ip_of(client), port };
+        let sa = Addr { node: server, ip: Network::ip_of(server), port: 80 };
+        let (ci, si) = self.isns[f];
+        let cfg = &self.cfgs[f];
+        let server_ep = TcpEndpoint::listen(cfg, f as u32, sa, ca, si);
+        let client_ep = TcpEndpoint::connect(cfg, f as u32, ca, sa, ci, now, &mut self.out);
+        match (client_ep, server_ep) {
+            (Ok(c), Ok(s)) => {
+                self.eps[2 * f].ep = Some(c);
+                self.eps[2 * f + 1].ep = Some(s);
+                if self.flows[f].clamp_packets.is_some() {
+                    self.apply_clamp(now, f);
+                }
+                self.settle(now, 2 * f as u32);
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                // Configuration errors are caught at construction; this is a safety net.
+                self.out.clear();
+                eprintln!("flow[{f}]: cannot open connection: {e}");
+            }
+        }
+    }
+
+    fn sample(&mut self, now: Time) {
+        for (i, fl) in self.flows.iter().enumerate() {
+            let (Some(s), Some(r)) = (self.eps[fl.data_sender as usize].ep.as_ref(), self.eps[fl.data_receiver as usize].ep.as_ref()) else {
+                continue;
+            };
+            self.flow_samples.push(FlowSample {
+                t_ns: now.as_nanos(), flow: i as u32, cwnd_bytes: s.cwnd_bytes(), ssthresh_bytes: s.ssthresh_bytes().min(u64::MAX >> 1),
+                srtt_ns: s.srtt().map(|d| d.as_nanos() as u64), bytes_in_flight: s.bytes_in_flight(),
+                bytes_acked: s.stats().bytes_acked, bytes_received: r.stats().bytes_received,
+                peer_window_bytes: s.peer_window_bytes(),
+            });
+        }
+        for (ci, ch) in self.net.channels.iter_mut().enumerate() {
+            if self.net.nodes[ch.from as usize].kind != NodeKind::Router && self.sc.record.sample_interval.is_some() && self.net.nodes.len() > 16 {
+                continue; // large topologies: sample router queues only
+            }
+            let (p, b) = ch.queue_at(now);
+            self.queue_samples.push(QueueSample { t_ns: now.as_nanos(), channel: ci as u32, packets: p, bytes: b });
+        }
+    }
+
+    /// End the run: flush the pcaps and compute the tables.
+    pub fn finish(mut self) -> Result<Results, SimError> {
+        self.run();
+        let end = self.end;
+        for (i, t) in self.net.taps.iter_mut().enumerate() {
+            t.drain(end);
+            t.finish().map_err(|e| SimError::Io(format!("{}: {e}", self.pcap_files[i].display())))?;
+        }
+        let dur_ns = self.sc.duration.as_nanos() as f64;
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, fl) in self.flows.iter().enumerate() {
+            let def = &self.sc.flows[i];
+            let s = self.eps[fl.data_sender as usize].ep.as_ref();
+            let r = self.eps[fl.data_receiver as usize].ep.as_ref();
+            let c = self.eps[2 * i].ep.as_ref();
+            let ss = s.map(|e| *e.stats()).unwrap_or_default();
+            let rs = r.map(|e| *e.stats()).unwrap_or_default();
+            let other = self.eps[if fl.data_sender == 2 * i as u32 { 2 * i + 1 } else { 2 * i }].ep.as_ref().map(|e| *e.stats()).unwrap_or_default();
+            let fct = fl.completed_at.map(|t| t.saturating_since(fl.start).as_nanos() as u64);
+            let until = fl.completed_at.unwrap_or(end);
+            let active = until.saturating_since(fl.start).as_nanos() as f64;
+            flows.push(FlowMetrics {
+                flow: i as u32,
+                name: def.name.clone(),
+                client: self.sc.nodes[fl.client as usize].name.clone(),
+                server: self.sc.nodes[fl.server as usize].name.clone(),
+                cc: self.cfgs[i].cc.clone(),
+                start_ns: fl.start.as_nanos(),
+                base_rtt_ns: def.base_rtt.as_nanos() as u64,
+                bytes: rs.bytes_received,
+                bytes_read: rs.bytes_read,
+                goodput_bps: if active > 0.0 { rs.bytes_received as f64 * 8e9 / active } else { 0.0 },
+                fct_ns: fct,
+                retrans_fast: ss.retrans_fast,
+                retrans_timeout: ss.retrans_timeout,
+                rto_count: ss.rto_count,
+                retrans_both_directions: ss.retrans_fast + ss.retrans_timeout + other.retrans_fast + other.retrans_timeout,
+                srtt_end_ns: s.and_then(|e| e.srtt()).map(|d| d.as_nanos() as u64),
+                min_rtt_ns: ss.min_rtt.map(|d| d.as_nanos() as u64),
+                handshake_rtt_ns: c.and_then(|e| e.stats().handshake_rtt).map(|d| d.as_nanos() as u64),
+                max_cwnd_bytes: ss.max_cwnd_bytes,
+                cwnd_end_bytes: s.map(|e| e.cwnd_bytes()).unwrap_or(0),
+                zero_window_probes: ss.zero_window_probes,
+                data_segments_sent: ss.data_segments_sent,
+            });
+        }
+        let mut links = Vec::with_capacity(self.net.channels.len());
+        let mut channels = Vec::with_capacity(self.net.channels.len());
+        for ch in self.net.channels.iter_mut() {
+            let (wa, wba) = ch.wait_after(end);
+            let st = ch.stats;
+            let link = &self.net.links[ch.link as usize];
+            let from = self.net.nodes[ch.from as usize].name.clone();
+            let to = self.net.nodes[ch.to as usize].name.clone();
+            channels.push((link.name.clone(), from.clone(), to.clone()));
+            links.push(LinkMetrics {
+                link: link.name.clone(), from, to,
+                rate_bps: ch.rate.bits_per_sec, delay_ns: ch.delay.as_nanos() as u64,
+                tx_packets: st.tx_packets, tx_bytes: st.tx_bytes, queue_drops: st.queue_drops, loss_drops: st.loss_drops,
+                mean_queue_packets: (st.wait_ns - wa) as f64 / dur_ns,
+                mean_queue_bytes: (st.wait_byte_ns - wba) as f64 / dur_ns,
+                max_queue_packets: st.max_queue_packets, max_queue_bytes: st.max_queue_bytes,
+                utilization: st.tx_bytes as f64 * 8e9 / (ch.rate.bits_per_sec as f64 * dur_ns),
+            });
+        }
+        let mut requests = Vec::new();
+        for (i, fl) in self.flows.iter().enumerate() {
+            if let AppState::ReqResp(r) = &fl.app {
+                requests.extend(r.records.iter().map(|rec| (i as u32, *rec)));
+            }
+        }
+        Ok(Results {
+            scenario: self.sc.name.clone(), seed: self.sc.seed, duration_ns: self.sc.duration.as_nanos() as u64,
+            flows, links, events: std::mem::take(&mut self.events), flow_samples: std::mem::take(&mut self.flow_samples),
+            queue_samples: std::mem::take(&mut self.queue_samples), requests, channels, pcap_files: self.pcap_files.clone(),
+            events_processed: self.q.processed, packets_sent: self.packets_sent, unroutable: self.net.unroutable,
+        })
+    }
+}
+
+/// Convenience: load, run and finish.
+pub fn run_scenario(sc: Scenario, out_dir: Option<&Path>) -> Result<Results, SimError> {
+    Simulation::new(sc, out_dir)?.finish()
+}
