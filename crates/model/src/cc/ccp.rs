@@ -23,8 +23,15 @@
 //!   MSS/C apart. ACK compression on a real reverse path inflates it (not filtered here).
 //! - base RTT: minimum RTT sample of the connection.
 //! - backlog x_k = C · (rtt_k − baseRTT) / MSS, rtt_k the RTT sample of this ACK (Little's law).
-//! - storage B = C · rtt_max / MSS, rtt_max the largest RTT sample of the connection: pipe (BDP)
-//!   plus the bottleneck buffer, which slow start's overshoot fills before the first loss. With
+//! - storage B = C · rtt_max / MSS: pipe (BDP) plus the bottleneck buffer, which slow start's
+//!   overshoot fills before the first loss. rtt_max is the largest RTT sample taken outside loss
+//!   recovery and outside the episode following an RTO.
+//! - RTT samples whose queueing delay our own data cannot explain — C·(rtt − baseRTT) larger
+//!   than the bytes in flight before the ACK — are ignored for x_k and B. On a real stack such
+//!   samples (hundreds of ms to seconds) come from segments that waited for a retransmission;
+//!   one of them would inflate B, and the window, for the rest of the connection. Consequence:
+//!   a queue built by *other* flows beyond our in-flight is not counted (seed 001's testbed has
+//!   no cross traffic). With
 //!   `storage_segments` > 0 B is fixed instead (a configured target).
 //!
 //! With in_flight = BDP + x at equilibrium, the law settles at a backlog
@@ -90,6 +97,10 @@ pub struct CcpCore {
     /// The current recovery episode began with an RTO (Linux TCP_CA_Loss): slow start may grow
     /// cwnd during it, as Linux does while retransmitting after a timeout.
     in_rto_recovery: bool,
+    /// Delivered bytes at which the data outstanding at the last RTO is delivered; until then
+    /// srtt does not feed the storage estimate.
+    rto_episode_end: u64,
+    delivered_total: u64,
 }
 
 impl CcpCore {
@@ -109,6 +120,8 @@ impl CcpCore {
             rtt: None,
             in_ca: false,
             in_rto_recovery: false,
+            rto_episode_end: 0,
+            delivered_total: 0,
         }
     }
 
@@ -151,10 +164,22 @@ impl CcpCore {
     /// Update the estimators from one ACK.
     fn observe(&mut self, ack: &AckEvent) {
         if let Some(r) = ack.rtt_sample {
-            self.rtt = Some(r);
             self.base_rtt = Some(self.base_rtt.map_or(r, |b| b.min(r)));
-            self.rtt_max = Some(self.rtt_max.map_or(r, |m| m.max(r)));
+            // A sample whose queueing delay exceeds what our own data in flight can explain
+            // (backlog C·(rtt − base) > prior in flight) is not a measurement of our backlog:
+            // on a real stack these come from segments that waited for a retransmission.
+            let explained = match (self.capacity.get(), self.base_rtt) {
+                (0, _) | (_, None) => true,
+                (_, Some(base)) => self.capacity().bytes_in(r.saturating_sub(base)) <= ack.prior_in_flight_bytes,
+            };
+            if explained {
+                self.rtt = Some(r);
+                if !ack.in_recovery && ack.delivered_total_bytes >= self.rto_episode_end {
+                    self.rtt_max = Some(self.rtt_max.map_or(r, |m| m.max(r)));
+                }
+            }
         }
+        self.delivered_total = ack.delivered_total_bytes;
         self.round.on_ack(ack);
         if let Some(prev) = self.last_ack_at {
             let gap = ack.now.saturating_since(prev);
@@ -251,7 +276,7 @@ impl<V: Variant + 'static> CongestionControl for CcpFamily<V> {
         }
     }
 
-    fn on_congestion_event(&mut self, _now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
+    fn on_congestion_event(&mut self, _now: Time, signal: CongestionSignal, bytes_in_flight: u64) {
         match signal {
             // No window reaction to loss; a loss only ends slow start.
             CongestionSignal::FastRetransmit => {
@@ -260,6 +285,7 @@ impl<V: Variant + 'static> CongestionControl for CcpFamily<V> {
                 }
             }
             CongestionSignal::Timeout => {
+                self.core.rto_episode_end = self.core.delivered_total + bytes_in_flight;
                 self.core.w.ssthresh = (self.core.w.cwnd / 2).max(2);
                 self.core.w.enter_loss();
                 self.core.in_ca = false;
