@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Analyzer speed: `tcpvideo analyze` against tshark, tcptrace and `cat` on one big real capture.
+
+Issue 4's benchmark. The capture is real Linux TCP: cubic bulk flows between two network
+namespaces over veth (offloads off, so every packet is MSS-sized as on a real wire), captured by
+dumpcap with snaplen 96 -- the kind of capture the machine notes measured the peers on
+(6.35 M packets, 693 MB: cat 0.07 s, tcptrace -l 1.49 s, tshark -q -z conv,tcp 58.7 s). It is
+made once (needs root) and cached, never committed: bench/out/ is git-ignored.
+
+Then, with the page cache warm, one run times each tool on the same file and reads each one's
+peak resident memory from the kernel (os.wait4 rusage of that very child):
+
+    cat FILE > /dev/null                 the floor: reading the bytes
+    tcptrace -l FILE                     a C peer that also tracks every connection
+    tshark -q -z conv,tcp -r FILE        Wireshark's full dissection
+    tcpvideo analyze FILE                ours (CLI, end to end, Python start-up included)
+    tcpvideo.analyze(FILE)               ours, in-process (import excluded), when the API exists
+
+Goals (issue 4): within 2x of cat, at least 30x tshark. Packets per second use the packet count
+dumpcap reported when it wrote the file.
+
+    python3 bench/analyze_speed.py                      # make/reuse the capture, run all
+    python3 bench/analyze_speed.py --skip-tshark        # without the ~60 s tshark run
+    python3 bench/analyze_speed.py --capture F.pcap     # any existing capture
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+DEFAULT = ROOT / "bench" / "out" / "veth_cubic_s96.pcap"
+
+
+def make_capture(path: Path, packets: int, flows: int, rate: str, timeout: float) -> dict:
+    """Capture ``packets`` packets of ``flows`` cubic bulk flows over veth, snaplen 96.
+
+    The server's egress is shaped by tbf at ``rate`` with a deep queue: dumpcap on a shared
+    2-core machine cannot keep up with unshaped veth (it lost half the packets at ~400 k pkts/s),
+    and a capture with holes makes every tool do different work. Local qdisc backpressure (TCP
+    small queues) means the shaping itself drops nothing; the flows stay real cubic flows."""
+    from tcpvideo import netns
+
+    ok, why = netns.available(need_capture=True)
+    if not ok:
+        sys.exit(f"cannot make the capture: {why}")
+    me = ROOT / "python" / "tcpvideo" / "linux_scenarios.py"
+    t0 = time.monotonic()
+    with netns.Network() as net:
+        srv, cli = net.chain(["srv", "cli"])
+        srv.tbf(net.dev(srv, cli), rate=rate, burst="256kb", limit=8_000_000)
+        sp = srv.python(me, ["server", "--cc", "cubic", "--size", str(10**13),
+                             "--conns", str(flows)])
+        sp.wait_for("^READY$")
+        cap = srv.capture(net.dev(srv, cli), path, snaplen=96, buffer_mib=512,
+                          max_packets=packets)
+        cli.python(me, ["client", "--host", net.ip(srv, cli), "--conns", str(flows)])
+        st = cap.wait(timeout)
+    meta = {"packets": st.packets, "capture_drops": st.dropped, "bytes": path.stat().st_size,
+            "flows": flows, "cc": "cubic", "snaplen": 96,
+            "link": f"veth, offloads off, tbf {rate} at the sender",
+            "seconds_to_capture": round(time.monotonic() - t0, 1)}
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def timed(argv: list[str], stdout=subprocess.DEVNULL) -> tuple[float, int, int]:
+    """Run argv; return (wall seconds, peak RSS in kB of that child, exit code)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return dt, ru.ru_maxrss, p.returncode
+
+
+def best_of(n: int, argv: list[str]) -> tuple[float, int, int]:
+    runs = [timed(argv) for _ in range(n)]
+    return min(r[0] for r in runs), max(r[1] for r in runs), max(r[2] for r in runs)
+
+
+def inprocess_probe(path: Path) -> list[str] | None:
+    """A child that imports tcpvideo, then times tcpvideo.analyze(path) alone."""
+    code = (
+        "import sys,time,resource\n"
+        "import tcpvideo\n"
+        "f=getattr(tcpvideo,'analyze',None)\n"
+        "if f is None: sys.exit(3)\n"
+        "t=time.perf_counter(); f(sys.argv[1]); dt=time.perf_counter()-t\n"
+        "print(dt)\n"
+    )
+    return [sys.executable, "-c", code, str(path)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--capture", type=Path, default=DEFAULT)
+    ap.add_argument("--packets", type=int, default=5_500_000)
+    ap.add_argument("--flows", type=int, default=4)
+    ap.add_argument("--rate", default="600mbit", help="tbf rate at the sender while capturing")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of the fast tools (best kept)")
+    ap.add_argument("--skip-tshark", action="store_true")
+    ap.add_argument("--remake", action="store_true", help="make the capture again")
+    ap.add_argument("--json", type=Path, default=ROOT / "bench" / "out" / "analyze_speed.json")
+    a = ap.parse_args()
+
+    path: Path = a.capture
+    meta_path = path.with_suffix(".json")
+    if a.remake or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"making the capture {path} ({a.packets} packets, {a.flows} cubic flows)...",
+              flush=True)
+        meta = make_capture(path, a.packets, a.flows, a.rate, timeout=900)
+        if meta["capture_drops"] > meta["packets"] // 100:
+            print(f"WARNING: dumpcap lost {meta['capture_drops']} packets: the machine was too "
+                  "busy; rerun with --remake and a lower --rate", flush=True)
+    elif meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+    else:
+        n = subprocess.run(["capinfos", "-M", "-c", "-r", str(path)], capture_output=True,
+                           text=True).stdout.split()
+        meta = {"packets": int(n[-1]), "bytes": path.stat().st_size}
+    pkts = meta["packets"]
+    print(f"capture: {path} {pkts} packets, {path.stat().st_size / 1e6:.0f} MB "
+          f"(capture drops {meta.get('capture_drops', '?')})")
+
+    subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm the cache
+
+    rows: list[tuple[str, str, float | None, int | None, str]] = []
+
+    def add(name: str, cmd: str, res: tuple[float, int, int] | None, note: str = "") -> None:
+        if res is None:
+            rows.append((name, cmd, None, None, note or "missing"))
+            return
+        dt, rss, rc = res
+        rows.append((name, cmd, dt, rss, note if rc == 0 else f"exit {rc} {note}"))
+
+    add("cat", "cat FILE > /dev/null", best_of(a.repeat, ["cat", str(path)]))
+    if shutil.which("tcptrace"):
+        add("tcptrace", "tcptrace -l FILE", best_of(1, ["tcptrace", "-l", str(path)]))
+    else:
+        add("tcptrace", "tcptrace -l FILE", None, "not installed")
+
+    tv = shutil.which("tcpvideo")
+    cli = [tv] if tv else [sys.executable, "-m", "tcpvideo.cli"]
+    probe = subprocess.run([*cli, "analyze", "--help"], capture_output=True, text=True)
+    if probe.returncode == 0:
+        add("tcpvideo", "tcpvideo analyze FILE", best_of(a.repeat, [*cli, "analyze", str(path)]))
+    else:
+        add("tcpvideo", "tcpvideo analyze FILE", None, "missing: no `analyze` sub-command yet")
+    # In process: the analysis alone, without interpreter start-up and imports.
+    r = subprocess.run(inprocess_probe(path), capture_output=True, text=True)
+    if r.returncode == 0:
+        times = [float(r.stdout.split()[-1])]
+        for _ in range(a.repeat - 1):
+            rr = subprocess.run(inprocess_probe(path), capture_output=True, text=True)
+            times.append(float(rr.stdout.split()[-1]))
+        _, rss, rc = timed(inprocess_probe(path))
+        add("tcpvideo.analyze()", "tcpvideo.analyze(FILE), in process", (min(times), rss, rc))
+    else:
+        add("tcpvideo.analyze()", "tcpvideo.analyze(FILE)", None,
+            "missing: no tcpvideo.analyze yet" if r.returncode == 3 else r.stderr[-200:])
+
+    if a.skip_tshark:
+        add("tshark", "tshark -q -z conv,tcp -r FILE", None, "skipped (--skip-tshark)")
+    else:
+        add("tshark", "tshark -q -z conv,tcp -r FILE",
+            timed(["tshark", "-q", "-z", "conv,tcp", "-r", str(path)]))
+
+    t_cat = rows[0][2]
+    t_tshark = next((r[2] for r in rows if r[0] == "tshark"), None)
+    print()
+    print(f"{'tool':<20} {'seconds':>9} {'M pkts/s':>9} {'x cat time':>11} {'x tshark':>9} "
+          f"{'peak RSS':>10}  note")
+    out = []
+    for name, cmd, dt, rss, note in rows:
+        if dt is None:
+            print(f"{name:<20} {'-':>9} {'-':>9} {'-':>11} {'-':>9} {'-':>10}  {note}")
+            out.append({"tool": name, "command": cmd, "note": note})
+            continue
+        vs_cat = dt / t_cat if t_cat else float("nan")
+        vs_ts = (t_tshark / dt) if t_tshark else None
+        print(f"{name:<20} {dt:>9.3f} {pkts / dt / 1e6:>9.2f} {vs_cat:>11.1f} "
+              f"{(f'{vs_ts:.1f}' if vs_ts else '-'):>9} {rss / 1024:>8.0f}MB  {note}")
+        out.append({"tool": name, "command": cmd, "seconds": dt, "pkts_per_s": pkts / dt,
+                    "times_cat": vs_cat, "speedup_vs_tshark": vs_ts, "peak_rss_kb": rss,
+                    "note": note})
+    for name in ("tcpvideo", "tcpvideo.analyze()"):
+        r = next((o for o in out if o["tool"] == name and "seconds" in o), None)
+        if r is None:
+            continue
+        goals = [f"within 2x of cat: {'yes' if r['times_cat'] <= 2 else 'NO'} "
+                 f"({r['times_cat']:.1f}x)"]
+        if r["speedup_vs_tshark"]:
+            goals.append(f">=30x tshark: {'yes' if r['speedup_vs_tshark'] >= 30 else 'NO'} "
+                         f"({r['speedup_vs_tshark']:.0f}x)")
+        print(f"goals, {name}: " + "; ".join(goals))
+    a.json.parent.mkdir(parents=True, exist_ok=True)
+    a.json.write_text(json.dumps({"capture": str(path), "meta": meta, "rows": out}, indent=1))
+    print(f"\nwritten {a.json}")
+
+
+if __name__ == "__main__":
+    main()
