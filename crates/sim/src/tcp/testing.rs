@@ -3,6 +3,7 @@
 //! No engine is needed, so every protocol rule gets a short, exactly reproducible test (smoltcp
 //! style). Public (hidden from docs) so the engine's tests may reuse it.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use tcpvideo_model::{Bandwidth, Time};
@@ -38,8 +39,15 @@ pub struct Harness {
     pub delay: Duration,
     pub rate: Option<Bandwidth>,
     link_free: [Time; 2],
-    wire: Vec<(Time, u64, Packet)>,
-    order: u64,
+    /// Packets in flight per direction (FIFO: one delay, one serializer per direction).
+    wire: [VecDeque<(Time, Packet)>; 2],
+    /// Departure times of packets still queued at each direction's serializer.
+    queued: [VecDeque<Time>; 2],
+    /// Drop-tail limit (packets waiting for the serializer) when `rate` is set.
+    pub queue_limit: Option<usize>,
+    pub queue_drops: u64,
+    /// Record every packet in `trace` (turn off for long runs).
+    pub keep_trace: bool,
     pub trace: Vec<Sent>,
     pub log: Vec<TcpLogEvent>,
     pub events: Vec<(Time, NodeId, SocketEvent)>,
@@ -74,8 +82,11 @@ impl Harness {
             delay: one_way_delay,
             rate: None,
             link_free: [Time::ZERO; 2],
-            wire: Vec::new(),
-            order: 0,
+            wire: [VecDeque::new(), VecDeque::new()],
+            queued: [VecDeque::new(), VecDeque::new()],
+            queue_limit: None,
+            queue_drops: 0,
+            keep_trace: true,
             trace: Vec::new(),
             log: Vec::new(),
             events: Vec::new(),
@@ -135,21 +146,31 @@ impl Harness {
     fn put_on_wire(&mut self, out: &mut Vec<Packet>) {
         for p in out.drain(..) {
             let dropped = self.should_drop(&p);
-            self.trace.push(Sent { at: self.now, pkt: p, dropped });
+            if self.keep_trace {
+                self.trace.push(Sent { at: self.now, pkt: p, dropped });
+            }
             if dropped {
                 continue;
             }
             let dir = p.src_node as usize;
             let depart = match self.rate {
                 Some(r) => {
+                    let q = &mut self.queued[dir];
+                    while q.front().is_some_and(|&t| t <= self.now) {
+                        q.pop_front();
+                    }
+                    if self.queue_limit.is_some_and(|l| q.len() >= l) {
+                        self.queue_drops += 1;
+                        continue;
+                    }
                     let t = self.link_free[dir].max(self.now) + r.transmit_time(p.ip_len() as u64);
                     self.link_free[dir] = t;
+                    q.push_back(t);
                     t
                 }
                 None => self.now,
             };
-            self.order += 1;
-            self.wire.push((depart + self.delay, self.order, p));
+            self.wire[dir].push_back((depart + self.delay, p));
         }
     }
 
@@ -220,8 +241,9 @@ impl Harness {
     }
 
     fn next_event(&self) -> Option<Time> {
-        let w = self.wire.iter().map(|x| x.0).min();
-        [w, self.client.next_timer(), self.server.next_timer()].into_iter().flatten().min()
+        let w0 = self.wire[0].front().map(|x| x.0);
+        let w1 = self.wire[1].front().map(|x| x.0);
+        [w0, w1, self.client.next_timer(), self.server.next_timer()].into_iter().flatten().min()
     }
 
     /// Process everything due up to and including `until`, then set the clock to `until`.
@@ -250,16 +272,16 @@ impl Harness {
 
     fn step_at_now(&mut self) {
         let now = self.now;
-        // Arrivals first, in send order.
-        if let Some(i) = self
-            .wire
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.0 <= now)
-            .min_by_key(|(_, x)| (x.0, x.1))
-            .map(|(i, _)| i)
-        {
-            let (_, _, p) = self.wire.swap_remove(i);
+        // Arrivals first (earlier one first; ties: client→server first).
+        let due = |d: &VecDeque<(Time, Packet)>| d.front().map(|x| x.0).filter(|&t| t <= now);
+        let dir = match (due(&self.wire[0]), due(&self.wire[1])) {
+            (Some(a), Some(b)) => Some(if b < a { 1 } else { 0 }),
+            (Some(_), None) => Some(0),
+            (None, Some(_)) => Some(1),
+            (None, None) => None,
+        };
+        if let Some(d) = dir {
+            let (_, p) = self.wire[d].pop_front().unwrap();
             let mut out = std::mem::take(&mut self.out);
             let mut log = std::mem::take(&mut self.log);
             self.ep(p.dst_node).on_packet(now, &p, &mut out, &mut log);

@@ -629,3 +629,95 @@ fn default_cc_is_cubic() {
     assert_eq!(h.client.stats().bytes_received, 500 * MSS);
 }
 
+
+/// Deterministic pseudo-random drop rule (xorshift), dropping about `per_mille`/1000 of packets.
+fn random_drops(seed: u64, per_mille: u64) -> DropRule {
+    let mut x = seed.max(1);
+    DropRule::Pred(Box::new(move |p| {
+        if p.flags & flags::SYN != 0 {
+            return false;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % 1000 < per_mille
+    }))
+}
+
+#[test]
+fn bulk_transfer_through_a_drop_tail_bottleneck_fills_the_link() {
+    for cc in ["reno", "cubic"] {
+        let c = TcpConfig { cc: cc.into(), ..TcpConfig::default() };
+        let mut h = Harness::pair(&c, ms(20));
+        h.rate = Some(Bandwidth::from_mbps(10));
+        h.queue_limit = Some(30);
+        h.keep_trace = false;
+        h.establish();
+        let total = 12_000_000;
+        let t0 = h.now;
+        let mut queued = 0;
+        while h.now < t0 + Duration::from_secs(30) {
+            queued += h.send(SERVER, total - queued);
+            h.run_for(ms(50));
+        }
+        let s = h.server.stats();
+        assert_eq!(h.client.stats().bytes_received, total, "{cc}: all data delivered");
+        assert!(h.queue_drops > 0, "{cc}: the queue overflowed");
+        assert!(s.retrans_fast > 0, "{cc}");
+        let fct = s.last_ack_of_data_at.unwrap() - t0;
+        let goodput = total as f64 * 8.0 / fct.as_secs_f64() / 1e6;
+        // 10 Mbit/s of IP packets carry 9.65 Mbit/s of payload.
+        assert!(goodput > 8.0, "{cc}: goodput {goodput:.2} Mbit/s, {s:?}");
+        assert_eq!(s.bytes_acked, total);
+        eprintln!("{cc}: goodput {goodput:.2} Mbit/s drops {} {s:?}", h.queue_drops);
+    }
+}
+
+#[test]
+fn transfer_completes_under_random_loss_in_both_directions() {
+    for (sack, ts) in [(true, true), (false, true), (true, false), (false, false)] {
+        let c = TcpConfig { sack, timestamps: ts, ..cfg() };
+        let mut h = Harness::pair(&c, ms(10));
+        h.rate = Some(Bandwidth::from_mbps(20));
+        h.keep_trace = false;
+        h.establish();
+        h.drops.push(random_drops(42, 30));
+        let total = 3_000_000;
+        h.send(SERVER, total);
+        h.send(CLIENT, 200_000);
+        h.run_for(Duration::from_secs(120));
+        assert_eq!(h.client.stats().bytes_received, total, "sack={sack} ts={ts}");
+        assert_eq!(h.server.stats().bytes_received, 200_000, "sack={sack} ts={ts}");
+        assert_eq!(h.server.unacked_bytes(), 0);
+        assert!(h.server.stats().retrans_fast > 0 && h.server.stats().rto_count > 0, "{:?}", h.server.stats());
+    }
+}
+
+/// Throughput of the endpoint code itself (run with --ignored --nocapture, release).
+#[test]
+#[ignore]
+fn perf_single_flow_100mbit_60s() {
+    let mut h = Harness::pair(&TcpConfig::default(), ms(25));
+    h.rate = Some(Bandwidth::from_mbps(100));
+    h.queue_limit = Some(400);
+    h.keep_trace = false;
+    h.establish();
+    h.send(SERVER, 4_000_000_000);
+    let wall = std::time::Instant::now();
+    let mut sent = 0u64;
+    for _ in 0..600 {
+        h.run_for(ms(100));
+        h.send(SERVER, 4_000_000_000);
+        h.log.clear();
+        sent = h.server.stats().segments_sent + h.client.stats().segments_sent;
+    }
+    let el = wall.elapsed();
+    eprintln!(
+        "60 s at 100 Mbit/s: {} segments in {:?} = {:.2} M segments/s; goodput {:.1} Mbit/s; drops {}",
+        sent,
+        el,
+        sent as f64 / el.as_secs_f64() / 1e6,
+        h.client.stats().bytes_received as f64 * 8.0 / 60e6,
+        h.queue_drops
+    );
+}
