@@ -21,6 +21,7 @@
 //! filter ([`windowed_filter`]) only when they exceed it. Loss ([`lt_bw`]): packet conservation
 //! on entering fast recovery and the pre-recovery cwnd restored on exit
 //! (`bbr_set_cwnd_to_recover_or_restore`), and long-term bandwidth sampling for policers.
+//! ACK bursts ([`ack_aggregation`]) earn extra cwnd as in Linux ≥ 5.1.
 //! BBR owns recovery: the endpoint does not run PRR and takes [`CongestionControl::cwnd`] as is.
 //!
 //! Inputs: every ACK's RTT sample, bytes in flight and the endpoint's delivery-rate sample
@@ -40,11 +41,12 @@
 //! | pacing_margin_percent | 1 | % | `bbr_pacing_margin_percent` |
 //! | cycle_rand | 7 | phases | `bbr_cycle_rand` |
 //! | lt_bw | 1 | bool | long-term bw sampling on (Linux always on) |
+//! | extra_acked_gain | 1 | × | `bbr_extra_acked_gain` ([`ack_aggregation`]) |
+//! | extra_acked_win_rtts | 5 | rounds | `bbr_extra_acked_win_rtts` |
+//! | extra_acked_max_ms | 100 | ms | `bbr_extra_acked_max_us` |
 //! | seed | 0 | - | seed of the PRNG that picks the PROBE_BW start phase |
 //!
 //! Deviations from Linux (each also noted where it happens):
-//! - No ACK-aggregation cwnd boost (`bbr_extra_acked`, added in Linux 5.1): our simulated
-//!   receivers do not aggregate ACKs; omitted for now.
 //! - "in flight at the earliest departure time" (`bbr_packets_in_net_at_edt`) uses in-flight now
 //!   (plus the TSO goal when probing up): the model does not see the endpoint's pacing timestamp.
 //! - The min-RTT stamp starts at the first event rather than at connection setup, and delayed-ACK
@@ -55,6 +57,7 @@
 //!   tracked by data: it ends once the bytes in flight at the RTO have been delivered, an
 //!   approximation of snd_una ≥ high_seq, because the endpoint does not flag RTO recovery.
 
+pub mod ack_aggregation;
 pub mod lt_bw;
 pub mod min_rtt;
 pub mod pacing;
@@ -70,6 +73,7 @@ use super::reno::SegmentWindow;
 use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
 use crate::units::{Bandwidth, Time};
 
+use ack_aggregation::AckAggregation;
 use lt_bw::{LtAction, LtBw, LtInput};
 use min_rtt::MinRtt;
 use pacing::UNIT;
@@ -91,6 +95,9 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "pacing_margin_percent", default: 1.0, unit: "%", doc: "pace this much below gain * bw" },
     ParamInfo { name: "cycle_rand", default: 7.0, unit: "phases", doc: "PROBE_BW start phase drawn among this many (7: any but the 3/4 phase)" },
     ParamInfo { name: "lt_bw", default: 1.0, unit: "bool", doc: "long-term bandwidth sampling (token-bucket policer detection)" },
+    ParamInfo { name: "extra_acked_gain", default: 1.0, unit: "x", doc: "gain on the ACK-aggregation cwnd allowance (0 disables, as Linux before 5.1)" },
+    ParamInfo { name: "extra_acked_win_rtts", default: 5.0, unit: "rounds", doc: "window of the ACK-aggregation max filter" },
+    ParamInfo { name: "extra_acked_max_ms", default: 100.0, unit: "ms", doc: "cap of the ACK-aggregation allowance, as time at the bandwidth estimate" },
     ParamInfo { name: "seed", default: 0.0, unit: "-", doc: "seed of the PRNG choosing the PROBE_BW start phase (set per flow)" },
 ];
 
@@ -134,6 +141,7 @@ pub struct Bbr {
     probe_rtt: ProbeRtt,
     probe_rtt_duration: Duration,
     lt: LtBw,
+    aggregation: AckAggregation,
     cycle_idx: usize,
     cycle_stamp: Time,
     pacing_gain: u64,
@@ -190,6 +198,11 @@ impl Bbr {
             probe_rtt: ProbeRtt::default(),
             probe_rtt_duration: Duration::from_secs_f64(param(p, "probe_rtt_mode_ms").max(0.0) / 1000.0),
             lt: LtBw::new(param(p, "lt_bw") != 0.0),
+            aggregation: AckAggregation::new(
+                pacing::gain_to_unit(param(p, "extra_acked_gain").max(0.0)),
+                param(p, "extra_acked_win_rtts").max(1.0) as u64,
+                Duration::from_secs_f64(param(p, "extra_acked_max_ms").max(0.0) / 1000.0),
+            ),
             cycle_idx: 0,
             cycle_stamp: Time::ZERO,
             pacing_gain: high_gain,
@@ -440,7 +453,9 @@ impl Bbr {
         if acked > 0 {
             let (mut cwnd, conserving) = self.recover_or_restore(ack, acked, losses, state);
             if !conserving {
-                let target = self.inflight_target(bw, self.cwnd_gain);
+                let bdp = pacing::bdp_segments(bw, self.min_rtt.value, self.cwnd_gain, self.mss, self.initial_cwnd);
+                let bdp = bdp + self.aggregation.cwnd_allowance(self.full.reached, bw, self.mss);
+                let target = pacing::quantization_budget(bdp, self.tso_goal(), self.mode == Mode::ProbeBw && self.cycle_idx == 0);
                 if self.full.reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || ack.delivered_total_bytes < self.initial_cwnd * self.mss {
@@ -485,6 +500,10 @@ impl CongestionControl for Bbr {
         let app_limited = ack.rate.is_some_and(|r| r.is_app_limited);
 
         self.update_bw(ack);
+        if ack.rate.is_some_and(|r| !r.interval.is_zero()) {
+            let (bw, cwnd) = (self.bw(), self.w.cwnd);
+            self.aggregation.update(ack.now, acked, self.round.round_start, bw, self.mss, cwnd);
+        }
         self.update_cycle_phase(ack);
         self.full.check(self.round.round_start, app_limited, self.max_bw());
         self.check_drain(ack);
@@ -538,6 +557,7 @@ impl CongestionControl for Bbr {
     /// `cong_control`.
     fn on_restart_after_idle(&mut self, now: Time, _restart_window_bytes: u64) {
         self.idle_restart = true;
+        self.aggregation.restart(now);
         match self.mode {
             Mode::ProbeBw => {
                 let bw = self.bw();
