@@ -46,7 +46,7 @@ impl MinRtt {
         self.start(now);
         let expired = self.expired(now);
         if let Some(rtt) = sample {
-            if self.value.map_or(true, |v| rtt < v) || expired {
+            if !matches!(self.value, Some(v) if rtt >= v) || expired {
                 self.value = Some(rtt);
                 self.stamp = Some(now);
             }
