@@ -8,3 +8,5 @@ from tcpvideo._core import __version__
 from tcpvideo.cc import cc_list
 
 __all__ = ["__version__", "cc_list"]
+from tcpvideo.analyze import AnalysisResult, analyze  # noqa: E402  (rebinds tcpvideo.analyze to the function)
+__all__ += ["analyze", "AnalysisResult"]

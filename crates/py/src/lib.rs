@@ -5,10 +5,12 @@
 use pyo3::prelude::*;
 
 mod cc;
+mod trace;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cc::register(m)?;
+    trace::register(m)?;
     Ok(())
 }

@@ -77,7 +77,6 @@ struct Seg {
     first_tx: u64,
     ordinal: u64,
     out_pkts_at_send: u32,
-    in_flight_at_send: u64,
     retrans: u16,
     last_kind: Option<RetransKind>,
     sacked: bool,
@@ -567,7 +566,6 @@ impl Flow {
                 first_tx: now,
                 ordinal,
                 out_pkts_at_send: out_pkts,
-                in_flight_at_send: in_flight,
                 retrans: 0,
                 last_kind: None,
                 sacked: false,
@@ -580,7 +578,6 @@ impl Flow {
                 // Retransmission that also carries new data (repacketisation).
                 let ordinal = self.snd.ordinals;
                 self.snd.ordinals += 1;
-                let in_flight = self.snd.in_flight();
                 let out_pkts = self.snd.segs.len() as u32 + 1;
                 self.snd.segs.push_back(Seg {
                     start: self.snd.snd_max,
@@ -588,7 +585,6 @@ impl Flow {
                     first_tx: now,
                     ordinal,
                     out_pkts_at_send: out_pkts,
-                    in_flight_at_send: in_flight,
                     retrans: 0,
                     last_kind: None,
                     sacked: false,
@@ -782,6 +778,9 @@ impl Flow {
     /// ACK or new SACK information).
     fn client_ack(&mut self, p: &TcpPacket<'_>, base: u32, now: u64) -> bool {
         let snd = &mut self.snd;
+        // in_flight (Eq. 1) when this ACK arrives: what the RTT sample it yields was measured
+        // under (seed Fig. 5 relates RTT to in_flight).
+        let inflight_at_ack = snd.in_flight();
         let ack = unwrap(p.ack, base, snd.snd_max);
         let fin_extra = snd.fin_sent as u64;
         let ack = ack.clamp(0, (snd.snd_max + fin_extra) as i64) as u64;
@@ -869,10 +868,10 @@ impl Flow {
             let mut sample = None;
             if let Some(o) = oldest {
                 if !karn {
-                    sample = Some((now.saturating_sub(o.first_tx), o.in_flight_at_send + (o.end - o.start)));
+                    sample = Some((now.saturating_sub(o.first_tx), inflight_at_ack));
                 } else if let Some((_, tsecr)) = p.opts.ts {
                     if let Some(t) = self.tsclock.sent_at(tsecr) {
-                        sample = Some((now.saturating_sub(t), o.in_flight_at_send + (o.end - o.start)));
+                        sample = Some((now.saturating_sub(t), inflight_at_ack));
                     }
                 }
             }

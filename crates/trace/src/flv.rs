@@ -26,10 +26,13 @@ pub enum FrameType {
     /// Inter frame, the seed's "P" (P and B).
     P,
     /// Audio, the seed's "V" (voice).
+    #[serde(rename = "V")]
     Audio,
     /// Script data, control messages, headers.
+    #[serde(rename = "meta")]
     Meta,
     #[default]
+    #[serde(rename = "unknown")]
     Unknown,
 }
 

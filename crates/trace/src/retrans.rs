@@ -45,6 +45,7 @@ use serde::Serialize;
 
 /// How a retransmission was triggered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RetransKind {
     Fast,
     Timeout,
@@ -65,6 +66,7 @@ impl RetransKind {
 
 /// Type of a timeout retransmission (Table 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TimeoutType {
     Tail,
     LessPacket,

@@ -47,6 +47,7 @@ use serde::Serialize;
 
 /// Class of a stall. Download classes and upload classes share one enum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StallKind {
     Timeout,
     ResourceConstraint,

@@ -307,3 +307,17 @@ fn retransmitted_segment_inside_a_burst_marks_it() {
     assert!(a.bursts[0].retransmitted);
     assert!((a.flows[0].retrans_rate - 1.0 / 9.0).abs() < 1e-9);
 }
+
+#[test]
+fn rtt_samples_are_bucketed_by_in_flight_when_the_ack_arrives() {
+    let mut c = Conn::new();
+    c.handshake(20.0);
+    c.server_burst(8, MSS); // 11.6 kB outstanding
+    c.wait_ms(30.0); // RTT 30 ms = 1.5 × RTT_3WHS
+    c.client_ack(c.s_nxt);
+    let a = analyze_bytes(&c.pcap(), &opts1()).unwrap();
+    let b = a.rtt_buckets.iter().find(|b| b.samples > 0).unwrap();
+    assert_eq!((b.lo_kb, b.hi_kb), (8, Some(16)));
+    assert_eq!(b.samples, 1);
+    assert!((b.mean_ratio.unwrap() - 1.5).abs() < 0.01);
+}

@@ -1,0 +1,174 @@
+"""Capture analysis: pcap/pcapng (optionally .gz/.zst) → per-flow TCP stalls, their causes,
+timeout-retransmission types, micro-bursts and video-frame attribution.
+
+The work is done by the Rust crate ``tcpvideo-trace`` (crates/trace); this module checks
+arguments, turns its columns into pyarrow Tables and writes them (Parquet and CSV) with a summary
+JSON. Definitions follow seed 000 (Zhou et al., TCP stalls of crowdsourced live streaming) and the
+Trickle metrics of seed 003; see crates/trace/src/stall.rs and retrans.rs for the exact rules.
+
+Example::
+
+    import tcpvideo
+    r = tcpvideo.analyze(["server.pcap.zst"], server_ports=[80, 1935])
+    r.flows.to_pandas().groupby("direction").stall_share.mean()
+    r.write("out/")          # flows/stalls/... .parquet and .csv, summary.json
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from tcpvideo import _core
+
+TABLES = ("flows", "stalls", "retransmissions", "bursts", "http", "frame_types", "rtt_buckets")
+
+# Arrow types for columns that may be all-null or empty (so empty tables keep a schema).
+_NS = pa.int64()
+_SCHEMAS: dict[str, dict[str, pa.DataType]] = {
+    "stalls": {"flow_id": pa.int64(), "direction": pa.string(), "start_ns": _NS, "end_ns": _NS,
+               "duration_ns": _NS, "threshold_ns": _NS, "kind": pa.string(), "timeout_type": pa.string(),
+               "frame": pa.string(), "in_flight": pa.int64(), "paired": pa.bool_()},
+    "retransmissions": {"flow_id": pa.int64(), "ts_ns": _NS, "seq": pa.int64(), "len": pa.int64(),
+                        "kind": pa.string(), "prior_retrans": pa.int64(), "frame": pa.string(),
+                        "timeout_type": pa.string(), "max_outstanding_pkts": pa.int64(),
+                        "segs_after": pa.int64(), "dupacks": pa.int64(), "spurious": pa.bool_(),
+                        "ack_beyond": pa.bool_(), "flow_tail": pa.bool_()},
+    "bursts": {"flow_id": pa.int64(), "direction": pa.string(), "start_ns": _NS, "end_ns": _NS,
+               "packets": pa.int64(), "bytes": pa.int64(), "frame": pa.string(), "retransmitted": pa.bool_()},
+    "http": {"flow_id": pa.int64(), "index": pa.int64(), "method": pa.string(), "path": pa.string(),
+             "status": pa.int64(), "request_ns": _NS, "response_start_ns": _NS, "response_end_ns": _NS,
+             "on_period_ns": _NS, "response_bytes": pa.int64()},
+    "flows": {"channel": pa.string(), "name": pa.string(), "role": pa.string(), "rtt_3whs_ns": _NS,
+              "rtt_min_ns": _NS, "rtt_mean_ns": _NS, "srtt_end_ns": _NS},
+    "rtt_buckets": {"hi_kb": pa.int64(), "mean_rtt_ms": pa.float64(), "mean_ratio": pa.float64()},
+    "frame_types": {"mean_interval_s": pa.float64(), "mean_size_bytes": pa.float64()},
+}
+
+
+def _to_table(name: str, cols: Mapping[str, list]) -> pa.Table:
+    hints = _SCHEMAS.get(name, {})
+    arrays = {}
+    for col, values in cols.items():
+        t = hints.get(col)
+        arrays[col] = pa.array(values, type=t) if t is not None else pa.array(values)
+    return pa.table(arrays)
+
+
+@dataclass
+class AnalysisResult:
+    """Tables of one analysis (pyarrow), and the summary (the seed's tables, counters)."""
+
+    flows: pa.Table
+    stalls: pa.Table
+    retransmissions: pa.Table
+    bursts: pa.Table
+    http: pa.Table
+    frame_types: pa.Table
+    rtt_buckets: pa.Table
+    summary: dict = field(default_factory=dict)
+
+    def table(self, name: str) -> pa.Table:
+        if name not in TABLES:
+            raise KeyError(f"no table {name!r}; tables: {', '.join(TABLES)}")
+        return getattr(self, name)
+
+    def write(self, out_dir: str | Path, formats: Sequence[str] = ("parquet", "csv")) -> list[Path]:
+        """Write every table as ``<name>.parquet`` / ``<name>.csv`` and ``summary.json``."""
+        bad = set(formats) - {"parquet", "csv"}
+        if bad:
+            raise ValueError(f"unknown output format(s) {sorted(bad)}; use parquet and/or csv")
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in TABLES:
+            t = self.table(name)
+            if "parquet" in formats:
+                p = out / f"{name}.parquet"
+                pq.write_table(t, p)
+                written.append(p)
+            if "csv" in formats:
+                p = out / f"{name}.csv"
+                pacsv.write_csv(t, p)
+                written.append(p)
+        p = out / "summary.json"
+        p.write_text(json.dumps(self.summary, indent=2) + "\n")
+        written.append(p)
+        return written
+
+
+def analyze(
+    captures: str | Path | Iterable[str | Path],
+    *,
+    out: str | Path | None = None,
+    tau: float = 2.0,
+    server_ports: Sequence[int] = (),
+    server_ips: Sequence[str] = (),
+    threads: int = 0,
+    rto_style: str = "rfc6298",
+    min_rto_ms: float = 200.0,
+    burst_gap_ms: float = 1.0,
+    burst_min_packets: int = 4,
+    timeout_reordering_ms: float = 200.0,
+    pairing_window_s: float = 1.0,
+    idle_timeout_s: float = 300.0,
+    channel_map: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+    app_parse: bool = True,
+    keep_bursts: bool = True,
+    formats: Sequence[str] = ("parquet", "csv"),
+    progress: Callable[[int, int | None, int, int, int], None] | None = None,
+) -> AnalysisResult:
+    """Analyze packet captures taken at the server (read in order, as one capture).
+
+    ``tau``: stall threshold factor in min(tau·SRTT, RTO) (seed: 2). ``server_ports`` /
+    ``server_ips`` say which side is the server (else the SYN direction, else well-known ports).
+    ``channel_map``: substring of a flow's URL path / RTMP stream name / "client_ip:port" →
+    channel, to pair uploads with downloads (seed Table 3). ``out``: also write the tables there.
+    ``progress(bytes_done, bytes_total, packets, file_index, files)`` is called every 64 MiB.
+    """
+    if isinstance(captures, (str, Path)):
+        captures = [captures]
+    paths = [str(Path(c)) for c in captures]
+    if not paths:
+        raise ValueError("no capture given")
+    for p in paths:
+        if not Path(p).is_file():
+            raise FileNotFoundError(p)
+    if tau <= 0:
+        raise ValueError("tau must be > 0")
+    if rto_style not in ("rfc6298", "linux"):
+        raise ValueError("rto_style must be 'rfc6298' or 'linux'")
+    cmap: list[tuple[str, str]] = []
+    if channel_map:
+        items = channel_map.items() if isinstance(channel_map, Mapping) else channel_map
+        cmap = [(str(k), str(v)) for k, v in items]
+    opts = {
+        "tau": float(tau),
+        "server_ports": [int(p) for p in server_ports],
+        "server_ips": [str(i) for i in server_ips],
+        "threads": int(threads),
+        "rto_style": rto_style,
+        "min_rto_ms": float(min_rto_ms),
+        "burst_gap_ms": float(burst_gap_ms),
+        "burst_min_packets": int(burst_min_packets),
+        "timeout_reordering_ms": float(timeout_reordering_ms),
+        "pairing_window_s": float(pairing_window_s),
+        "idle_timeout_s": float(idle_timeout_s),
+        "channel_map": cmap,
+        "app_parse": bool(app_parse),
+        "keep_bursts": bool(keep_bursts),
+    }
+    raw = _core.analyze_captures(paths, opts, progress)
+    result = AnalysisResult(
+        **{name: _to_table(name, raw[name]) for name in TABLES},
+        summary=json.loads(raw["summary"]),
+    )
+    if out is not None:
+        result.write(out, formats)
+    return result
