@@ -10,3 +10,4 @@ from tcpvideo.cc import cc_list
 __all__ = ["__version__", "cc_list"]
 from tcpvideo.analyze import AnalysisResult, analyze  # noqa: E402  (rebinds tcpvideo.analyze to the function)
 __all__ += ["analyze", "AnalysisResult"]
+from tcpvideo.simulate import ScenarioError, SimResult, simulate  # noqa: E402

@@ -5,12 +5,14 @@
 use pyo3::prelude::*;
 
 mod cc;
+mod sim;
 mod trace;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cc::register(m)?;
+    sim::register(m)?;
     trace::register(m)?;
     Ok(())
 }

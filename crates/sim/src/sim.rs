@@ -237,6 +237,8 @@ pub struct Results {
     /// Channel index → (link name, from node name, to node name), for the queue samples.
     pub channels: Vec<(String, String, String)>,
     pub pcap_files: Vec<PathBuf>,
+    /// Node index → name (events carry node indices).
+    pub node_names: Vec<String>,
     pub events_processed: u64,
     pub packets_sent: u64,
     pub unroutable: u64,
@@ -696,6 +698,7 @@ impl Simulation {
             scenario: self.sc.name.clone(), seed: self.sc.seed, duration_ns: self.sc.duration.as_nanos() as u64,
             flows, links, events: std::mem::take(&mut self.events), flow_samples: std::mem::take(&mut self.flow_samples),
             queue_samples: std::mem::take(&mut self.queue_samples), requests, channels, pcap_files: self.pcap_files.clone(),
+            node_names: self.sc.nodes.iter().map(|n| n.name.clone()).collect(),
             events_processed: self.q.processed, packets_sent: self.packets_sent, unroutable: self.net.unroutable,
         })
     }
