@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Congestion controls, tcpvideo vs ns-3, on the seed-004 dumbbell (issue 3's benchmark).
+
+For each congestion control that tcpvideo has registered AND ns-3 3.44 implements (reno, cubic,
+bic, vegas, bbr), 10 bulk flows run for 60 simulated seconds through the dumbbell of seed 004
+(Kupka et al., Section III: 100 Mbit/s bottleneck, 1375-packet drop-tail queue, base RTT ~
+Normal(55 ms, 5 ms), 1 Gbit/s access and server links) in tcpvideo's simulator and in ns-3
+(bench/ns3/dumbbell.py). Both simulators get exactly the same flows: tcpvideo draws the per-client
+RTTs and start times from the seed, and ns-3 is fed those values (``--flows-json``).
+
+One table: aggregate goodput, mean bottleneck queue (time-weighted, packets waiting, not the one
+being serialized) and bottleneck drops, tcpvideo vs ns-3, each with a pass/fail column:
+
+    goodput within 10 %, mean queue within 25 %, drops within 30 % (relative to ns-3; when ns-3
+    has fewer than 10 drops, the drop check passes if both are below 10)
+
+and, per algorithm, the places where ns-3's implementation deviates from Linux on purpose or by
+age (tcpvideo follows Linux 6.x), read from ns-3 3.44's source (src/internet/model/tcp-*.cc) and
+Linux net/ipv4/tcp_*.c. A failing row next to such a deviation is an ns-3 difference to explain,
+not automatically a tcpvideo bug.
+
+ns-3 runs in a subprocess per algorithm (ns-3 keeps global state; peak RSS per run). Expect ~10
+minutes for all five on an idle 2-core machine (ns-3 dominates: 15-110 s of CPU per algorithm).
+
+    python bench/cc_vs_ns3.py                         # all, 10 flows, 60 s, seed 1
+    python bench/cc_vs_ns3.py --cc cubic --duration 20
+    python bench/cc_vs_ns3.py --json bench/out/cc_vs_ns3.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench" / "ns3"))
+
+import dumbbell as ns3_dumbbell  # noqa: E402  (bench/ns3/dumbbell.py)
+
+# tcpvideo registry name -> ns-3 name in bench/ns3/dumbbell.py (NewReno = ns3::TcpLinuxReno)
+CC_MAP = {"reno": "NewReno", "cubic": "Cubic", "bic": "Bic", "vegas": "Vegas", "bbr": "Bbr"}
+
+GOODPUT_TOL = 0.10
+QUEUE_TOL = 0.25
+DROPS_TOL = 0.30
+DROPS_FLOOR = 10
+
+# Shared by every row: how ns-3 3.44's TCP differs from Linux 6.x (which tcpvideo follows).
+COMMON_DEVIATIONS = [
+    "RTO: ns-3 uses RFC 6298 max(MinRto, SRTT + 4*RTTVAR); Linux uses SRTT + max(mdev_max, "
+    "rto_min), i.e. always >= SRTT + 200 ms. With a 165 ms drop-tail queue ns-3's RTO is smaller, "
+    "so spurious timeouts are likelier in ns-3.",
+    "Loss detection: ns-3 has RFC 6675 dupthresh + SACK only; Linux adds RACK-TLP, F-RTO and "
+    "DSACK/timestamp undo (sysctl defaults).",
+    "Receiver: ns-3 has no quick-ACK mode (Linux ACKs every segment at connection start); "
+    "ns-3's TcpCubic compensates with byte counting in slow start, TcpBic/TcpVegas do not.",
+    "Framing: ns-3 PointToPoint adds a 2-byte PPP header, so a 1500-byte IP packet takes 1502 "
+    "bytes of link time (goodput ceiling 96.40 vs 96.53 Mbit/s, -0.13 %).",
+]
+
+# Per algorithm, read in ns-3 3.44's tcp-*.cc against Linux tcp_*.c.
+DEVIATIONS = {
+    "reno": [
+        "ns3::TcpLinuxReno is a port of Linux Reno (cwnd_cnt counting, ssthresh = cwnd/2, "
+        "slow start adds segments ACKed): no algorithmic deviation, only the common ones.",
+        "Plain ns3::TcpNewReno would differ (slow start +1 segment per ACK, ssthresh = "
+        "max(2 MSS, bytesInFlight/2)); it is not used here.",
+    ],
+    "cubic": [
+        "HyStart delay exit: ns-3 threshold is clamp(delay_min, 4 ms, 1000 ms), i.e. ~55 ms "
+        "here; Linux uses clamp(delay_min/8, 4 ms, 16 ms) ~ 7 ms. ns-3 leaves slow start only "
+        "when the RTT has about doubled (~460 packets queued at 100 Mbit/s) -> bigger slow-start "
+        "overshoot and more drops at start in ns-3.",
+        "HyStart ACK train: ns-3 needs a train longer than delay_min (Linux: (delay_min + "
+        "ack_delay)/2 when not pacing); ns-3 keeps the round's min RTT from the first 8 samples "
+        "only (Linux: over the whole round).",
+        "Delay samples are ignored for CubicDelta = 10 ms after an epoch starts (Linux: 1 s, HZ).",
+        "Congestion avoidance adds at most one segment per ACK (Linux tcp_cong_avoid_ai can add "
+        "several for stretch ACKs); on RTO (CA_Loss) ns-3 keeps last_max_cwnd (Linux "
+        "bictcp_reset zeroes it).",
+    ],
+    "bic": [
+        "SmoothPart = 5 in ns-3 vs smooth_part = 20 in Linux: within B of Wmax ns-3 adds one "
+        "segment every cwnd*5/4 ACKs instead of cwnd*20/4, i.e. it approaches and crosses the "
+        "last maximum 4x faster -> more frequent loss episodes, fuller queue.",
+        "Fast convergence: ns-3 sets Wmax = beta*cwnd = 0.8 cwnd; Linux (cwnd*(1+beta))/2 = "
+        "0.9 cwnd.",
+        "Slow start: ns-3 TcpBic adds one segment per ACK (x1.5 per RTT with delayed ACKs); "
+        "Linux tcp_slow_start adds the segments ACKed (x2).",
+        "Below low_window ns-3's ssthresh is max(2 MSS, bytesInFlight/2); Linux max(cwnd/2, 2).",
+    ],
+    "vegas": [
+        "diff: ns-3 computes cwnd - cwnd*baseRTT/RTT = cwnd*(RTT-base)/RTT; Linux computes "
+        "cwnd*(RTT-base)/base. ns-3's diff is smaller by base/RTT, so each flow keeps a slightly "
+        "larger standing queue before backing off.",
+        "Loss response: ns-3's TcpVegas::GetSsThresh (also used at fast retransmit) is "
+        "max(min(ssthresh, cwnd - 1 MSS), 2 MSS): a loss costs one segment; Linux Vegas uses "
+        "tcp_reno_ssthresh (cwnd/2). Irrelevant while Vegas keeps the queue short (no drops).",
+        "Slow start: ns-3 uses TcpNewReno::SlowStart (+1 segment per ACK, x1.5 per RTT with "
+        "delayed ACKs); Linux tcp_slow_start (+segments ACKed).",
+    ],
+    "bbr": [
+        "ns3::TcpBbr is BBR v1 after Linux tcp_bbr.c (same gains 2.89/2, 8-phase PROBE_BW, "
+        "PROBE_RTT 4 packets for 200 ms every 10 s, 1 % pacing margin).",
+        "Initial pacing rate from min RTT rounded to whole ms (Linux: SRTT in us); pacing is "
+        "ns-3's per-packet TcpSocketBase timer (Linux: EDT with TSO bursts sized by "
+        "bbr_tso_segs_goal); ns-3 picks the random PROBE_BW phase from its own RNG stream, so "
+        "phase choices differ run to run from tcpvideo's.",
+    ],
+}
+
+
+def rel(a: float, b: float) -> float:
+    """Relative difference of a from the reference b."""
+    if b == 0:
+        return 0.0 if a == 0 else math.inf
+    return (a - b) / b
+
+
+def jain(xs: list[float]) -> float:
+    s2 = sum(x * x for x in xs)
+    return sum(xs) ** 2 / (len(xs) * s2) if s2 > 0 else float("nan")
+
+
+def check_drops(tv: int, ns: int) -> bool:
+    if ns < DROPS_FLOOR:
+        return tv < DROPS_FLOOR
+    return abs(rel(tv, ns)) <= DROPS_TOL
+
+
+def dumbbell_scenario(cc: str, flows: int, duration: float, seed: int, start_spread: float) -> dict:
+    """The tcpvideo scenario (docs/scenario.md keys) matching bench/ns3/dumbbell.py's defaults."""
+    return {
+        "name": f"cc_vs_ns3_{cc}",
+        "duration": f"{duration}s",
+        "seed": seed,
+        "tcp": {
+            "cc": cc, "mss": 1448, "initial_cwnd": 10, "sack": True, "timestamps": True,
+            "window_scaling": True, "min_rto": "200ms", "delayed_ack": "40ms",
+            "rcv_buf": "32MiB", "snd_buf": "32MiB",
+        },
+        "dumbbell": {
+            "clients": flows,
+            "bottleneck_rate": "100Mbps",
+            "bottleneck_delay": f"{ns3_dumbbell.BOTTLENECK_DELAY_MS}ms",
+            "queue": ns3_dumbbell.BOTTLENECK_QUEUE_PKTS,
+            "access_rate": "1Gbps",
+            "server_rate": "1Gbps",
+            "server_delay": f"{ns3_dumbbell.SERVER_LINK_DELAY_MS}ms",
+            "rtt": "55ms",
+            "rtt_std": "5ms",
+            "flow": {"app": "bulk", "start_jitter": f"{start_spread}s"},
+        },
+        # per-flow samples every second give the bytes received by the warm-up instant
+        "record": {"sample_interval": "1s", "events": False},
+    }
+
+
+def run_tcpvideo(cc: str, flows: int, duration: float, seed: int, start_spread: float,
+                 warmup: float) -> dict:
+    """Run the dumbbell in tcpvideo; return the same summary keys as ns-3 plus the flows."""
+    import tcpvideo
+
+    sc = dumbbell_scenario(cc, flows, duration, seed, start_spread)
+    t0 = time.perf_counter()
+    res = tcpvideo.simulate(sc, seed=seed)
+    wall = time.perf_counter() - t0
+    return summarize_tcpvideo(res, duration, warmup, wall)
+
+
+def summarize_tcpvideo(res, duration: float, warmup: float, wall: float) -> dict:
+    """The comparison's numbers from a tcpvideo.SimResult (pyarrow tables)."""
+    flows_t = res.flows.to_pylist()
+    links_t = res.links.to_pylist()
+    per_flow = [8.0 * f["bytes_read"] / duration / 1e6 for f in flows_t]
+    # The bottleneck: among the slowest links, the direction that carried the data.
+    slowest = min(l["rate_mbps"] for l in links_t)
+    bott = max((l for l in links_t if l["rate_mbps"] == slowest), key=lambda l: l["tx_bytes"])
+    other_drops = sum(l["queue_drops"] for l in links_t if l is not bott)
+    # Bytes received by the warm-up instant, from the per-flow samples (record.sample_interval).
+    at_warm = {}
+    for row in res.series.select(["t_s", "flow", "bytes_received"]).to_pylist():
+        if row["t_s"] <= warmup + 1e-9:
+            at_warm[row["flow"]] = row["bytes_received"]
+    after = [8.0 * (f["bytes_read"] - at_warm.get(f["flow"], 0)) / (duration - warmup) / 1e6
+             for f in flows_t]
+    return {
+        "goodput_mbps": sum(per_flow),
+        "goodput_after_warmup_mbps": sum(after) if at_warm else None,
+        "per_flow_goodput_mbps": per_flow,
+        "queue_mean_pkts": bott["mean_queue_packets"],
+        "queue_max_pkts": bott["max_queue_packets"],
+        "bottleneck_drops": bott["queue_drops"],
+        "other_drops": other_drops,
+        "wall_s": wall,
+        "sim_wall_s": res.wall_s,
+        "events": res.summary.get("events_processed"),
+        "packets_sent": res.summary.get("packets_sent"),
+        "flows": [{"rtt_ms": f["base_rtt_ms"], "start_s": f["start_s"]} for f in flows_t],
+        "bottleneck_link": f'{bott["link"]} {bott["from"]}->{bott["to"]}',
+    }
+
+
+def run_ns3(cc: str, flow_list: list[dict], duration: float, seed: int, warmup: float) -> dict:
+    out = ns3_dumbbell.run_in_subprocess(flows=len(flow_list), cc=CC_MAP[cc], duration=duration,
+                                         seed=seed, warmup=warmup, flow_list=flow_list)
+    r, c = out["results"], out["cost"]
+    return {
+        "goodput_mbps": r["goodput_mbps"],
+        "goodput_after_warmup_mbps": r["goodput_after_warmup_mbps"],
+        "per_flow_goodput_mbps": r["per_flow_goodput_mbps"],
+        "queue_mean_pkts": r["queue_mean_pkts"],
+        "queue_max_pkts": r["queue_max_pkts"],
+        "bottleneck_drops": r["bottleneck_drops"],
+        "other_drops": r["other_drops"],
+        "wall_s": c["wall_run_s"],
+        "cpu_s": c["cpu_run_s"],
+        "raw": out,
+    }
+
+
+def registered_ccs() -> list[str]:
+    import tcpvideo
+    return [c["name"] for c in tcpvideo.cc_list()]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cc", action="append", help="only these (tcpvideo names); repeatable")
+    p.add_argument("--flows", type=int, default=10)
+    p.add_argument("--duration", type=float, default=60.0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--warmup", type=float, default=5.0)
+    p.add_argument("--start-spread", type=float, default=1.0)
+    p.add_argument("--json", default=str(ROOT / "bench" / "out" / "cc_vs_ns3.json"))
+    a = p.parse_args(argv)
+
+    have = registered_ccs()
+    wanted = a.cc or list(CC_MAP)
+    ccs = [c for c in wanted if c in CC_MAP and c in have]
+    skipped = [c for c in wanted if c not in ccs]
+    if skipped:
+        print(f"skipped (not registered in tcpvideo or not in ns-3): {', '.join(skipped)}")
+    print(f"load: {os.getloadavg()[0]:.1f} (1 min); {a.flows} flows, {a.duration:g} s, seed {a.seed}")
+
+    rows = []
+    for cc in ccs:
+        tv = run_tcpvideo(cc, a.flows, a.duration, a.seed, a.start_spread, a.warmup)
+        try:
+            ns = run_ns3(cc, tv["flows"], a.duration, a.seed, a.warmup)
+        except Exception as e:  # keep the other rows; say which one is missing and why
+            print(f"  {cc}: ns-3 run failed: {e}", flush=True)
+            continue
+        g_ok = abs(rel(tv["goodput_mbps"], ns["goodput_mbps"])) <= GOODPUT_TOL
+        q_ok = abs(rel(tv["queue_mean_pkts"], ns["queue_mean_pkts"])) <= QUEUE_TOL
+        d_ok = check_drops(tv["bottleneck_drops"], ns["bottleneck_drops"])
+        rows.append({"cc": cc, "tcpvideo": tv, "ns3": {k: v for k, v in ns.items() if k != "raw"},
+                     "ns3_config": ns["raw"]["config"], "goodput_ok": g_ok, "queue_ok": q_ok,
+                     "drops_ok": d_ok, "deviations": DEVIATIONS.get(cc, [])})
+        print(f"  {cc}: tcpvideo {tv['wall_s']:.1f} s, ns-3 {ns['wall_s']:.1f} s wall "
+              f"({ns['cpu_s']:.1f} s CPU)", flush=True)
+
+    print_table(rows)
+    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+    with open(a.json, "w") as fh:
+        json.dump({"flows": a.flows, "duration_s": a.duration, "seed": a.seed,
+                   "tolerances": {"goodput": GOODPUT_TOL, "queue": QUEUE_TOL, "drops": DROPS_TOL},
+                   "common_deviations": COMMON_DEVIATIONS, "rows": rows}, fh, indent=1)
+    print(f"\nJSON: {a.json}")
+    return 0
+
+
+def _fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def print_table(rows: list[dict]) -> None:
+    def pf(ok: bool) -> str:
+        return "pass" if ok else "FAIL"
+
+    hdr = (f"{'cc':5} | {'goodput Mbit/s tv / ns-3':>26} {'':4} | {'after warm-up':>13} | "
+           f"{'mean queue pkts tv / ns-3':>27} {'':4} | {'drops tv / ns-3':>24} {'':4} | "
+           f"{'Jain tv/ns-3':>12} | {'wall s tv / ns-3':>16}")
+    print()
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rows:
+        tv, ns = r["tcpvideo"], r["ns3"]
+        print(f"{r['cc']:5} | {tv['goodput_mbps']:7.2f} / {ns['goodput_mbps']:6.2f} "
+              f"({rel(tv['goodput_mbps'], ns['goodput_mbps']):+6.1%}) {pf(r['goodput_ok']):4} | "
+              f"{_fmt(tv['goodput_after_warmup_mbps'], '5.1f')} / {_fmt(ns['goodput_after_warmup_mbps'], '5.1f')} | "
+              f"{tv['queue_mean_pkts']:7.0f} / {ns['queue_mean_pkts']:6.0f} "
+              f"({rel(tv['queue_mean_pkts'], ns['queue_mean_pkts']):+7.1%}) {pf(r['queue_ok']):4} | "
+              f"{tv['bottleneck_drops']:6d} / {ns['bottleneck_drops']:6d} "
+              f"({_fmt(rel(tv['bottleneck_drops'], ns['bottleneck_drops']) if ns['bottleneck_drops'] else None, '+7.1%'):>8}) "
+              f"{pf(r['drops_ok']):4} | "
+              f"{jain(tv['per_flow_goodput_mbps']):5.2f}/{jain(ns['per_flow_goodput_mbps']):5.2f} | "
+              f"{tv['sim_wall_s']:6.2f} / {ns['wall_s']:6.1f}")
+    print("\n(tv = tcpvideo. Pass: goodput within 10 %, mean queue within 25 %, drops within 30 % of "
+          "ns-3. Wall: tcpvideo's run inside Rust vs ns-3's Simulator::Run, on a shared machine.)")
+    print("\nWhere ns-3 deviates from Linux (tcpvideo follows Linux 6.x):")
+    for r in rows:
+        print(f"  {r['cc']}:")
+        for d in r["deviations"]:
+            print(f"    - {d}")
+    print("  all algorithms:")
+    for d in COMMON_DEVIATIONS:
+        print(f"    - {d}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
