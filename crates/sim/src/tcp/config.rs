@@ -77,6 +77,10 @@ pub struct TcpConfig {
     pub time_wait: Duration,
     /// Send D-SACK blocks for duplicate segments (RFC 2883, Linux tcp_dsack = 1).
     pub dsack: bool,
+    /// RACK-TLP loss detection (RFC 8985; Linux tcp_recovery = 1, tcp_early_retrans = 3, the
+    /// default). Needs SACK; when off (or SACK is off) losses are found by DupThresh (RFC 6675)
+    /// and NewReno, and tail losses wait for the RTO.
+    pub rack_tlp: bool,
 }
 
 impl Default for TcpConfig {
@@ -103,6 +107,7 @@ impl Default for TcpConfig {
             syn_retries: 6,
             time_wait: Duration::from_secs(1),
             dsack: true,
+            rack_tlp: true,
         }
     }
 }

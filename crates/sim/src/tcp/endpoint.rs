@@ -43,6 +43,7 @@ use tcpvideo_model::Time;
 use super::config::TcpConfig;
 use super::log::{RetransmitCause, TcpLogEvent};
 use super::prr::Prr;
+use super::rack::Rack;
 use super::rate::RateSampler;
 use super::recv::Receiver;
 use super::rtt::RttEstimator;
@@ -165,6 +166,12 @@ pub struct TcpEndpoint {
     max_packets_out: u64,
     cwnd_usage_seq: u64,
     is_cwnd_limited: bool,
+    rack: Rack,
+    /// Data transmissions so far (orders segments sent at the same instant, for RACK).
+    xmit_count: u64,
+    /// Highest SND.NXT when a tail-loss probe was sent; 0 = no probe outstanding.
+    tlp_high_seq: u64,
+    tlp_retrans: bool,
 
     // Timers.
     rto_at: Option<Time>,
@@ -172,6 +179,10 @@ pub struct TcpEndpoint {
     keepalive_at: Option<Time>,
     pace_at: Option<Time>,
     timewait_at: Option<Time>,
+    /// RACK reordering-window timer.
+    reo_at: Option<Time>,
+    /// Tail-loss-probe timer (PTO).
+    tlp_at: Option<Time>,
     persist_backoff: u32,
     ka_probes_out: u32,
     last_rcv_at: Time,
@@ -260,6 +271,12 @@ impl TcpEndpoint {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             is_cwnd_limited: false,
+            rack: Rack::default(),
+            xmit_count: 0,
+            tlp_high_seq: 0,
+            tlp_retrans: false,
+            reo_at: None,
+            tlp_at: None,
             rto_at: None,
             persist_at: None,
             keepalive_at: None,
@@ -432,7 +449,7 @@ impl TcpEndpoint {
     // ------------------------------------------------------------------ timers
 
     pub fn next_timer(&self) -> Option<Time> {
-        [self.rto_at, self.persist_at, self.rcv.delack_at, self.keepalive_at, self.pace_at, self.timewait_at]
+        [self.rto_at, self.persist_at, self.rcv.delack_at, self.keepalive_at, self.pace_at, self.timewait_at, self.reo_at, self.tlp_at]
             .into_iter()
             .flatten()
             .min()
@@ -445,6 +462,8 @@ impl TcpEndpoint {
         self.keepalive_at = None;
         self.pace_at = None;
         self.timewait_at = None;
+        self.reo_at = None;
+        self.tlp_at = None;
     }
 
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
@@ -456,6 +475,16 @@ impl TcpEndpoint {
         }
         if self.state == TcpState::Closed {
             return;
+        }
+        // Linux keeps RTO, TLP and RACK timers in one slot; the TLP is armed no later than the
+        // RTO, so when both are due the probe goes first (and re-arms the RTO).
+        if self.tlp_at.is_some_and(|t| t <= now) {
+            self.tlp_at = None;
+            self.on_tlp(now, out, log);
+        }
+        if self.reo_at.is_some_and(|t| t <= now) {
+            self.reo_at = None;
+            self.on_reo_timeout(now, out, log);
         }
         if self.rto_at.is_some_and(|t| t <= now) {
             self.rto_at = None;
@@ -519,6 +548,9 @@ impl TcpEndpoint {
                     self.cc.set_cwnd(self.snd_mss);
                 }
                 self.sb.mark_all_lost();
+                self.tlp_at = None;
+                self.tlp_high_seq = 0;
+                self.reo_at = None;
                 self.ca = CaState::Loss;
                 self.high_seq = self.snd_nxt;
                 self.rtt.on_timeout();
@@ -880,7 +912,16 @@ impl TcpEndpoint {
         let mut delivered_pkts = 0u64;
         let mut sack_rtt: Option<Time> = None;
         let mut sacked_new = 0u64;
+        let mut dsack = false;
         if self.sack_ok && pkt.options.sack_count > 0 {
+            // RFC 2883 §4: a first block below the cumulative ACK, or inside the second, is a D-SACK.
+            let sk = pkt.options.sack();
+            let (l0, r0) = (unwrap(self.iss, self.snd_una, sk[0].0), unwrap(self.iss, self.snd_una, sk[0].1));
+            dsack = r0 <= ack as i64
+                || (sk.len() > 1 && {
+                    let (l1, r1) = (unwrap(self.iss, self.snd_una, sk[1].0), unwrap(self.iss, self.snd_una, sk[1].1));
+                    l1 <= l0 && r0 <= r1
+                });
             let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
             let mut n = 0;
             for &(l, r) in pkt.options.sack() {
@@ -894,8 +935,11 @@ impl TcpEndpoint {
                 }
             }
             let rate = &mut self.rate;
+            let rack = &mut self.rack;
+            let min_rtt = self.rtt.min_rtt();
             let d = self.sb.apply_sack(&blocks[..n], |rec| {
                 rate.on_delivered(rec);
+                rack.on_delivered(rec, now, min_rtt);
                 if !rec.ever_retrans {
                     sack_rtt = Some(sack_rtt.map_or(rec.sent_at, |t: Time| t.min(rec.sent_at)));
                 }
@@ -911,9 +955,15 @@ impl TcpEndpoint {
         let una_advanced = ack > self.snd_una;
         if una_advanced {
             let rate = &mut self.rate;
+            let rack = &mut self.rack;
+            let min_rtt = self.rtt.min_rtt();
+            let sack_ok = self.sack_ok;
             let d = self.sb.ack_cumulative(ack, |rec, was_sacked| {
                 if !was_sacked {
                     rate.on_delivered(rec);
+                    if sack_ok {
+                        rack.on_delivered(rec, now, min_rtt);
+                    }
                 }
                 if !rec.ever_retrans && seq_rtt.is_none() {
                     seq_rtt = Some(rec.sent_at);
@@ -967,15 +1017,34 @@ impl TcpEndpoint {
             }
         }
 
+        // Tail-loss-probe outcome (Linux tcp_process_tlp_ack).
+        if self.tlp_high_seq != 0 && ack >= self.tlp_high_seq {
+            if !self.tlp_retrans || dsack {
+                self.tlp_high_seq = 0;
+            } else if ack > self.tlp_high_seq {
+                // The probe repaired a loss nobody detected: reduce the window once (CWR).
+                self.cc.on_congestion_event(now, CongestionSignal::FastRetransmit, prior_in_flight);
+                self.cc.on_recovery_exit(now);
+                self.tlp_high_seq = 0;
+            } else if !una_advanced && sacked_new == 0 && pkt.payload_len == 0 {
+                self.tlp_high_seq = 0; // original and probe both arrived
+            }
+        }
+
         // Loss detection and the recovery state machine (Linux tcp_fastretrans_alert).
         let dupthresh = self.cfg.dupack_threshold.max(1) as u64;
+        let rack_mode = self.rack_mode();
         let mut newly_lost = 0u64;
+        if rack_mode && self.rack.advanced {
+            newly_lost += self.rack_scan(now);
+        }
         match self.ca {
             CaState::Open | CaState::Disorder => {
-                if self.sack_ok {
+                if self.sack_ok && !rack_mode {
                     newly_lost += self.sb.mark_lost_by_sack(dupthresh);
                 }
-                if self.sb.lost_out.pkts > 0 || self.sb.sacked_pkts() >= dupthresh {
+                let by_dupthresh = !rack_mode && self.sb.sacked_pkts() >= dupthresh;
+                if self.sb.lost_out.pkts > 0 || by_dupthresh {
                     newly_lost += self.enter_recovery(now, prior_in_flight, log);
                 } else {
                     self.ca = if self.sb.sacked_pkts() > 0 { CaState::Disorder } else { CaState::Open };
@@ -985,7 +1054,9 @@ impl TcpEndpoint {
                 if self.snd_una >= self.high_seq {
                     self.exit_recovery(now, log);
                 } else if self.sack_ok {
-                    newly_lost += self.sb.mark_lost_by_sack(dupthresh);
+                    if !rack_mode {
+                        newly_lost += self.sb.mark_lost_by_sack(dupthresh);
+                    }
                 } else if una_advanced {
                     // NewReno partial ACK (RFC 6582 §3.2 step 3): the next hole is lost too.
                     newly_lost += self.sb.mark_head_lost();
@@ -1030,6 +1101,9 @@ impl TcpEndpoint {
             }
         }
         self.stats.max_cwnd_bytes = self.stats.max_cwnd_bytes.max(self.cwnd_bytes());
+        if una_advanced || sacked_new > 0 {
+            self.schedule_tlp(now);
+        }
 
         // Window opened: stop probing.
         if self.snd_wnd > 0 && self.window_allows_next() {
@@ -1076,6 +1150,8 @@ impl TcpEndpoint {
         self.prr_cwnd_pkts = prior_cwnd_pkts;
         self.ca = CaState::Recovery;
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = 0;
+        self.tlp_at = None;
         self.first_rexmit_pending = true;
         log.push(TcpLogEvent::EnterRecovery {
             at: now,
@@ -1137,6 +1213,7 @@ impl TcpEndpoint {
             return;
         }
         let mut cwnd_stop = false;
+        let mut sent_new = false;
         loop {
             let cwnd = self.cwnd_pkts();
             let in_flight = self.sb.in_flight_pkts();
@@ -1187,6 +1264,10 @@ impl TcpEndpoint {
                 self.restart_after_idle(now, log);
             }
             self.send_new_segment(now, len, is_fin, out, log);
+            sent_new = true;
+        }
+        if sent_new {
+            self.schedule_tlp(now);
         }
         // Linux tcp_cwnd_validate bookkeeping for tcp_is_cwnd_limited.
         let packets_out = self.sb.packets_out.pkts;
@@ -1216,6 +1297,10 @@ impl TcpEndpoint {
             retrans: false,
             ever_retrans: false,
             sent_at: now,
+            xmit_seq: {
+                self.xmit_count += 1;
+                self.xmit_count
+            },
             tx,
         };
         self.sb.push(rec);
@@ -1245,6 +1330,105 @@ impl TcpEndpoint {
         self.cc.on_packet_sent(now, len, self.sb.in_flight_bytes(), app_limited);
     }
 
+    fn rack_mode(&self) -> bool {
+        self.cfg.rack_tlp && self.sack_ok
+    }
+
+    /// Run RACK's loss scan and (re)arm its reordering timer; returns bytes newly marked lost.
+    fn rack_scan(&mut self, now: Time) -> u64 {
+        self.rack.advanced = false;
+        if !self.rack.valid {
+            return 0;
+        }
+        let reo = self.rack.reo_wnd(
+            matches!(self.ca, CaState::Recovery | CaState::Loss),
+            self.sb.sacked_pkts(),
+            self.cfg.dupack_threshold.max(1) as u64,
+            self.rtt.min_rtt(),
+            self.rtt.srtt(),
+        );
+        let (lost, wait) = self.sb.rack_detect(now, &self.rack, reo);
+        // Linux adds TCP_TIMEOUT_MIN (2 jiffies) to the reordering timeout.
+        self.reo_at = wait.map(|w| now + w + Duration::from_millis(2));
+        lost
+    }
+
+    /// Linux `tcp_rack_reo_timeout`.
+    fn on_reo_timeout(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
+        if !self.rack_mode() || self.sb.is_empty() {
+            return;
+        }
+        let prior_in_flight = self.sb.in_flight_bytes();
+        let lost = self.rack_scan(now);
+        if lost > 0 {
+            if matches!(self.ca, CaState::Open | CaState::Disorder) {
+                self.enter_recovery(now, prior_in_flight, log);
+                if !self.cc.owns_recovery() {
+                    if let Some(c) = self.prr.on_ack(1, false, false, self.sb.in_flight_pkts()) {
+                        self.prr_cwnd_pkts = c;
+                    }
+                }
+            }
+            self.try_send(now, out, log);
+        }
+    }
+
+    /// Linux `tcp_schedule_loss_probe`: PTO = 2·SRTT (+ 200 ms if a single segment is out, for a
+    /// delayed ACK; else + 2 ms), never later than the RTO. Only in the Open state with SACK.
+    fn schedule_tlp(&mut self, now: Time) {
+        if !self.rack_mode() || self.sb.packets_out.pkts == 0 || self.ca != CaState::Open || self.tlp_high_seq != 0 {
+            self.tlp_at = None;
+            return;
+        }
+        let Some(srtt) = self.rtt.srtt() else {
+            self.tlp_at = None;
+            return;
+        };
+        let extra = if self.sb.packets_out.pkts == 1 { self.cfg.min_rto } else { Duration::from_millis(2) };
+        let mut pto = srtt * 2 + extra;
+        if let Some(r) = self.rto_at {
+            pto = pto.min(r.saturating_since(now));
+        }
+        self.tlp_at = Some(now + pto);
+    }
+
+    /// Linux `tcp_send_loss_probe`: send new data if possible, else the last segment again.
+    fn on_tlp(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
+        if self.sb.packets_out.pkts == 0 || self.tlp_high_seq != 0 || self.ca != CaState::Open || !self.can_send_data() {
+            return;
+        }
+        let avail = self.app_end.saturating_sub(self.snd_nxt);
+        let fin_now = self.fin_queued && !self.fin_sent;
+        let len = avail.min(self.snd_mss);
+        if (avail > 0 || fin_now) && self.snd_nxt + len <= self.snd_una + self.snd_wnd {
+            let is_fin = fin_now && self.snd_nxt + len == self.app_end;
+            self.send_new_segment(now, len, is_fin, out, log);
+            self.tlp_retrans = false;
+        } else {
+            let i = self.sb.len() - 1;
+            let tx = self.rate.on_send(now, false);
+            self.xmit_count += 1;
+            let rec = self.sb.on_probe_retransmit(i, now, self.xmit_count, tx);
+            self.stats.retrans_tlp += 1;
+            log.push(TcpLogEvent::Retransmit {
+                at: now,
+                flow: self.flow,
+                from_node: self.local.node,
+                seq: to_wire(self.iss, rec.start),
+                len: rec.len,
+                cause: RetransmitCause::TailLossProbe,
+            });
+            let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin });
+            self.after_transmit(now, ip_len);
+            self.cc.on_packet_sent(now, rec.len as u64, self.sb.in_flight_bytes(), false);
+            self.tlp_retrans = true;
+        }
+        self.stats.tlp_probes += 1;
+        self.tlp_high_seq = self.snd_nxt;
+        self.tlp_at = None;
+        self.rto_at = Some(now + self.rtt.backed_off_rto());
+    }
+
     fn retransmit(&mut self, now: Time, i: usize, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         let cause = match self.ca {
             CaState::Loss => RetransmitCause::Timeout,
@@ -1255,7 +1439,8 @@ impl TcpEndpoint {
         self.first_rexmit_pending = false;
         let tx = self.rate.on_send(now, self.sb.packets_out.pkts == 0);
         let is_head = i == 0;
-        let rec = self.sb.on_retransmit(i, now, tx);
+        self.xmit_count += 1;
+        let rec = self.sb.on_retransmit(i, now, self.xmit_count, tx);
         match cause {
             RetransmitCause::Timeout => self.stats.retrans_timeout += 1,
             _ => self.stats.retrans_fast += 1,

@@ -20,6 +20,7 @@ pub mod config;
 pub mod endpoint;
 pub mod log;
 pub mod prr;
+pub mod rack;
 pub mod rate;
 pub mod recv;
 pub mod rtt;

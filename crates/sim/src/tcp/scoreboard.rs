@@ -23,7 +23,11 @@
 
 use std::collections::VecDeque;
 
+use std::time::Duration;
+
 use tcpvideo_model::Time;
+
+use super::rack::Rack;
 
 /// Sender-side snapshot for delivery-rate estimation (Linux `tcp_skb_cb.tx`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -49,6 +53,10 @@ pub struct SegRec {
     pub ever_retrans: bool,
     /// Last (re)transmission time.
     pub sent_at: Time,
+    /// Transmission counter at the last (re)transmission: orders segments sent at the same
+    /// simulated instant (Linux breaks such ties by sequence number, which is wrong for a
+    /// retransmission sent after new data within one burst; real clocks rarely tie).
+    pub xmit_seq: u64,
     pub tx: TxSnapshot,
 }
 
@@ -110,6 +118,10 @@ pub struct Scoreboard {
     sack_cache_len: usize,
     /// Highest SACKed end offset (Linux's highest_sack, used for reporting).
     pub highest_sacked: u64,
+    /// (offset, time) of every retransmission, in order (Linux's tsorted list, retransmitted part).
+    rexmit_order: VecDeque<(u64, u64)>,
+    /// Never-retransmitted records below this offset are no RACK candidates any more.
+    rack_hint: u64,
 }
 
 impl Scoreboard {
@@ -209,6 +221,12 @@ impl Scoreboard {
         if self.rexmit_hint < una {
             self.rexmit_hint = una;
         }
+        if self.rack_hint < una {
+            self.rack_hint = una;
+        }
+        while self.rexmit_order.front().is_some_and(|&(o, _)| o < una) {
+            self.rexmit_order.pop_front();
+        }
         d
     }
 
@@ -305,11 +323,12 @@ impl Scoreboard {
         if r.sacked || (r.lost && !r.retrans) {
             return 0;
         }
-        if r.lost && r.retrans {
-            // A lost retransmission (only by RTO): counted again as pending.
+        // A retransmission in flight is lost too (Linux tcp_mark_skb_lost clears SACKED_RETRANS).
+        if r.retrans {
             self.retrans_out.sub(&r);
             self.recs[i].retrans = false;
-        } else {
+        }
+        if !r.lost {
             self.lost_out.add(&r);
             self.recs[i].lost = true;
         }
@@ -392,19 +411,109 @@ impl Scoreboard {
     }
 
     /// Record that record `i` was retransmitted at `now`; returns the record as sent.
-    pub fn on_retransmit(&mut self, i: usize, now: Time, tx: TxSnapshot) -> SegRec {
+    pub fn on_retransmit(&mut self, i: usize, now: Time, xmit_seq: u64, tx: TxSnapshot) -> SegRec {
         let r = &mut self.recs[i];
         let was_pending = r.pending_rexmit();
         r.retrans = true;
         r.ever_retrans = true;
         r.sent_at = now;
+        r.xmit_seq = xmit_seq;
         r.tx = tx;
         let r = *r;
         if was_pending {
             self.pending_rexmit -= 1;
             self.retrans_out.add(&r);
         }
+        self.rexmit_order.push_back((r.start, xmit_seq));
         r
+    }
+
+    /// A tail-loss probe re-sends record `i`, which is not marked lost: like Linux
+    /// `__tcp_retransmit_skb`, it counts in `retrans_out` (so in flight twice until resolved).
+    pub fn on_probe_retransmit(&mut self, i: usize, now: Time, xmit_seq: u64, tx: TxSnapshot) -> SegRec {
+        let r = self.recs[i];
+        if r.pending_rexmit() {
+            return self.on_retransmit(i, now, xmit_seq, tx);
+        }
+        let m = &mut self.recs[i];
+        if !m.retrans && !m.sacked {
+            m.retrans = true;
+            self.retrans_out.add(&r);
+        }
+        let m = &mut self.recs[i];
+        m.ever_retrans = true;
+        m.sent_at = now;
+        m.xmit_seq = xmit_seq;
+        m.tx = tx;
+        let r = *m;
+        self.rexmit_order.push_back((r.start, xmit_seq));
+        r
+    }
+
+    /// RACK loss detection (RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`): mark lost every
+    /// un-SACKed segment sent before the RACK segment and overdue by `rtt + reo_wnd`. Segments are
+    /// visited in send order: never-retransmitted ones in offset order (resuming at a hint below
+    /// which nothing can be a candidate again), retransmitted ones in retransmission order.
+    /// Returns (bytes newly lost, time until the last waiting candidate becomes overdue — Linux arms
+    /// its reordering timer with the maximum).
+    pub fn rack_detect(&mut self, now: Time, rack: &Rack, reo_wnd: Duration) -> (u64, Option<Duration>) {
+        let mut newly = 0;
+        let mut wait: Option<Duration> = None;
+        let budget = rack.rtt + reo_wnd;
+        // Never-retransmitted segments.
+        let mut i = self.index_of(self.rack_hint);
+        let mut advance = true;
+        while i < self.recs.len() {
+            let r = self.recs[i];
+            if r.sacked || r.ever_retrans || r.lost {
+                if advance {
+                    self.rack_hint = r.end();
+                }
+                i += 1;
+                continue;
+            }
+            if rack.xmit_seq <= r.xmit_seq {
+                break;
+            }
+            let elapsed = now.saturating_since(r.sent_at);
+            if elapsed >= budget {
+                newly += self.mark_lost(i);
+                if advance {
+                    self.rack_hint = r.end();
+                }
+            } else {
+                let rem = budget - elapsed;
+                wait = Some(wait.map_or(rem, |w| w.max(rem)));
+                advance = false;
+            }
+            i += 1;
+        }
+        // Retransmitted segments, oldest retransmission first.
+        while let Some(&(off, t)) = self.rexmit_order.front() {
+            let j = self.index_of(off);
+            let live = j < self.recs.len() && self.recs[j].start == off && {
+                let r = &self.recs[j];
+                r.xmit_seq == t && r.retrans && !r.sacked
+            };
+            if !live {
+                self.rexmit_order.pop_front();
+                continue;
+            }
+            let r = self.recs[j];
+            if rack.xmit_seq <= r.xmit_seq {
+                break;
+            }
+            let elapsed = now.saturating_since(r.sent_at);
+            if elapsed >= budget {
+                newly += self.mark_lost(j);
+                self.rexmit_order.pop_front();
+            } else {
+                let rem = budget - elapsed;
+                wait = Some(wait.map_or(rem, |w| w.max(rem)));
+                break;
+            }
+        }
+        (newly, wait)
     }
 
     /// Cumulative-ACK bookkeeping of emulated SACKs when SACK is off (Linux `tcp_remove_reno_sacks`).
@@ -428,7 +537,7 @@ mod tests {
         for k in 0..n {
             b.push(SegRec {
                 start: 1 + k * 100, len: 100, fin: false, sacked: false, lost: false, retrans: false,
-                ever_retrans: false, sent_at: Time::ZERO, tx: TxSnapshot::default(),
+                ever_retrans: false, sent_at: Time::ZERO, xmit_seq: k, tx: TxSnapshot::default(),
             });
         }
         b
@@ -447,7 +556,7 @@ mod tests {
         assert_eq!(b.in_flight_pkts(), 4);
         let i = b.next_rexmit().unwrap();
         assert_eq!(b.get(i).start, 1);
-        b.on_retransmit(i, Time::ZERO, TxSnapshot::default());
+        b.on_retransmit(i, Time::ZERO, 100, TxSnapshot::default());
         assert_eq!(b.in_flight_pkts(), 5);
         let j = b.next_rexmit().unwrap();
         assert_eq!(b.get(j).start, 101);
@@ -489,7 +598,7 @@ mod tests {
         let mut b = board(4);
         b.mark_head_lost();
         let i = b.next_rexmit().unwrap();
-        b.on_retransmit(i, Time::ZERO, TxSnapshot::default());
+        b.on_retransmit(i, Time::ZERO, 100, TxSnapshot::default());
         assert_eq!(b.pending_rexmit(), 0);
         b.mark_all_lost();
         assert_eq!(b.pending_rexmit(), 4);

@@ -39,4 +39,8 @@ pub struct TcpStats {
     pub min_rtt: Option<Duration>,
     pub srtt: Option<Duration>,
     pub max_cwnd_bytes: u64,
+    /// Tail-loss probes sent (new data or a retransmission of the last segment).
+    pub tlp_probes: u64,
+    /// Tail-loss probes that were retransmissions (not counted in `retrans_fast`/`retrans_timeout`).
+    pub retrans_tlp: u64,
 }

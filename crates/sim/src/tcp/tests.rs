@@ -16,6 +16,11 @@ fn cfg() -> TcpConfig {
     TcpConfig { cc: "reno".into(), ..TcpConfig::default() }
 }
 
+/// RTO tests pin the timer itself: without RACK-TLP, a probe would come first.
+fn no_tlp() -> TcpConfig {
+    TcpConfig { rack_tlp: false, ..cfg() }
+}
+
 fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
 }
@@ -192,7 +197,8 @@ fn newreno_partial_ack_retransmits_next_hole_without_sack() {
 
 #[test]
 fn rto_backs_off_exponentially() {
-    let mut h = pair();
+    let mut h = Harness::pair(&no_tlp(), ms(50));
+    h.establish();
     let t0 = h.now;
     h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
     h.send(SERVER, 1000);
@@ -213,7 +219,7 @@ fn rto_backs_off_exponentially() {
 
 #[test]
 fn rto_backoff_caps_at_max_rto() {
-    let c = TcpConfig { max_rto: Duration::from_secs(2), ..cfg() };
+    let c = TcpConfig { max_rto: Duration::from_secs(2), ..no_tlp() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     let t0 = h.now;
@@ -227,7 +233,7 @@ fn rto_backoff_caps_at_max_rto() {
 #[test]
 fn rto_minimum_is_200ms() {
     // RTT 2 ms: the timer is still at least 200 ms (Linux: srtt + max(4·rttvar, 200 ms)).
-    let mut h = Harness::pair(&cfg(), ms(1));
+    let mut h = Harness::pair(&no_tlp(), ms(1));
     h.establish();
     h.send(SERVER, 50 * MSS);
     h.run_for(ms(100));
@@ -245,7 +251,7 @@ fn rto_minimum_is_200ms() {
 fn karn_no_rtt_sample_from_retransmission() {
     // Without timestamps an ACK for a retransmitted segment is ambiguous: no sample, and the
     // backed-off timer stays until a fresh segment is timed (RFC 6298 §5, Karn & Partridge).
-    let c = TcpConfig { timestamps: false, ..cfg() };
+    let c = TcpConfig { timestamps: false, ..no_tlp() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     let srtt0 = h.server.srtt().unwrap();
@@ -263,7 +269,8 @@ fn karn_no_rtt_sample_from_retransmission() {
 
 #[test]
 fn timestamps_give_an_rtt_sample_for_retransmissions() {
-    let mut h = pair();
+    let mut h = Harness::pair(&no_tlp(), ms(50));
+    h.establish();
     h.drop_nth_data(SERVER, 1);
     h.send(SERVER, 1000);
     h.run_for(Duration::from_secs(2));
@@ -555,7 +562,7 @@ fn lost_fin_is_retransmitted() {
     assert_eq!(h.client.state(), TcpState::FinWait2);
     let r = retransmits(&h);
     assert_eq!(r.len(), 1, "{r:?}");
-    assert_eq!(r[0].2, RetransmitCause::Timeout);
+    assert_eq!(r[0].2, RetransmitCause::TailLossProbe, "Linux re-sends a lost FIN with a tail-loss probe");
 }
 
 #[test]
@@ -606,8 +613,9 @@ fn lost_syn_is_retransmitted_after_one_second_and_iw_is_one() {
 }
 
 #[test]
-fn tail_loss_is_repaired_by_rto() {
-    let mut h = pair();
+fn tail_loss_is_repaired_by_rto_without_rack_tlp() {
+    let mut h = Harness::pair(&no_tlp(), ms(50));
+    h.establish();
     h.drop_nth_data(SERVER, 10);
     h.send(SERVER, 10 * MSS);
     h.run_for(Duration::from_secs(2));
@@ -689,7 +697,11 @@ fn transfer_completes_under_random_loss_in_both_directions() {
         assert_eq!(h.client.stats().bytes_received, total, "sack={sack} ts={ts}");
         assert_eq!(h.server.stats().bytes_received, 200_000, "sack={sack} ts={ts}");
         assert_eq!(h.server.unacked_bytes(), 0);
-        assert!(h.server.stats().retrans_fast > 0 && h.server.stats().rto_count > 0, "{:?}", h.server.stats());
+        let st = h.server.stats();
+        assert!(st.retrans_fast > 0, "{st:?}");
+        if !sack {
+            assert!(st.rto_count > 0, "without SACK some losses need the RTO: {st:?}");
+        }
     }
 }
 
@@ -720,4 +732,95 @@ fn perf_single_flow_100mbit_60s() {
         h.client.stats().bytes_received as f64 * 8.0 / 60e6,
         h.queue_drops
     );
+}
+
+#[test]
+fn tail_loss_probe_repairs_a_lost_last_segment_before_the_rto() {
+    let mut h = pair();
+    h.drop_nth_data(SERVER, 10);
+    let t0 = h.now;
+    h.send(SERVER, 10 * MSS);
+    h.run_for(Duration::from_secs(2));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].2, RetransmitCause::TailLossProbe);
+    // One segment out after the ACKs at t0 + RTT: PTO = min(2·SRTT + 200 ms, RTO) = RTO = 300 ms.
+    assert_eq!(r[0].0, t0 + h.rtt() + ms(300));
+    assert_eq!(h.server.stats().rto_count, 0);
+    assert_eq!(h.server.stats().tlp_probes, 1);
+    assert_eq!(h.server.stats().retrans_tlp, 1);
+    assert_eq!(h.client.stats().bytes_received, 10 * MSS);
+}
+
+#[test]
+fn tail_loss_probe_then_rto_when_the_probe_is_lost_too() {
+    let mut h = pair();
+    let t0 = h.now;
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
+    h.send(SERVER, 3 * MSS);
+    h.run_for(Duration::from_secs(3));
+    let r = retransmits(&h);
+    assert_eq!(r[0].2, RetransmitCause::TailLossProbe);
+    // PTO with three segments out and no ACK: 2·SRTT + 2 ms = 202 ms.
+    assert_eq!(r[0].0 - t0, ms(202));
+    assert_eq!(r[1].2, RetransmitCause::Timeout);
+    // The RTO is re-armed by the probe: RTO (300 ms) after it.
+    assert_eq!(r[1].0 - r[0].0, ms(300));
+    assert_eq!(h.server.stats().tlp_probes, 1, "one probe per tail");
+}
+
+#[test]
+fn tail_loss_probe_and_rack_repair_several_tail_losses_without_rto() {
+    let mut h = pair();
+    // The last three of 20 segments are lost: no ACK comes back for them at all.
+    for n in [18, 19, 20] {
+        h.drop_nth_data(SERVER, n);
+    }
+    h.send(SERVER, 20 * MSS);
+    h.run_for(Duration::from_secs(3));
+    let r = retransmits(&h);
+    assert_eq!(r[0].2, RetransmitCause::TailLossProbe, "{r:?}");
+    // The probe (segment 20) is SACKed; RACK then finds 18 and 19 lost: fast recovery, no RTO.
+    assert!(r[1..].iter().all(|x| x.2 != RetransmitCause::Timeout), "{r:?}");
+    assert_eq!(r.len(), 3, "{r:?}");
+    assert_eq!(h.server.stats().rto_count, 0);
+    assert_eq!(h.client.stats().bytes_received, 20 * MSS);
+}
+
+#[test]
+fn rack_repairs_a_loss_with_fewer_than_three_dupacks_after_a_quarter_rtt() {
+    let mut h = pair();
+    h.drop_nth_data(SERVER, 8);
+    let t0 = h.now;
+    h.send(SERVER, 10 * MSS);
+    h.run_for(Duration::from_secs(2));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].2, RetransmitCause::FastRetransmit);
+    // SACKs for 9 and 10 arrive at t0 + RTT; reordering window = min_rtt/4 = 25 ms (+2 ms timer
+    // slack, Linux TCP_TIMEOUT_MIN).
+    assert_eq!(r[0].0, t0 + h.rtt() + ms(25) + ms(2));
+    assert_eq!(h.server.stats().rto_count, 0);
+}
+
+#[test]
+fn rack_detects_a_lost_retransmission_without_rto() {
+    let mut h = pair();
+    // Segment 50 is lost, and so is its first retransmission.
+    let lost_seq = 5_000_001u32.wrapping_add(49 * MSS as u32);
+    let mut seen = 0;
+    h.drops.push(DropRule::Pred(Box::new(move |p| {
+        if p.src_node == SERVER && p.payload_len > 0 && p.seq == lost_seq {
+            seen += 1;
+            return seen <= 2;
+        }
+        false
+    })));
+    h.send(SERVER, 300 * MSS);
+    h.run_for(Duration::from_secs(5));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert!(r.iter().all(|x| x.1 == lost_seq));
+    assert_eq!(h.server.stats().rto_count, 0, "RACK found the lost retransmission: {r:?}");
+    assert_eq!(h.client.stats().bytes_received, 300 * MSS);
 }
