@@ -80,11 +80,11 @@ pub const LINKTYPE_IPV4: u32 = 228;
 pub const LINKTYPE_IPV6: u32 = 229;
 pub const LINKTYPE_LINUX_SLL2: u32 = 276;
 
-#[inline]
+#[inline(always)]
 fn be16(b: &[u8], o: usize) -> u16 {
     u16::from_be_bytes([b[o], b[o + 1]])
 }
-#[inline]
+#[inline(always)]
 fn be32(b: &[u8], o: usize) -> u32 {
     u32::from_be_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
@@ -155,6 +155,7 @@ fn v4_mapped(a: u32) -> u128 {
 }
 
 /// Decode an IPv4 packet down to TCP.
+#[inline]
 pub fn decode_ipv4(b: &[u8]) -> Result<TcpPacket<'_>, Skip> {
     if b.len() < 20 {
         return Err(Skip::Truncated);
@@ -236,6 +237,7 @@ pub fn decode_ipv6(b: &[u8]) -> Result<TcpPacket<'_>, Skip> {
 }
 
 /// Decode a TCP header; `seg_len` is the TCP segment length (header + payload) on the wire.
+#[inline]
 pub fn decode_tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool) -> Result<TcpPacket<'_>, Skip> {
     if b.len() < 20 {
         return Err(Skip::Truncated);
@@ -269,6 +271,7 @@ pub fn decode_tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool) -> R
 
 /// Parse TCP options (kind, length, value); malformed option lists end parsing quietly, as a
 /// receiving stack would ignore what it cannot parse.
+#[inline]
 pub fn parse_options(mut o: &[u8], out: &mut TcpOptions) {
     while let Some(&kind) = o.first() {
         match kind {

@@ -358,6 +358,9 @@ pub struct Flow {
     app: Option<Box<AppState>>,
     pub closed: bool,
     closed_by: &'static str,
+    /// Stall thresholds (download, upload), recomputed only when the estimators change.
+    thr: (u64, u64),
+    tau: f64,
     out: FlowOut,
 }
 
@@ -394,7 +397,7 @@ impl Flow {
             opts.initial_rto.as_nanos() as u64,
             opts.max_rto.as_nanos() as u64,
         );
-        Flow {
+        let mut f = Flow {
             key,
             client,
             server,
@@ -425,8 +428,21 @@ impl Flow {
             app: if opts.app_parse { Some(Box::default()) } else { None },
             closed: false,
             closed_by: "",
+            thr: (0, 0),
+            tau: opts.tau,
             out: FlowOut::empty(key),
-        }
+        };
+        f.refresh_thresholds();
+        f
+    }
+
+    /// min(τ·SRTT, RTO) for the download view (emulated estimator) and the upload view (3WHS
+    /// RTT as SRTT), cached: they change only with RTT samples and timeouts.
+    fn refresh_thresholds(&mut self) {
+        self.thr = (
+            stall::threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()),
+            stall::threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()),
+        );
     }
 
     /// Is `p` a new connection reusing this 5-tuple (a SYN with a different ISN after data or
@@ -444,8 +460,7 @@ impl Flow {
         // --- the gap before this packet, with the state as it was ---
         let gap = now - self.last_ns;
         let first = self.out.pkts_up + self.out.pkts_down == 0;
-        let thr_down = stall::threshold_ns(opts.tau, self.est.srtt_ns, self.est.rto_ns());
-        let thr_up = stall::threshold_ns(opts.tau, self.rtt_3whs, self.est3.rto_ns());
+        let (thr_down, thr_up) = self.thr;
         let is_gap = !first && gap > thr_down.min(thr_up);
         let mut ctx = GapContext {
             end_from_server: from_server,
@@ -663,6 +678,7 @@ impl Flow {
             rec.evidence = Some(ev);
             // RFC 6298 §5.5 backoff; Linux tcp_enter_loss marks everything not SACKed lost.
             self.est.on_timeout();
+            self.refresh_thresholds();
             self.snd.loss_point = Some(self.snd.snd_max);
             self.snd.recovery_point = None;
             let mut lost_add = 0;
@@ -717,6 +733,7 @@ impl Flow {
                 self.rtt_3whs = Some(r);
                 self.est.sample(r);
                 self.est3.sample(r);
+                self.refresh_thresholds();
                 self.out.rtt_samples += 0;
             }
         }
@@ -910,6 +927,8 @@ impl Flow {
             }
             if let Some((r, inflight)) = sample {
                 self.est.sample(r);
+                // (inline refresh_thresholds: `snd` still borrows self.snd)
+                self.thr.0 = stall::threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns());
                 self.out.rtt_samples += 1;
                 if let Some(r3) = self.rtt_3whs.filter(|&r3| r3 > 0) {
                     let kb = inflight / 1024;

@@ -30,7 +30,12 @@ type Hasher = foldhash::fast::FixedState;
 
 /// The flows of one shard.
 pub struct FlowTable {
-    map: HashMap<FlowKey, Flow, Hasher>,
+    /// 5-tuple → slot in `slab` (flows live in a slab so the last flow can be cached by index:
+    /// consecutive packets mostly belong to the same flow).
+    map: HashMap<FlowKey, usize, Hasher>,
+    slab: Vec<Option<Flow>>,
+    free: Vec<usize>,
+    last: Option<(FlowKey, usize)>,
     done: Vec<FlowOut>,
     last_sweep_ns: u64,
     opts: AnalyzeOptions,
@@ -42,6 +47,9 @@ impl FlowTable {
     pub fn new(opts: &AnalyzeOptions) -> FlowTable {
         FlowTable {
             map: HashMap::with_hasher(Hasher::default()),
+            slab: Vec::new(),
+            free: Vec::new(),
+            last: None,
             done: Vec::new(),
             last_sweep_ns: 0,
             opts: opts.clone(),
@@ -50,27 +58,59 @@ impl FlowTable {
         }
     }
 
+    fn insert(&mut self, key: FlowKey, f: Flow) -> usize {
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slab[i] = Some(f);
+                i
+            }
+            None => {
+                self.slab.push(Some(f));
+                self.slab.len() - 1
+            }
+        };
+        self.map.insert(key, i);
+        i
+    }
+
+    fn remove(&mut self, key: &FlowKey) -> Option<Flow> {
+        let i = self.map.remove(key)?;
+        if self.last.is_some_and(|(k, _)| k == *key) {
+            self.last = None;
+        }
+        self.free.push(i);
+        self.slab[i].take()
+    }
+
     /// Process one TCP segment captured at `ts` (ns).
     #[inline]
     pub fn process(&mut self, p: &TcpPacket<'_>, ts: u64) {
         let key = FlowKey::of(p);
-        match self.map.get_mut(&key) {
-            Some(f) => {
+        let slot = match self.last {
+            Some((k, i)) if k == key => Some(i),
+            _ => self.map.get(&key).copied(),
+        };
+        match slot {
+            Some(i) => {
+                let f = self.slab[i].as_mut().expect("live slot");
                 let stale = ts.saturating_sub(f.last_ns) > self.idle_ns;
                 if stale || f.is_reuse(p) {
-                    let old = self.map.remove(&key).unwrap();
+                    let old = self.remove(&key).unwrap();
                     self.done.push(old.finish(&self.opts));
                     let mut nf = Flow::new(p, ts, &self.opts, &self.server_ips);
                     nf.on_packet(p, ts, &self.opts);
-                    self.map.insert(key, nf);
+                    let i = self.insert(key, nf);
+                    self.last = Some((key, i));
                 } else {
                     f.on_packet(p, ts, &self.opts);
+                    self.last = Some((key, i));
                 }
             }
             None => {
                 let mut nf = Flow::new(p, ts, &self.opts, &self.server_ips);
                 nf.on_packet(p, ts, &self.opts);
-                self.map.insert(key, nf);
+                let i = self.insert(key, nf);
+                self.last = Some((key, i));
             }
         }
         if ts >= self.last_sweep_ns + SWEEP_EVERY_NS {
@@ -81,17 +121,20 @@ impl FlowTable {
     fn sweep(&mut self, now: u64) {
         self.last_sweep_ns = now;
         let idle = self.idle_ns;
-        let expired: Vec<FlowKey> = self
+        let slab = &self.slab;
+        let mut expired: Vec<FlowKey> = self
             .map
             .iter()
-            .filter(|(_, f)| {
+            .filter(|(_, &i)| {
+                let f = slab[i].as_ref().expect("live slot");
                 let quiet = now.saturating_sub(f.last_ns);
                 quiet > idle || f.closed && quiet > CLOSE_LINGER_NS
             })
             .map(|(k, _)| *k)
             .collect();
+        expired.sort_unstable();
         for k in expired {
-            let f = self.map.remove(&k).unwrap();
+            let f = self.remove(&k).unwrap();
             self.done.push(f.finish(&self.opts));
         }
     }
@@ -104,7 +147,8 @@ impl FlowTable {
     /// Finish every flow and return all of them.
     pub fn finish(mut self) -> Vec<FlowOut> {
         let opts = self.opts.clone();
-        let mut rest: Vec<Flow> = self.map.drain().map(|(_, f)| f).collect();
+        self.map.clear();
+        let mut rest: Vec<Flow> = self.slab.drain(..).flatten().collect();
         rest.sort_by_key(|f| f.key);
         for f in rest {
             self.done.push(f.finish(&opts));

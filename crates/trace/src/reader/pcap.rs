@@ -78,6 +78,7 @@ fn max_incl(h: &PcapHeader) -> u32 {
 }
 
 /// Parse a record header (16 bytes) and check it is plausible.
+#[inline]
 pub fn parse_record_header(h: &PcapHeader, b: &[u8]) -> Result<RecordHeader, RecordError> {
     if b.len() < 16 {
         return Err(RecordError::NeedMore(16));
@@ -114,7 +115,7 @@ pub fn parse_record<'a>(h: &PcapHeader, b: &'a [u8]) -> Result<(RecordHeader, &'
     Ok((rh, &b[16..total], total))
 }
 
-fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
+pub(crate) fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
     h.last_sec == 0 || (sec as i64 - h.last_sec as i64).abs() <= 86_400
 }
 
