@@ -87,6 +87,13 @@ impl Default for AppState {
 const MAX_OOO: usize = 64;
 
 impl AppState {
+    /// Both directions stopped parsing (not a video protocol, or desynchronised): callers can
+    /// skip feeding.
+    #[inline]
+    pub fn idle(&self) -> bool {
+        self.dirs.iter().all(|d| matches!(d.parser, Parser::Off))
+    }
+
     /// Frame index of a direction (0 = upload, 1 = download).
     pub fn index(&self, dir: usize) -> &FrameIndex {
         &self.dirs[dir].idx

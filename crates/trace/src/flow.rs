@@ -518,6 +518,9 @@ impl Flow {
         if off < 0 {
             return FrameType::Unknown;
         }
+        if app.idle() {
+            return app.index(dir).at(off as u64);
+        }
         let off = off as u64;
         let complete = p.payload.len() as u32 >= p.payload_len;
         app.feed(dir, off, p.payload, complete, now);

@@ -1,10 +1,11 @@
 //! Capture readers: one streaming pass over a pcap or pcapng file, optionally gzip- or
 //! zstd-compressed, yielding raw link-layer records without copying them.
 //!
-//! Why a hand-written reader: the analyzer's headline goal is speed (tens of millions of
-//! records per second, near the `cat` I/O floor), so records are parsed in place from a memory
-//! map (uncompressed files) or from one large reused buffer (compressed streams); nothing is
-//! allocated per record. Formats follow the pcap file format (draft-ietf-opsawg-pcap, both byte
+//! Why a hand-written reader: the analyzer's headline goal is speed (millions of records per
+//! second, near the `cat` I/O floor), so records are parsed in place from one large reused
+//! buffer filled by plain 4 MiB reads (uncompressed files, like `cat`; memory stays bounded for
+//! captures of any size) or by the decompressor (gzip/zstd), or from a slice in memory; nothing
+//! is allocated per record. Formats follow the pcap file format (draft-ietf-opsawg-pcap, both byte
 //! orders, microsecond magic 0xA1B2C3D4 and nanosecond magic 0xA1B23C4D) and pcapng
 //! (draft-ietf-opsawg-pcapng: SHB, IDB with if_tsresol/if_tsoffset, EPB, SPB, obsolete PB).
 //!
@@ -62,8 +63,8 @@ pub struct Warning {
 /// large reused buffer.
 pub(crate) enum Source<'a> {
     Slice { data: &'a [u8], pos: usize },
-    Mapped { map: memmap2::Mmap, pos: usize },
-    Stream { r: Box<dyn Read + Send + 'a>, buf: Vec<u8>, start: usize, end: usize, eof: bool, consumed: u64 },
+    /// `base`: absolute input offset of `buf[0]`; `total`: input size when known.
+    Stream { r: Box<dyn Read + Send + 'a>, buf: Vec<u8>, start: usize, end: usize, eof: bool, base: u64, total: Option<u64> },
 }
 
 const STREAM_CHUNK: usize = 4 << 20;
@@ -77,16 +78,13 @@ impl<'a> Source<'a> {
                 let end = (*pos + n).min(data.len());
                 Ok(&data[*pos..end])
             }
-            Source::Mapped { map, pos } => {
-                let end = (*pos + n).min(map.len());
-                Ok(&map[*pos..end])
-            }
-            Source::Stream { r, buf, start, end, eof, .. } => {
+            Source::Stream { r, buf, start, end, eof, base, .. } => {
                 if *end - *start < n && !*eof {
                     // Compact, grow if one record is larger than the buffer, then fill.
                     if *start > 0 {
                         buf.copy_within(*start..*end, 0);
                         *end -= *start;
+                        *base += *start as u64;
                         *start = 0;
                     }
                     let want = n.max(STREAM_CHUNK);
@@ -117,11 +115,9 @@ impl<'a> Source<'a> {
     pub(crate) fn consume(&mut self, n: usize) {
         match self {
             Source::Slice { pos, data } => *pos = (*pos + n).min(data.len()),
-            Source::Mapped { pos, map } => *pos = (*pos + n).min(map.len()),
-            Source::Stream { start, end, consumed, .. } => {
+            Source::Stream { start, end, .. } => {
                 let n = n.min(*end - *start);
                 *start += n;
-                *consumed += n as u64;
             }
         }
     }
@@ -131,15 +127,14 @@ impl<'a> Source<'a> {
     pub(crate) fn mem(&mut self) -> Option<(&[u8], &mut usize)> {
         match self {
             Source::Slice { data, pos } => Some((data, pos)),
-            Source::Mapped { map, pos } => Some((&map[..], pos)),
-            Source::Stream { .. } => None,
+            Source::Stream { buf, start, end, .. } => Some((&buf[..*end], start)),
         }
     }
 
     pub(crate) fn offset(&self) -> u64 {
         match self {
-            Source::Slice { pos, .. } | Source::Mapped { pos, .. } => *pos as u64,
-            Source::Stream { consumed, .. } => *consumed,
+            Source::Slice { pos, .. } => *pos as u64,
+            Source::Stream { base, start, .. } => *base + *start as u64,
         }
     }
 
@@ -147,8 +142,7 @@ impl<'a> Source<'a> {
     pub(crate) fn len_hint(&self) -> Option<u64> {
         match self {
             Source::Slice { data, .. } => Some(data.len() as u64),
-            Source::Mapped { map, .. } => Some(map.len() as u64),
-            Source::Stream { .. } => None,
+            Source::Stream { total, .. } => *total,
         }
     }
 }
@@ -177,32 +171,19 @@ pub fn open_path(path: &Path) -> Result<Reader<'static>, TraceError> {
     let kind = decompress::detect(&magic[..n]);
     let src = match kind {
         decompress::Compression::None => {
-            // Re-open so the map starts at offset 0 regardless of the read above.
-            // SAFETY: the file is opened read-only; if another process truncates it while we
-            // read, we may see SIGBUS — the usual caveat of mmap-based readers (tcpdump -r via
-            // libpcap reads instead; we accept this for speed on captures at rest).
+            // Plain reads into one reused 4 MiB buffer (like `cat`): memory stays bounded
+            // whatever the capture size, and records are parsed in place from the buffer.
             let f = File::open(path).map_err(|e| TraceError::Io(name.clone(), e))?;
             let len = f.metadata().map(|m| m.len()).unwrap_or(0);
             if len == 0 {
                 return Err(TraceError::Format(name, "empty file".into()));
             }
-            // Pre-fault the pages of files that comfortably fit in memory (one kernel call instead
-            // of a page fault per 4 KiB); larger files are faulted in as read.
-            let mut mo = memmap2::MmapOptions::new();
-            if len < (2u64 << 30) {
-                mo.populate();
-            }
-            let map = unsafe { mo.map(&f) }.map_err(|e| TraceError::Io(name.clone(), e))?;
-            #[cfg(unix)]
-            {
-                let _ = map.advise(memmap2::Advice::Sequential);
-            }
-            Source::Mapped { map, pos: 0 }
+            Source::Stream { r: Box::new(f), buf: Vec::new(), start: 0, end: 0, eof: false, base: 0, total: Some(len) }
         }
         other => {
             let f = File::open(path).map_err(|e| TraceError::Io(name.clone(), e))?;
             let r = decompress::wrap(other, f).map_err(|e| TraceError::Io(name.clone(), e))?;
-            Source::Stream { r, buf: Vec::new(), start: 0, end: 0, eof: false, consumed: 0 }
+            Source::Stream { r, buf: Vec::new(), start: 0, end: 0, eof: false, base: 0, total: None }
         }
     };
     Reader::new(src, name)
@@ -219,7 +200,8 @@ impl<'a> Reader<'a> {
                 start: 0,
                 end: 0,
                 eof: false,
-                consumed: 0,
+                base: 0,
+                total: None,
             },
         };
         Reader::new(src, "<memory>".into())
