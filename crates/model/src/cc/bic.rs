@@ -252,7 +252,7 @@ impl CongestionControl for Bic {
 
     fn on_restart_after_idle(&mut self, _now: Time, restart_window_bytes: u64) {
         // BIC has no cwnd_event hook in Linux: only tcp_cwnd_restart applies.
-        super::cubic::cwnd_restart(&mut self.w, restart_window_bytes);
+        self.w.cwnd_restart(restart_window_bytes);
     }
 
     fn cwnd(&self) -> u64 {

@@ -325,7 +325,7 @@ impl<V: Variant + 'static> CongestionControl for CcpFamily<V> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::cc::fluid_path::{FluidPath, PathConfig};
+    use crate::cc::testing_path::{FluidPath, PathConfig};
 
     pub const MSS: u64 = 1448;
 

@@ -91,7 +91,7 @@ impl Variant for Lb {
 mod tests {
     use super::*;
     use crate::cc::ccp::tests::{path, MSS};
-    use crate::cc::fluid_path::FluidPath;
+    use crate::cc::testing_path::FluidPath;
     use crate::cc::CcConfig;
     use crate::units::{Bandwidth, Time};
     use std::time::Duration;

@@ -77,7 +77,7 @@ impl Variant for Lca {
 mod tests {
     use super::*;
     use crate::cc::ccp::tests::{path, MSS};
-    use crate::cc::fluid_path::FluidPath;
+    use crate::cc::testing_path::FluidPath;
     use crate::cc::{CcConfig, CongestionControl};
     use crate::units::Time;
 

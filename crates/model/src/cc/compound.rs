@@ -244,7 +244,7 @@ impl CongestionControl for Compound {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::fluid_path::{FluidPath, PathConfig};
+    use crate::cc::testing_path::{FluidPath, PathConfig};
 
     const MSS: u64 = 1448;
 

@@ -24,7 +24,7 @@
 //! (`CA_EVENT_TX_START`, [`CongestionControl::on_restart_after_idle`]) the epoch start is shifted
 //! forward by the idle time so the curve resumes where it stopped (Linux commit 30927520dbae);
 //! when the endpoint also restarts the window (slow start after idle, `tcp_cwnd_restart`),
-//! ssthresh rises to ¾ of the old cwnd first (see [`cwnd_restart`]). HyStart is *not* re-armed
+//! ssthresh rises to ¾ of the old cwnd first (see [`SegmentWindow::cwnd_restart`]). HyStart is *not* re-armed
 //! after idle (Linux resets it only at init and on RTO), so that second slow start runs to ssthresh.
 //! An RTO (`TCP_CA_Loss`) resets all CUBIC and HyStart state, W_max included.
 //!
@@ -157,21 +157,6 @@ fn cube_root(a: u64) -> u64 {
         x += 1;
     }
     x
-}
-
-/// Linux `tcp_cwnd_restart` (slow start after idle, RFC 5681 §4.1): when the endpoint hands a
-/// restart window below cwnd, ssthresh first rises to max(ssthresh, ¾·cwnd)
-/// (`tcp_current_ssthresh`), so the next slow start climbs back to ¾ of the pre-idle window, then
-/// cwnd drops to the restart window. (The trait's default method does only the second half.)
-/// Linux raises ssthresh even when cwnd is already at or below the restart window; we do it only
-/// on an actual reduction, so a call that only signals `CA_EVENT_TX_START` (restart window ≥ cwnd,
-/// e.g. `u64::MAX`) leaves ssthresh alone.
-pub(crate) fn cwnd_restart(w: &mut SegmentWindow, restart_window_bytes: u64) {
-    let restart = (restart_window_bytes / w.mss_bytes).max(1);
-    if restart < w.cwnd {
-        w.ssthresh = w.ssthresh.max((w.cwnd >> 1) + (w.cwnd >> 2));
-        w.cwnd = restart;
-    }
 }
 
 fn jiffies(t: Time) -> u64 {
@@ -535,7 +520,7 @@ impl CongestionControl for Cubic {
                 self.epoch_start = Some((epoch + delta).min(nj));
             }
         }
-        cwnd_restart(&mut self.w, restart_window_bytes);
+        self.w.cwnd_restart(restart_window_bytes);
     }
 
     fn cwnd(&self) -> u64 {

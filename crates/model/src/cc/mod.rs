@@ -31,8 +31,6 @@ pub mod reno;
 #[cfg(test)]
 pub(crate) mod testing_path;
 pub mod vegas;
-#[cfg(test)]
-pub(crate) mod fluid_path;
 
 /// Construction-time facts about the connection.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,6 +9,10 @@
 //! Deviation from RFC 5681 (on purpose, as Linux): ssthresh = max(cwnd/2, 2) rather than
 //! max(FlightSize/2, 2·SMSS). The two agree whenever the sender is window-limited.
 //!
+//! Slow start after idle (RFC 5681 §4.1, Linux `tcp_cwnd_restart`): ssthresh first rises to
+//! max(ssthresh, ¾·cwnd), then cwnd drops to the restart window ([`SegmentWindow::cwnd_restart`],
+//! shared with CUBIC, BIC and Vegas).
+//!
 //! Parameters: none. (Linux has none for Reno either.)
 
 use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
@@ -99,6 +103,21 @@ impl SegmentWindow {
         self.cwnd = (bytes / self.mss_bytes).max(1);
     }
 
+    /// Linux `tcp_cwnd_restart` (slow start after idle, RFC 5681 §4.1): when the endpoint hands a
+    /// restart window below cwnd, ssthresh first rises to max(ssthresh, ¾·cwnd)
+    /// (`tcp_current_ssthresh`), so the next slow start climbs back to ¾ of the pre-idle window,
+    /// then cwnd drops to the restart window. (The trait's default method does only the second
+    /// half.) Linux raises ssthresh even when cwnd is already at or below the restart window; we
+    /// do it only on an actual reduction, so a call that only signals `CA_EVENT_TX_START`
+    /// (restart window ≥ cwnd, e.g. `u64::MAX`) leaves ssthresh alone.
+    pub fn cwnd_restart(&mut self, restart_window_bytes: u64) {
+        let restart = (restart_window_bytes / self.mss_bytes).max(1);
+        if restart < self.cwnd {
+            self.ssthresh = self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2));
+            self.cwnd = restart;
+        }
+    }
+
     /// Linux `tcp_enter_loss` after the algorithm chose ssthresh: cwnd collapses to one segment.
     pub fn enter_loss(&mut self) {
         self.cwnd = 1;
@@ -143,6 +162,11 @@ impl CongestionControl for Reno {
         if signal == CongestionSignal::Timeout {
             self.w.enter_loss();
         }
+    }
+
+    fn on_restart_after_idle(&mut self, _now: Time, restart_window_bytes: u64) {
+        // Reno has no cwnd_event hook in Linux: only tcp_cwnd_restart applies.
+        self.w.cwnd_restart(restart_window_bytes);
     }
 
     fn cwnd(&self) -> u64 {
@@ -196,6 +220,36 @@ mod tests {
         cc.on_congestion_event(Time::ZERO, CongestionSignal::Timeout, 10 * MSS);
         assert_eq!(cc.cwnd(), MSS);
         assert_eq!(cc.ssthresh(), 5 * MSS);
+    }
+
+    #[test]
+    fn restart_after_idle_raises_ssthresh_to_three_quarters_of_the_old_window() {
+        // In congestion avoidance at 40 segments with ssthresh 5 (a loss at IW10 long ago).
+        let mut cc = Reno::new(&CcConfig::default());
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        cc.set_cwnd(40 * MSS);
+        // Idle longer than the RTO: the endpoint restarts the window at IW10.
+        let mut t = Time::from_secs(5);
+        cc.on_restart_after_idle(t, 10 * MSS);
+        assert_eq!(cc.cwnd(), 10 * MSS);
+        assert_eq!(cc.ssthresh(), 30 * MSS, "max(5, 3/4 of 40) = 30");
+        // Slow start climbs back to ssthresh, then grows by one segment per round.
+        let rtt = Duration::from_millis(50);
+        t = one_round(&mut cc, t, rtt, MSS);
+        t = one_round(&mut cc, t, rtt, MSS);
+        assert_eq!(cc.cwnd(), 30 * MSS, "10 -> 20 -> 30, capped at ssthresh");
+        one_round(&mut cc, t, rtt, MSS);
+        assert_eq!(cc.cwnd(), 31 * MSS);
+        // A larger ssthresh is kept; a restart window at or above cwnd (TX_START only) changes
+        // nothing; an infinite ssthresh stays infinite, as in Linux tcp_current_ssthresh.
+        cc.set_cwnd(4 * MSS);
+        cc.on_restart_after_idle(Time::from_secs(9), 2 * MSS);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (2 * MSS, 30 * MSS));
+        cc.on_restart_after_idle(Time::from_secs(10), u64::MAX);
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (2 * MSS, 30 * MSS));
+        let mut fresh = Reno::new(&CcConfig::default());
+        fresh.on_restart_after_idle(Time::from_secs(1), 4 * MSS);
+        assert_eq!((fresh.cwnd(), fresh.ssthresh()), (4 * MSS, u64::MAX));
     }
 
     #[test]

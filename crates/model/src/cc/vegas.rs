@@ -246,7 +246,7 @@ impl CongestionControl for Vegas {
         // CA_EVENT_TX_START / CA_EVENT_CWND_RESTART: tcp_vegas_init. Nothing is in flight.
         let snd_nxt = self.delivered_bytes;
         self.init(snd_nxt);
-        super::cubic::cwnd_restart(&mut self.w, restart_window_bytes);
+        self.w.cwnd_restart(restart_window_bytes);
     }
 
     fn cwnd(&self) -> u64 {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::cc::fluid_path::{FluidPath, PathConfig};
+use crate::cc::testing_path::{FluidPath, PathConfig};
 use crate::cc::RateSample;
 
 const MSS: u64 = 1448;
