@@ -32,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -73,13 +74,27 @@ def make_capture(path: Path, packets: int, flows: int, rate: str, timeout: float
 
 
 def timed(argv: list[str], stdout=subprocess.DEVNULL) -> tuple[float, int, int]:
-    """Run argv; return (wall seconds, peak RSS in kB of that child, exit code)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return dt, ru.ru_maxrss, p.returncode
+    """Run argv; return (wall seconds, peak RSS in kB of that child, exit code).
+
+    Peak RSS comes from GNU time (``/usr/bin/time -f %M``), whose child is forked from a small
+    process: a child forked from this Python interpreter would report the interpreter's pages
+    as its own high-water mark (ru_maxrss survives exec). Without GNU time, os.wait4's rusage
+    is used (an over-estimate for small tools)."""
+    gnu_time = Path("/usr/bin/time")
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
+        cmd = ([str(gnu_time), "-f", "%M", "-o", rss_file.name, *argv] if gnu_time.exists()
+               else argv)
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        dt = time.perf_counter() - t0
+        rc = os.waitstatus_to_exitcode(status)
+        p.returncode = rc
+        rss = ru.ru_maxrss
+        if gnu_time.exists():
+            lines = [x for x in rss_file.read().split() if x.isdigit()]
+            rss = int(lines[-1]) if lines else rss
+    return dt, rss, rc
 
 
 def best_of(n: int, argv: list[str]) -> tuple[float, int, int]:
