@@ -1,6 +1,6 @@
 //! Time one analysis of capture files from the command line (no Python):
 //! `cargo run --release -p tcpvideo-trace --example analyze -- [--threads N] [--no-app] FILE...`
-//! Prints packets, flows, stalls, wall time and packets/s.
+//! Prints packets, flows, stalls, wall time and packets/s (`--json`: also the summary and flows).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -8,12 +8,13 @@ use std::time::Instant;
 fn main() {
     let mut opts = tcpvideo_trace::AnalyzeOptions::default();
     let mut files = Vec::new();
+    let mut json = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--threads" => opts.threads = args.next().and_then(|x| x.parse().ok()).expect("--threads N"),
             "--no-app" => opts.app_parse = false,
-            "--summary" => opts.keep_bursts = true,
+            "--json" => json = true,
             f => files.push(PathBuf::from(f)),
         }
     }
@@ -23,6 +24,10 @@ fn main() {
         std::process::exit(2)
     });
     let dt = t.elapsed().as_secs_f64();
+    if json {
+        println!("{}", a.summary_json());
+        println!("{}", serde_json::to_string_pretty(&a.flows).unwrap());
+    }
     println!(
         "packets {} tcp {} flows {} stalls {} retrans {} bursts {} | {:.3} s, {:.2} M pkts/s",
         a.decode.packets,

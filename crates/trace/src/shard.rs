@@ -327,6 +327,16 @@ pub(crate) fn run(
         })?
     };
     dstats.packets = packets;
+    // Records that were read but could not be decoded down to TCP: one warning per kind.
+    for (n, what) in [
+        (dstats.unknown_link, "of an unknown link type"),
+        (dstats.truncated, "truncated inside the IP/TCP headers"),
+        (dstats.bad_header, "with a malformed IP/TCP header"),
+    ] {
+        if n > 0 {
+            warnings.push(Warning { file: String::new(), offset: 0, message: format!("{n} records {what} (skipped)") });
+        }
+    }
     Ok(output::build(flows, opts, rstats, dstats, warnings))
 }
 

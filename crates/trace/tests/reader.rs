@@ -321,3 +321,14 @@ fn rtt_samples_are_bucketed_by_in_flight_when_the_ack_arrives() {
     assert_eq!(b.samples, 1);
     assert!((b.mean_ratio.unwrap() - 1.5).abs() < 0.01);
 }
+
+#[test]
+fn unknown_link_type_records_are_counted_with_a_warning() {
+    let c = sample(Link::Ethernet, false);
+    let mut b = c.pcap();
+    b[20..24].copy_from_slice(&147u32.to_le_bytes()); // LINKTYPE_USER0
+    let a = analyze_bytes(&b, &opts1()).unwrap();
+    assert_eq!(a.decode.unknown_link, c.w.len() as u64);
+    assert!(a.flows.is_empty());
+    assert!(a.warnings.iter().any(|w| w.message.contains("unknown link type")));
+}

@@ -343,3 +343,19 @@ fn snaplen_truncated_payloads_leave_frames_unknown_but_counts_exact() {
     let i = a.frame_types.iter().find(|x| x.frame == FrameType::I).unwrap();
     assert_eq!(i.frames, 0);
 }
+
+#[test]
+fn worker_threads_see_the_same_payloads() {
+    let mut c = Conn::new();
+    c.handshake(40.0);
+    c.client_send_bytes(b"GET /live/x.flv HTTP/1.1\r\n\r\n");
+    let mut body = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+    body.extend(flv_stream(6).0);
+    send_acked(&mut c, &body, 40.0);
+    let b = c.pcap();
+    let a1 = analyze_bytes(&b, &opts1()).unwrap();
+    let a2 = analyze_bytes(&b, &AnalyzeOptions { threads: 2, ..Default::default() }).unwrap();
+    let j = |a: &Analysis| serde_json::to_string(&a.frame_types).unwrap();
+    assert_eq!(j(&a1), j(&a2));
+    assert_eq!(a1.frame_types.iter().find(|x| x.frame == FrameType::P).unwrap().frames, 6);
+}
