@@ -92,6 +92,18 @@ fn be32(b: &[u8], o: usize) -> u32 {
 /// Decode a captured record of the given link type down to TCP.
 #[inline]
 pub fn decode(linktype: u32, data: &[u8]) -> Result<TcpPacket<'_>, Skip> {
+    decode_inner(linktype, data, true).map(|(p, _)| p)
+}
+
+/// Like [`decode`] but leaves `opts` empty and returns the raw TCP option bytes instead, so
+/// that option parsing can happen on another thread ([`parse_options`] then fills `opts`).
+#[inline]
+pub fn decode_deferred(linktype: u32, data: &[u8]) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
+    decode_inner(linktype, data, false)
+}
+
+#[inline]
+fn decode_inner(linktype: u32, data: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
     let (ethertype, off) = match linktype {
         LINKTYPE_ETHERNET => {
             if data.len() < 14 {
@@ -143,8 +155,8 @@ pub fn decode(linktype: u32, data: &[u8]) -> Result<TcpPacket<'_>, Skip> {
         _ => return Err(Skip::UnknownLink),
     };
     match ethertype {
-        0x0800 => decode_ipv4(&data[off..]),
-        0x86dd => decode_ipv6(&data[off..]),
+        0x0800 => ipv4(&data[off..], parse),
+        0x86dd => ipv6(&data[off..], parse),
         _ => Err(Skip::NotIp),
     }
 }
@@ -155,8 +167,12 @@ fn v4_mapped(a: u32) -> u128 {
 }
 
 /// Decode an IPv4 packet down to TCP.
-#[inline]
 pub fn decode_ipv4(b: &[u8]) -> Result<TcpPacket<'_>, Skip> {
+    ipv4(b, true).map(|(p, _)| p)
+}
+
+#[inline]
+fn ipv4(b: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
     if b.len() < 20 {
         return Err(Skip::Truncated);
     }
@@ -182,11 +198,15 @@ pub fn decode_ipv4(b: &[u8]) -> Result<TcpPacket<'_>, Skip> {
     }
     let src = v4_mapped(be32(b, 12));
     let dst = v4_mapped(be32(b, 16));
-    decode_tcp(&b[ihl..], total - ihl, src, dst, false)
+    tcp(&b[ihl..], total - ihl, src, dst, false, parse)
 }
 
 /// Decode an IPv6 packet down to TCP, walking extension headers.
 pub fn decode_ipv6(b: &[u8]) -> Result<TcpPacket<'_>, Skip> {
+    ipv6(b, true).map(|(p, _)| p)
+}
+
+fn ipv6(b: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
     if b.len() < 40 {
         return Err(Skip::Truncated);
     }
@@ -233,12 +253,16 @@ pub fn decode_ipv6(b: &[u8]) -> Result<TcpPacket<'_>, Skip> {
     if b.len() < off {
         return Err(Skip::Truncated);
     }
-    decode_tcp(&b[off..], remaining, src, dst, true)
+    tcp(&b[off..], remaining, src, dst, true, parse)
 }
 
 /// Decode a TCP header; `seg_len` is the TCP segment length (header + payload) on the wire.
-#[inline]
 pub fn decode_tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool) -> Result<TcpPacket<'_>, Skip> {
+    tcp(b, seg_len, src, dst, v6, true).map(|(p, _)| p)
+}
+
+#[inline]
+fn tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool, parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
     if b.len() < 20 {
         return Err(Skip::Truncated);
     }
@@ -250,10 +274,13 @@ pub fn decode_tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool) -> R
         return Err(Skip::Truncated);
     }
     let mut opts = TcpOptions::default();
-    parse_options(&b[20..doff], &mut opts);
+    let raw_opts = &b[20..doff];
+    if parse {
+        parse_options(raw_opts, &mut opts);
+    }
     let payload_len = (seg_len - doff) as u32;
     let cap_end = b.len().min(seg_len);
-    Ok(TcpPacket {
+    let p = TcpPacket {
         src,
         dst,
         v6,
@@ -266,7 +293,8 @@ pub fn decode_tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool) -> R
         opts,
         payload_len,
         payload: &b[doff..cap_end],
-    })
+    };
+    Ok((p, raw_opts))
 }
 
 /// Parse TCP options (kind, length, value); malformed option lists end parsing quietly, as a

@@ -169,10 +169,13 @@ fn count_skip(s: Skip, d: &mut DecodeStats) {
     }
 }
 
+/// A decoded header on its way to a worker; its raw TCP options (`olen` bytes) and captured
+/// payload (`plen` bytes) follow each other in the batch arena from `poff`.
 struct Item {
     ts: u64,
     pkt: TcpPacket<'static>,
     poff: u32,
+    olen: u16,
     plen: u32,
 }
 
@@ -244,12 +247,16 @@ pub(crate) fn run(
                 let (rtx, rrx) = mpsc::channel::<Batch>();
                 txs.push(tx);
                 recycle_rx.push(rrx);
-                handles.push(scope.spawn(move || {
+                let b = std::thread::Builder::new().name("trace-worker".into());
+                handles.push(b.spawn_scoped(scope, move || {
                     let mut table = FlowTable::new(opts);
                     for mut b in rx {
                         for it in &b.items {
                             let mut p = it.pkt;
-                            let payload: &[u8] = &b.arena[it.poff as usize..(it.poff + it.plen) as usize];
+                            let o = it.poff as usize;
+                            let po = o + it.olen as usize;
+                            decode::parse_options(&b.arena[o..po], &mut p.opts);
+                            let payload: &[u8] = &b.arena[po..po + it.plen as usize];
                             p.payload = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
                             // SAFETY: `p` does not outlive this iteration; the arena is alive
                             // and unmodified until the batch is cleared below.
@@ -260,7 +267,7 @@ pub(crate) fn run(
                         let _ = rtx.send(b);
                     }
                     table.finish()
-                }));
+                }).expect("spawn analysis worker"));
             }
             let hasher = Hasher::default();
             let mut batches: Vec<Batch> = (0..workers).map(|_| Batch::default()).collect();
@@ -274,19 +281,24 @@ pub(crate) fn run(
                             dstats.ts_backwards += 1;
                         }
                         last_ts = last_ts.max(raw.ts_ns);
-                        match decode::decode(raw.linktype, raw.data) {
-                            Ok(p) => {
+                        // Options are parsed by the worker: the reading thread is the bottleneck.
+                        match decode::decode_deferred(raw.linktype, raw.data) {
+                            Ok((p, raw_opts)) => {
                                 dstats.tcp += 1;
-                                let key = FlowKey::of(&p);
-                                let w = (hasher.hash_one(key) % workers as u64) as usize;
+                                let w = if workers == 1 {
+                                    0
+                                } else {
+                                    (hasher.hash_one(FlowKey::of(&p)) % workers as u64) as usize
+                                };
                                 let b = &mut batches[w];
                                 let poff = b.arena.len() as u32;
+                                b.arena.extend_from_slice(raw_opts);
                                 let plen = if copy_payload { p.payload.len() as u32 } else { 0 };
                                 if copy_payload {
                                     b.arena.extend_from_slice(p.payload);
                                 }
                                 let pk = detach(p);
-                                b.items.push(Item { ts: raw.ts_ns, pkt: pk, poff, plen });
+                                b.items.push(Item { ts: raw.ts_ns, pkt: pk, poff, olen: raw_opts.len() as u16, plen });
                                 if b.items.len() >= BATCH {
                                     let fresh = recycle_rx[w].try_recv().unwrap_or_default();
                                     let full = std::mem::replace(b, fresh);
