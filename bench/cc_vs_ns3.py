@@ -221,6 +221,7 @@ def run_ns3(cc: str, flow_list: list[dict], duration: float, seed: int, warmup: 
         "other_drops": r["other_drops"],
         "wall_s": c["wall_run_s"],
         "cpu_s": c["cpu_run_s"],
+        "timeseries": r["goodput_timeseries"],  # per second: aggregate goodput, cumulative drops
         "raw": out,
     }
 

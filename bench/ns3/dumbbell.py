@@ -126,6 +126,7 @@ static QStat q;
 static std::vector<Ptr<PacketSink>> sinks;
 static std::vector<std::vector<uint64_t>> snaps;  // per snapshot: rx bytes of every sink
 static std::vector<double> snapTimes;
+static std::vector<uint64_t> snapDrops;  // cumulative bottleneck drops at each snapshot
 
 inline void Advance() {
     double t = Simulator::Now().GetSeconds();
@@ -150,6 +151,7 @@ void Snapshot() {
     for (auto& s : sinks) v.push_back(s->GetTotalRx());
     snaps.push_back(v);
     snapTimes.push_back(Simulator::Now().GetSeconds());
+    snapDrops.push_back(q.drops + q.tcDrops);
 }
 void ScheduleSnapshots(double interval, double duration, double warm) {
     q.warm = warm;
@@ -180,6 +182,7 @@ void AttachOtherNode(Ptr<Node> n) {
 uint64_t SnapCount() { return snaps.size(); }
 double SnapTime(uint64_t i) { return snapTimes[i]; }
 uint64_t SnapValue(uint64_t i, uint64_t f) { return snaps[i][f]; }
+uint64_t SnapDrops(uint64_t i) { return snapDrops[i]; }
 uint64_t SinkRx(uint64_t f) { return sinks[f]->GetTotalRx(); }
 QStat& Stats() { return q; }
 }  // namespace tvbench
@@ -427,6 +430,7 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
                     / (snaps_t[k] - (snaps_t[k - 1] if k else 0.0)) / 1e6
                     for k in range(len(snaps_t))
                 ],
+                "cumulative_drops": [int(tv.SnapDrops(k)) for k in range(len(snaps_t))],
             },
         },
         "cost": {
