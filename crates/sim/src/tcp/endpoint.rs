@@ -29,11 +29,16 @@
 //!   new data is about to be sent with nothing in flight (Linux checks when the application queues
 //!   the data; the engine calls `flush` right after `send`, so the instant is the same).
 //!
-//! Not modelled (deviations from Linux, mentioned where they matter): RACK-TLP (Linux default:
-//! with it some tail losses are repaired by a probe instead of an RTO), F-RTO, undo of spurious
-//! recoveries (Eifel/D-SACK), reordering-threshold adaptation, TSO/GSO segment aggregation,
-//! receive-buffer autotuning, cwnd validation for application-limited senders
-//! (tcp_cwnd_application_limited), ECN, urgent data.
+//! * **RACK-TLP** (tcp_recovery.c, tcp_send_loss_probe; on by default as in Linux, `rack_tlp`):
+//!   with SACK, losses are marked by RACK (`rack.rs`, `Scoreboard::rack_detect`) instead of
+//!   DupThresh, and a tail-loss probe is scheduled in the Open state. Without SACK (or with
+//!   `rack_tlp = false`) the classic RFC 6675 DupThresh / NewReno rules apply.
+//!
+//! Not modelled (deviations from Linux, mentioned where they matter): F-RTO, undo of spurious
+//! recoveries (Eifel/D-SACK), reordering detection and the adaptation of the reordering window
+//! and DupThresh, TSO/GSO segment aggregation, receive-buffer autotuning, cwnd validation for
+//! application-limited senders (tcp_cwnd_application_limited), ECN, urgent data, the CWR state
+//! as a distinct state (a probe-repaired loss reduces cwnd at once, as Linux's CWR ends there).
 
 use std::time::Duration;
 
@@ -565,7 +570,7 @@ impl TcpEndpoint {
     }
 
     fn probe_interval(&self) -> Duration {
-        let base = self.rtt.rto().max(self.cfg.min_rto).as_nanos() as u128;
+        let base = self.rtt.rto().max(self.cfg.min_rto).as_nanos();
         Duration::from_nanos((base << self.persist_backoff.min(31)).min(self.cfg.max_rto.as_nanos()) as u64)
     }
 
@@ -843,7 +848,7 @@ impl TcpEndpoint {
                     }
                 } else if o.new_bytes > 0 {
                     // In-order data: Linux quick-ack at the start and after the peer was idle.
-                    let idle = self.rcv.last_data_at.map_or(true, |t| now.saturating_since(t) > self.rtt.rto());
+                    let idle = self.rcv.last_data_at.is_none_or(|t| now.saturating_since(t) > self.rtt.rto());
                     if idle {
                         self.rcv.quick = self.cfg.quickack_segments.max(1);
                     }
@@ -1550,8 +1555,8 @@ impl TcpEndpoint {
                 let max = if self.ts_ok { 3 } else { 4 };
                 let mut b = [(0u64, 0u64); MAX_SACK_BLOCKS];
                 let n = self.rcv.sack_blocks(self.cfg.dsack, max, &mut b);
-                for k in 0..n {
-                    o.sack_blocks[k] = (to_wire(self.irs, b[k].0), to_wire(self.irs, b[k].1));
+                for (dst, src) in o.sack_blocks.iter_mut().zip(&b[..n]) {
+                    *dst = (to_wire(self.irs, src.0), to_wire(self.irs, src.1));
                 }
                 o.sack_count = n as u8;
             }

@@ -14,8 +14,8 @@ use crate::packet::NodeId;
 /// Why a segment was sent again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RetransmitCause {
-    /// The retransmission that starts a fast-recovery episode (3 duplicate ACKs / RFC 6675 IsLost
-    /// of the first hole), and NewReno partial-ACK retransmissions when SACK is off.
+    /// The retransmission that starts a fast-recovery episode (RACK, or 3 duplicate ACKs / RFC 6675
+    /// IsLost of the first hole), and NewReno partial-ACK retransmissions when SACK is off.
     FastRetransmit,
     /// Further holes repaired by SACK-based recovery (RFC 6675 NextSeg rule 1) in the same episode.
     SackRecovery,
@@ -27,7 +27,8 @@ pub enum RetransmitCause {
     ZeroWindowProbe,
     /// A SYN or SYN/ACK sent again after its timer expired.
     SynTimeout,
-    /// A tail-loss probe (RACK-TLP; not implemented yet, reserved).
+    /// A tail-loss probe that re-sent the last segment (RACK-TLP, RFC 8985 §7; Linux
+    /// `tcp_send_loss_probe`). A probe that carries new data is not a retransmission.
     TailLossProbe,
 }
 

@@ -202,11 +202,9 @@ mod tests {
     #[test]
     fn variance_grows_with_jitter() {
         let mut e = est();
-        let mut una = 0;
-        for i in 0..100 {
+        for i in 0..100u64 {
             let m = if i % 2 == 0 { 50 } else { 250 };
-            e.on_sample(Duration::from_millis(m), una, una + 1);
-            una += 1;
+            e.on_sample(Duration::from_millis(m), i, i + 1);
         }
         assert!(e.rto() > Duration::from_millis(150 + 200), "{:?}", e.rto());
     }

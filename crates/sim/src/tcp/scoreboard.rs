@@ -172,7 +172,7 @@ impl Scoreboard {
 
     /// A new segment was sent.
     pub fn push(&mut self, rec: SegRec) {
-        debug_assert!(self.recs.back().map_or(true, |b| b.end() <= rec.start));
+        debug_assert!(self.recs.back().is_none_or(|b| b.end() <= rec.start));
         self.packets_out.add(&rec);
         self.recs.push_back(rec);
     }

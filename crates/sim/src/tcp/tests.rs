@@ -709,7 +709,8 @@ fn transfer_completes_under_random_loss_in_both_directions() {
 #[test]
 #[ignore]
 fn perf_single_flow_100mbit_60s() {
-    let mut h = Harness::pair(&TcpConfig::default(), ms(25));
+    let rack_tlp = std::env::var("TCP_PERF_RACK").map_or(true, |v| v != "0");
+    let mut h = Harness::pair(&TcpConfig { rack_tlp, ..TcpConfig::default() }, ms(25));
     h.rate = Some(Bandwidth::from_mbps(100));
     h.queue_limit = Some(400);
     h.keep_trace = false;
@@ -732,6 +733,7 @@ fn perf_single_flow_100mbit_60s() {
         h.client.stats().bytes_received as f64 * 8.0 / 60e6,
         h.queue_drops
     );
+    eprintln!("{:?}", h.server.stats());
 }
 
 #[test]
