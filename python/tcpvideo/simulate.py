@@ -45,7 +45,7 @@ _SCHEMAS: dict[str, dict[str, pa.DataType]] = {
                "backoff": _I, "rto_ms": _F, "cwnd_bytes": _I, "ssthresh_bytes": _I},
     "series": {"t_s": _F, "flow": _I, "cwnd_bytes": _I, "ssthresh_bytes": _I, "srtt_ms": _F,
                "bytes_in_flight": _I, "bytes_acked": _I, "bytes_received": _I, "peer_window_bytes": _I},
-    "queues": {"t_s": _F, "link": _S, "from": _S, "to": _S, "packets": _I, "bytes": _I},
+    "queues": {"t_s": _F, "link": _S, "from": _S, "to": _S, "packets": _I, "bytes": _I, "tx_bytes": _I},
     "requests": {"flow": _I, "index": _I, "scheduled_s": _F, "sent_s": _F, "completed_s": _F,
                  "response_bytes": _I, "download_s": _F},
 }

@@ -137,7 +137,7 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
         "server" => |f| f.server.clone(), "cc" => |f| f.cc.clone(), "start_s" => |f| f.start_ns as f64 / 1e9,
         "base_rtt_ms" => |f| f.base_rtt_ns as f64 / 1e6, "bytes" => |f| f.bytes, "bytes_read" => |f| f.bytes_read,
         "goodput_mbps" => |f| f.goodput_bps / 1e6, "fct_s" => |f| f.fct_ns.map(|x| x as f64 / 1e9),
-        "retrans_fast" => |f| f.retrans_fast, "retrans_timeout" => |f| f.retrans_timeout, "rto_count" => |f| f.rto_count,
+        "retrans_fast" => |f| f.retrans_fast, "retrans_timeout" => |f| f.retrans_timeout, "rto_count" => |f| f.rto_count, "retrans_tlp" => |f| f.retrans_tlp,
         "retrans_both_directions" => |f| f.retrans_both_directions,
         "srtt_end_ms" => |f| f.srtt_end_ns.map(|x| x as f64 / 1e6), "min_rtt_ms" => |f| f.min_rtt_ns.map(|x| x as f64 / 1e6),
         "handshake_rtt_ms" => |f| f.handshake_rtt_ns.map(|x| x as f64 / 1e6), "max_cwnd_bytes" => |f| f.max_cwnd_bytes,
@@ -187,7 +187,7 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     let queues = columns!(py, r.queue_samples, {
         "t_s" => |s| s.t_ns as f64 / 1e9, "link" => |s| r.channels[s.channel as usize].0.clone(),
         "from" => |s| r.channels[s.channel as usize].1.clone(), "to" => |s| r.channels[s.channel as usize].2.clone(),
-        "packets" => |s| s.packets, "bytes" => |s| s.bytes,
+        "packets" => |s| s.packets, "bytes" => |s| s.bytes, "tx_bytes" => |s| s.tx_bytes,
     });
     out.set_item("queues", queues)?;
     let requests = columns!(py, r.requests, {
@@ -207,7 +207,7 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     summary.set_item("unroutable_packets", r.unroutable)?;
     summary.set_item("total_bytes", r.flows.iter().map(|f| f.bytes).sum::<u64>())?;
     summary.set_item("aggregate_goodput_mbps", r.flows.iter().map(|f| f.bytes).sum::<u64>() as f64 * 8.0 / (r.duration_ns as f64 / 1e9) / 1e6)?;
-    summary.set_item("retransmissions", r.flows.iter().map(|f| f.retrans_fast + f.retrans_timeout).sum::<u64>())?;
+    summary.set_item("retransmissions", r.flows.iter().map(|f| f.retrans_fast + f.retrans_timeout + f.retrans_tlp).sum::<u64>())?;
     summary.set_item("rto_count", r.flows.iter().map(|f| f.rto_count).sum::<u64>())?;
     summary.set_item("drops", r.links.iter().map(|l| l.queue_drops + l.loss_drops).sum::<u64>())?;
     out.set_item("summary", summary)?;

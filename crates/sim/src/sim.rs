@@ -168,6 +168,8 @@ pub struct FlowMetrics {
     pub retrans_fast: u64,
     pub retrans_timeout: u64,
     pub rto_count: u64,
+    /// Tail-loss-probe retransmissions (RACK-TLP).
+    pub retrans_tlp: u64,
     /// Retransmissions of both endpoints (SYN retransmissions included), for pcap cross-checks.
     pub retrans_both_directions: u64,
     pub srtt_end_ns: Option<u64>,
@@ -219,6 +221,8 @@ pub struct QueueSample {
     pub channel: u32,
     pub packets: u64,
     pub bytes: u64,
+    /// Cumulative bytes the channel has accepted for transmission (for utilisation over a window).
+    pub tx_bytes: u64,
 }
 
 /// Everything a run produces (pcaps are written to files as the run goes).
@@ -619,7 +623,7 @@ impl Simulation {
                 continue; // large topologies: sample router queues only
             }
             let (p, b) = ch.queue_at(now);
-            self.queue_samples.push(QueueSample { t_ns: now.as_nanos(), channel: ci as u32, packets: p, bytes: b });
+            self.queue_samples.push(QueueSample { t_ns: now.as_nanos(), channel: ci as u32, packets: p, bytes: b, tx_bytes: ch.stats.tx_bytes });
         }
     }
 
@@ -659,7 +663,9 @@ impl Simulation {
                 retrans_fast: ss.retrans_fast,
                 retrans_timeout: ss.retrans_timeout,
                 rto_count: ss.rto_count,
-                retrans_both_directions: ss.retrans_fast + ss.retrans_timeout + other.retrans_fast + other.retrans_timeout,
+                retrans_tlp: ss.retrans_tlp,
+                retrans_both_directions: ss.retrans_fast + ss.retrans_timeout + ss.retrans_tlp
+                    + other.retrans_fast + other.retrans_timeout + other.retrans_tlp,
                 srtt_end_ns: s.and_then(|e| e.srtt()).map(|d| d.as_nanos() as u64),
                 min_rtt_ns: ss.min_rtt.map(|d| d.as_nanos() as u64),
                 handshake_rtt_ns: c.and_then(|e| e.stats().handshake_rtt).map(|d| d.as_nanos() as u64),
