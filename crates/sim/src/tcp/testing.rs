@@ -48,6 +48,9 @@ pub struct Harness {
     pub queue_drops: u64,
     /// Record every packet in `trace` (turn off for long runs).
     pub keep_trace: bool,
+    /// Extra per-packet delay, uniform in [0, jitter] (deterministic xorshift): reorders packets.
+    pub jitter: Option<Duration>,
+    rng: u64,
     pub trace: Vec<Sent>,
     pub log: Vec<TcpLogEvent>,
     pub events: Vec<(Time, NodeId, SocketEvent)>,
@@ -87,6 +90,8 @@ impl Harness {
             queue_limit: None,
             queue_drops: 0,
             keep_trace: true,
+            jitter: None,
+            rng: 0x9E37_79B9_7F4A_7C15,
             trace: Vec::new(),
             log: Vec::new(),
             events: Vec::new(),
@@ -170,7 +175,16 @@ impl Harness {
                 }
                 None => self.now,
             };
-            self.wire[dir].push_back((depart + self.delay, p));
+            let mut arrive = depart + self.delay;
+            if let Some(j) = self.jitter {
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                arrive += Duration::from_nanos(self.rng % (j.as_nanos() as u64 + 1));
+            }
+            let w = &mut self.wire[dir];
+            let at = w.partition_point(|x| x.0 <= arrive);
+            w.insert(at, (arrive, p));
         }
     }
 

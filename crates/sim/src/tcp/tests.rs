@@ -826,3 +826,42 @@ fn rack_detects_a_lost_retransmission_without_rto() {
     assert_eq!(h.server.stats().rto_count, 0, "RACK found the lost retransmission: {r:?}");
     assert_eq!(h.client.stats().bytes_received, 300 * MSS);
 }
+
+#[test]
+fn transfer_completes_with_reordering_and_loss() {
+    for (sack, rack) in [(true, true), (true, false), (false, false)] {
+        let c = TcpConfig { sack, rack_tlp: rack, ..cfg() };
+        let mut h = Harness::pair(&c, ms(10));
+        h.rate = Some(Bandwidth::from_mbps(20));
+        h.jitter = Some(ms(3));
+        h.keep_trace = false;
+        h.establish();
+        h.drops.push(random_drops(7, 10));
+        let total = 2_000_000;
+        h.send(SERVER, total);
+        h.send(CLIENT, 100_000);
+        h.run_for(Duration::from_secs(120));
+        assert_eq!(h.client.stats().bytes_received, total, "sack={sack} rack={rack}");
+        assert_eq!(h.server.stats().bytes_received, 100_000, "sack={sack} rack={rack}");
+        assert_eq!(h.server.unacked_bytes(), 0);
+    }
+}
+
+#[test]
+fn many_short_transfers_with_idle_gaps_and_loss_complete() {
+    // An on-off source (seed 004): 30 segments of 300 kB, 5 s apart, with random loss. Each one
+    // starts after an idle period longer than the RTO, so each restarts from the initial window.
+    let mut h = pair();
+    h.rate = Some(Bandwidth::from_mbps(10));
+    h.queue_limit = Some(40);
+    h.keep_trace = false;
+    h.drops.push(random_drops(99, 5));
+    for _ in 0..30 {
+        h.send(SERVER, 300_000);
+        h.run_for(Duration::from_secs(5));
+    }
+    assert_eq!(h.client.stats().bytes_received, 30 * 300_000);
+    assert_eq!(h.events_of(SERVER, SocketEvent::AllAcked), 30);
+    let restarts = h.log.iter().filter(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })).count();
+    assert_eq!(restarts, 29, "every segment but the first starts after idle");
+}
