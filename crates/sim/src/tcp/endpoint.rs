@@ -171,6 +171,10 @@ pub struct TcpEndpoint {
     max_packets_out: u64,
     cwnd_usage_seq: u64,
     is_cwnd_limited: bool,
+    /// Most packets out while not cwnd-limited (Linux `snd_cwnd_used`) and when the window was
+    /// last full (Linux `snd_cwnd_stamp`).
+    cwnd_used: u64,
+    cwnd_stamp: Time,
     rack: Rack,
     /// Data transmissions so far (orders segments sent at the same instant, for RACK).
     xmit_count: u64,
@@ -276,6 +280,8 @@ impl TcpEndpoint {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             is_cwnd_limited: false,
+            cwnd_used: 0,
+            cwnd_stamp: Time::ZERO,
             rack: Rack::default(),
             xmit_count: 0,
             tlp_high_seq: 0,
@@ -761,6 +767,7 @@ impl TcpEndpoint {
         self.state = if self.fin_queued { TcpState::FinWait1 } else { TcpState::Established };
         self.stats.established_at = Some(now);
         self.lsndtime = now;
+        self.cwnd_stamp = now;
         self.rto_at = None;
         if self.syn_retransmits > 0 {
             // RFC 6298 §5.7 / RFC 5681 §3.1: a lost SYN means a 1-segment initial window.
@@ -1274,13 +1281,9 @@ impl TcpEndpoint {
         if sent_new {
             self.schedule_tlp(now);
         }
-        // Linux tcp_cwnd_validate bookkeeping for tcp_is_cwnd_limited.
-        let packets_out = self.sb.packets_out.pkts;
-        let limited = cwnd_stop || self.sb.in_flight_pkts() >= self.cwnd_pkts();
-        if self.snd_una >= self.cwnd_usage_seq || limited || packets_out > self.max_packets_out {
-            self.max_packets_out = packets_out;
-            self.cwnd_usage_seq = self.snd_nxt;
-            self.is_cwnd_limited = limited;
+        if sent_new || cwnd_stop {
+            let limited = cwnd_stop || self.sb.in_flight_pkts() >= self.cwnd_pkts();
+            self.cwnd_validate(now, limited);
         }
         // Linux tcp_rate_check_app_limited: nothing left to send and room in the window.
         if !self.has_data_to_send() && self.sb.in_flight_pkts() < self.cwnd_pkts() && self.sb.pending_rexmit() == 0 {
@@ -1333,6 +1336,40 @@ impl TcpEndpoint {
         self.after_transmit(now, ip_len);
         let app_limited = self.rate.is_app_limited();
         self.cc.on_packet_sent(now, len, self.sb.in_flight_bytes(), app_limited);
+    }
+
+    /// Linux `tcp_cwnd_validate` (after a transmission): track whether the window is used, and
+    /// when it was not for a whole RTO, decay it (RFC 2861 / RFC 7661 "slow part", Linux
+    /// `tcp_cwnd_application_limited`): cwnd = (cwnd + max(used, IW)) / 2. Deviation: Linux also
+    /// raises ssthresh to max(ssthresh, ¾·cwnd) first; the CC trait cannot set ssthresh.
+    fn cwnd_validate(&mut self, now: Time, limited: bool) {
+        let packets_out = self.sb.packets_out.pkts;
+        if self.snd_una >= self.cwnd_usage_seq || limited || (!self.is_cwnd_limited && packets_out > self.max_packets_out) {
+            self.is_cwnd_limited = limited;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+        if self.cwnd_limited() {
+            self.cwnd_used = 0;
+            self.cwnd_stamp = now;
+            return;
+        }
+        self.cwnd_used = self.cwnd_used.max(packets_out);
+        if self.cfg.slow_start_after_idle
+            && !self.cc.owns_recovery()
+            && now.saturating_since(self.cwnd_stamp) >= self.rtt.rto()
+        {
+            if self.ca == CaState::Open && !self.writable_wanted {
+                let iw = self.cfg.initial_cwnd_segments;
+                let used = self.cwnd_used.max(iw);
+                let cwnd = self.cc.cwnd() / self.snd_mss;
+                if used < cwnd {
+                    self.cc.set_cwnd((cwnd + used) / 2 * self.snd_mss);
+                }
+                self.cwnd_used = 0;
+            }
+            self.cwnd_stamp = now;
+        }
     }
 
     fn rack_mode(&self) -> bool {
@@ -1490,6 +1527,7 @@ impl TcpEndpoint {
         }
         let w = w.max(restart);
         self.cc.on_restart_after_idle(now, w);
+        self.cwnd_stamp = now;
         log.push(TcpLogEvent::RestartAfterIdle { at: now, flow: self.flow, from_node: self.local.node, cwnd_bytes: self.cc.cwnd() });
     }
 

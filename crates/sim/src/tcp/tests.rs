@@ -865,3 +865,24 @@ fn many_short_transfers_with_idle_gaps_and_loss_complete() {
     let restarts = h.log.iter().filter(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })).count();
     assert_eq!(restarts, 29, "every segment but the first starts after idle");
 }
+
+#[test]
+fn application_limited_cwnd_decays_towards_the_window_used() {
+    // Grow cwnd with a bulk phase, then stream at a rate that uses about 10 segments per RTT:
+    // every RTO without a full window halves the distance to what is used (RFC 7661, Linux
+    // tcp_cwnd_application_limited). Segments are sent every 20 ms, so the flow is never idle.
+    let mut h = pair();
+    h.send(SERVER, 300 * MSS);
+    h.run_for(ms(700));
+    let big = h.server.cwnd_bytes() / MSS;
+    assert!(big > 200, "{big}");
+    for _ in 0..150 {
+        h.send(SERVER, 2 * MSS);
+        h.run_for(ms(20));
+    }
+    let after = h.server.cwnd_bytes() / MSS;
+    // 3 s = ~10 RTOs of halving the gap to ~10 used segments.
+    assert!(after < 30, "cwnd decayed from {big} to {after} segments");
+    assert!(after >= 10, "not below the initial window: {after}");
+    assert!(!h.log.iter().any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })), "never idle");
+}
