@@ -105,6 +105,7 @@ _CPP_HELPERS = r"""
 #include "ns3/point-to-point-module.h"
 #include "ns3/applications-module.h"
 #include "ns3/traffic-control-module.h"
+#include "ns3/internet-module.h"
 namespace tvbench {
 using namespace ns3;
 // Time-weighted queue statistics of the bottleneck device queue.
@@ -179,6 +180,27 @@ void AttachOtherNode(Ptr<Node> n) {
     Ptr<TrafficControlLayer> tc = n->GetObject<TrafficControlLayer>();
     NS_ABORT_UNLESS(tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&OnOtherDrop)));
 }
+// Per flow: entries into fast recovery and into RTO loss state, from the sender socket's
+// CongState trace (the socket exists once BulkSendApplication has started).
+static std::vector<uint64_t> recoveries, rtoLosses;
+void OnCongState(uint64_t f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
+    if (v == TcpSocketState::CA_RECOVERY) recoveries[f]++;
+    if (v == TcpSocketState::CA_LOSS) rtoLosses[f]++;
+}
+void HookSocket(Ptr<Application> a, uint64_t f) {
+    Ptr<Socket> so = DynamicCast<BulkSendApplication>(a)->GetSocket();
+    NS_ABORT_UNLESS(so);
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("CongState",
+        MakeBoundCallback(&OnCongState, f)));
+}
+void AddBulk(Ptr<Application> a, double start) {
+    uint64_t f = recoveries.size();
+    recoveries.push_back(0);
+    rtoLosses.push_back(0);
+    Simulator::Schedule(Seconds(start) + NanoSeconds(1), &HookSocket, a, f);
+}
+uint64_t Recoveries(uint64_t f) { return recoveries[f]; }
+uint64_t RtoLosses(uint64_t f) { return rtoLosses[f]; }
 uint64_t SnapCount() { return snaps.size(); }
 double SnapTime(uint64_t i) { return snapTimes[i]; }
 uint64_t SnapValue(uint64_t i, uint64_t f) { return snaps[i][f]; }
@@ -341,8 +363,10 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
         bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
         bulk.SetAttribute("SendSize", ns.UintegerValue(MSS))
         apps = bulk.Install(srv)
-        apps.Start(ns.NanoSeconds(int(round(f["start_s"] * 1e9))))
+        start_ns = int(round(f["start_s"] * 1e9))
+        apps.Start(ns.NanoSeconds(start_ns))
         apps.Stop(stop)
+        tv.AddBulk(apps.Get(0), start_ns / 1e9)
 
     tv.ScheduleSnapshots(snapshot_interval, duration, warmup)
     ns.Simulator.Stop(stop)
@@ -423,6 +447,10 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
             "bottleneck_enqueues": int(st.enq),
             "other_drops": int(st.otherDrops),
             "bytes_received": sum(rx_end),
+            "recovery_episodes": sum(int(tv.Recoveries(i)) for i in range(n)),
+            "rto_episodes": sum(int(tv.RtoLosses(i)) for i in range(n)),
+            "per_flow_recovery_episodes": [int(tv.Recoveries(i)) for i in range(n)],
+            "per_flow_rto_episodes": [int(tv.RtoLosses(i)) for i in range(n)],
             "goodput_timeseries": {
                 "t_s": snaps_t,
                 "aggregate_mbps": [
