@@ -81,6 +81,10 @@ pub struct TcpConfig {
     /// default). Needs SACK; when off (or SACK is off) losses are found by DupThresh (RFC 6675)
     /// and NewReno, and tail losses wait for the RTO.
     pub rack_tlp: bool,
+    /// Detect spurious retransmission timeouts and undo their window reduction (Linux
+    /// tcp_frto = 2 and the timestamp-based undo of tcp_try_undo_loss; RFC 5682 §3 step 3b with
+    /// SACK, RFC 3522 Eifel detection with timestamps).
+    pub frto: bool,
 }
 
 impl Default for TcpConfig {
@@ -108,6 +112,7 @@ impl Default for TcpConfig {
             time_wait: Duration::from_secs(1),
             dsack: true,
             rack_tlp: true,
+            frto: true,
         }
     }
 }

@@ -176,6 +176,13 @@ pub struct TcpEndpoint {
     cwnd_used: u64,
     cwnd_stamp: Time,
     rack: Rack,
+    /// Time of the first retransmission of the current RTO episode (Linux `retrans_stamp`),
+    /// for the timestamp-based spurious-RTO check.
+    retrans_stamp: Option<Time>,
+    /// An RTO episode whose reduction may still be undone (Linux `undo_marker` set, `frto`).
+    undo_possible: bool,
+    /// cwnd before the RTO episode (Linux `prior_cwnd`), restored by an undo.
+    undo_prior_cwnd: u64,
     /// Data transmissions so far (orders segments sent at the same instant, for RACK).
     xmit_count: u64,
     /// Highest SND.NXT when a tail-loss probe was sent; 0 = no probe outstanding.
@@ -283,6 +290,9 @@ impl TcpEndpoint {
             cwnd_used: 0,
             cwnd_stamp: Time::ZERO,
             rack: Rack::default(),
+            retrans_stamp: None,
+            undo_possible: false,
+            undo_prior_cwnd: 0,
             xmit_count: 0,
             tlp_high_seq: 0,
             tlp_retrans: false,
@@ -553,12 +563,15 @@ impl TcpEndpoint {
                 let in_flight = self.sb.in_flight_bytes();
                 let new_episode = !matches!(self.ca, CaState::Recovery | CaState::Loss) || self.high_seq <= self.snd_una;
                 if new_episode {
+                    self.undo_prior_cwnd = self.cc.cwnd();
                     self.cc.on_congestion_event(now, CongestionSignal::Timeout, in_flight);
                 } else {
                     // Linux tcp_enter_loss: ssthresh already reduced in this episode; cwnd → 1.
                     self.cc.set_cwnd(self.snd_mss);
                 }
                 self.sb.mark_all_lost();
+                self.retrans_stamp = None;
+                self.undo_possible = self.cfg.frto;
                 self.tlp_at = None;
                 self.tlp_high_seq = 0;
                 self.reo_at = None;
@@ -819,8 +832,12 @@ impl TcpEndpoint {
         let seg = unwrap(self.irs, self.rcv.rcv_nxt, pkt.seq);
         // RFC 7323 §4.3: remember the peer's TSval if the segment starts at or before the last
         // ACK we sent (Linux `tcp_store_ts_recent` with rcv_wup).
+        // An entirely old segment fails Linux's tcp_sequence() check first, so it never updates
+        // TS.Recent (which keeps Eifel detection working for the sender's retransmissions).
         if let Some((tsval, _)) = pkt.options.timestamps {
-            if seg <= self.rcv.rcv_wup as i64 {
+            let seg_end = seg + pkt.seq_len() as i64;
+            let wup = self.rcv.rcv_wup as i64;
+            if seg <= wup && seg_end >= wup {
                 self.ts_recent = tsval;
             }
         }
@@ -925,6 +942,8 @@ impl TcpEndpoint {
         let mut sack_rtt: Option<Time> = None;
         let mut sacked_new = 0u64;
         let mut dsack = false;
+        // Never-retransmitted data newly (S)ACKed by this ACK (Linux FLAG_ORIG_SACK_ACKED).
+        let mut orig_delivered = false;
         if self.sack_ok && pkt.options.sack_count > 0 {
             // RFC 2883 §4: a first block below the cumulative ACK, or inside the second, is a D-SACK.
             let sk = pkt.options.sack();
@@ -953,6 +972,9 @@ impl TcpEndpoint {
                 rate.on_delivered(rec);
                 rack.on_delivered(rec, now, min_rtt);
                 if !rec.ever_retrans {
+                    orig_delivered = true;
+                }
+                if !rec.ever_retrans {
                     sack_rtt = Some(sack_rtt.map_or(rec.sent_at, |t: Time| t.min(rec.sent_at)));
                 }
             });
@@ -975,6 +997,9 @@ impl TcpEndpoint {
                     rate.on_delivered(rec);
                     if sack_ok {
                         rack.on_delivered(rec, now, min_rtt);
+                    }
+                    if !rec.ever_retrans {
+                        orig_delivered = true;
                     }
                 }
                 if !rec.ever_retrans && seq_rtt.is_none() {
@@ -1075,8 +1100,31 @@ impl TcpEndpoint {
                 }
             }
             CaState::Loss => {
-                if self.snd_una >= self.high_seq {
+                // Spurious RTO? (Linux tcp_process_loss → tcp_try_undo_loss.) With timestamps: the
+                // ACK echoes a TSval older than our first retransmission, so it acknowledges an
+                // original transmission (Eifel, RFC 3522). With SACK: never-retransmitted data was
+                // (S)ACKed (F-RTO step 3b, RFC 5682). Deviation: F-RTO step 2b (send new data
+                // instead of retransmitting after the first ACK) is not modelled.
+                let delayed = una_advanced
+                    && self.ts_ok
+                    && self.retrans_stamp.is_some_and(|t| {
+                        pkt.options.timestamps.is_some_and(|(_, ecr)| ecr != 0 && (ecr.wrapping_sub(self.ts_val(t)) as i32) < 0)
+                    });
+                let frto = self.sack_ok && orig_delivered;
+                if self.undo_possible && (delayed || frto) {
+                    self.undo_possible = false;
+                    self.sb.unmark_all_lost();
+                    self.cc.on_spurious_congestion(now);
+                    // Linux tcp_undo_cwnd_reduction: cwnd = undo_cwnd() = max(cwnd, prior_cwnd)
+                    // for the window-based algorithms (not for those owning the window, BBR).
+                    if !self.cc.owns_recovery() && self.cc.cwnd() < self.undo_prior_cwnd {
+                        self.cc.set_cwnd(self.undo_prior_cwnd);
+                    }
+                    self.stats.spurious_rtos += 1;
                     self.ca = CaState::Open;
+                } else if self.snd_una >= self.high_seq {
+                    self.ca = CaState::Open;
+                    self.undo_possible = false;
                 }
             }
         }
@@ -1479,6 +1527,9 @@ impl TcpEndpoint {
             _ => RetransmitCause::FastRetransmit,
         };
         self.first_rexmit_pending = false;
+        if self.ca == CaState::Loss && self.retrans_stamp.is_none() {
+            self.retrans_stamp = Some(now);
+        }
         let tx = self.rate.on_send(now, self.sb.packets_out.pkts == 0);
         let is_head = i == 0;
         self.xmit_count += 1;

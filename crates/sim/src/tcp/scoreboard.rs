@@ -393,6 +393,16 @@ impl Scoreboard {
         newly
     }
 
+    /// Undo of a spurious loss episode (Linux `tcp_undo_cwnd_reduction` with unmark_loss): no
+    /// segment is lost any more; retransmitted copies stay in flight until acknowledged.
+    pub fn unmark_all_lost(&mut self) {
+        for r in self.recs.iter_mut() {
+            r.lost = false;
+        }
+        self.lost_out = Count::default();
+        self.pending_rexmit = 0;
+    }
+
     /// NextSeg rule (1): index of the first lost, not yet retransmitted record.
     pub fn next_rexmit(&mut self) -> Option<usize> {
         if self.pending_rexmit == 0 {

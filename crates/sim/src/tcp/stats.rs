@@ -43,4 +43,6 @@ pub struct TcpStats {
     pub tlp_probes: u64,
     /// Tail-loss probes that were retransmissions (not counted in `retrans_fast`/`retrans_timeout`).
     pub retrans_tlp: u64,
+    /// RTOs found spurious afterwards (the window reduction was undone).
+    pub spurious_rtos: u64,
 }

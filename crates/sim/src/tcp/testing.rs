@@ -50,6 +50,8 @@ pub struct Harness {
     pub keep_trace: bool,
     /// Extra per-packet delay, uniform in [0, jitter] (deterministic xorshift): reorders packets.
     pub jitter: Option<Duration>,
+    /// Extra delay for packets from a node sent in [start, end): (from, start, end, extra).
+    pub delays: Vec<(NodeId, Time, Time, Duration)>,
     rng: u64,
     pub trace: Vec<Sent>,
     pub log: Vec<TcpLogEvent>,
@@ -91,6 +93,7 @@ impl Harness {
             queue_drops: 0,
             keep_trace: true,
             jitter: None,
+            delays: Vec::new(),
             rng: 0x9E37_79B9_7F4A_7C15,
             trace: Vec::new(),
             log: Vec::new(),
@@ -176,6 +179,11 @@ impl Harness {
                 None => self.now,
             };
             let mut arrive = depart + self.delay;
+            for &(from, start, end, extra) in &self.delays {
+                if p.src_node == from && self.now >= start && self.now < end {
+                    arrive += extra;
+                }
+            }
             if let Some(j) = self.jitter {
                 self.rng ^= self.rng << 13;
                 self.rng ^= self.rng >> 7;

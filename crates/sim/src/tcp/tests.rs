@@ -886,3 +886,56 @@ fn application_limited_cwnd_decays_towards_the_window_used() {
     assert!(after >= 10, "not below the initial window: {after}");
     assert!(!h.log.iter().any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })), "never idle");
 }
+
+#[test]
+fn spurious_rto_is_detected_and_undone() {
+    // All ACKs of the return path are lost for 600 ms (longer than the RTO) while every data
+    // segment arrives: the RTO fires, then one cumulative ACK acknowledges original
+    // transmissions, so the timeout was spurious and its window reduction is undone (F-RTO step
+    // 3b with SACK). Without the undo the sender is left in slow start from one segment.
+    let run = |frto: bool| {
+        let c = TcpConfig { frto, rack_tlp: false, ..cfg() };
+        let mut h = Harness::pair(&c, ms(50));
+        h.establish();
+        h.send(SERVER, 60 * MSS);
+        h.run_for(ms(400));
+        let t0 = h.now;
+        h.send(SERVER, 40 * MSS);
+        h.drops.push(DropRule::Blackout { from: CLIENT, start: t0, end: t0 + ms(600) });
+        // RTO at +300 ms (its ACK is lost), again at +900 ms; that ACK arrives at +1000 ms.
+        h.run_for(ms(1010));
+        let st = *h.server.stats();
+        let cwnd = h.server.cwnd_bytes() / MSS;
+        h.run_for(ms(3000));
+        assert_eq!(h.client.stats().bytes_received, 100 * MSS);
+        (st, cwnd)
+    };
+    let (on, cwnd_on) = run(true);
+    let (off, cwnd_off) = run(false);
+    assert!(on.rto_count >= 1 && off.rto_count >= 1);
+    assert_eq!(on.spurious_rtos, 1, "{on:?}");
+    assert_eq!(off.spurious_rtos, 0);
+    assert!(cwnd_on >= 2 * cwnd_off && cwnd_on >= 20, "undo restored the window: {cwnd_on} vs {cwnd_off}");
+}
+
+#[test]
+fn spurious_rto_from_delayed_acks_is_undone_by_timestamps() {
+    // ACKs are delayed by 500 ms (not lost), longer than the RTO: when they arrive they echo
+    // TSvals older than the retransmission, so the RTO was spurious (Eifel, RFC 3522), also
+    // without SACK.
+    for (sack, frto) in [(false, true), (true, true), (false, false)] {
+        let c = TcpConfig { sack, frto, rack_tlp: false, ..cfg() };
+        let mut h = Harness::pair(&c, ms(50));
+        h.establish();
+        h.send(SERVER, 60 * MSS);
+        h.run_for(ms(400));
+        let t0 = h.now;
+        h.delays.push((CLIENT, t0 + ms(40), t0 + ms(60), ms(500)));
+        h.send(SERVER, 40 * MSS);
+        h.run_for(ms(3000));
+        let st = h.server.stats();
+        assert_eq!(st.rto_count, 1, "sack={sack} {st:?}");
+        assert_eq!(st.spurious_rtos, frto as u64, "sack={sack} frto={frto} {st:?}");
+        assert_eq!(h.client.stats().bytes_received, 100 * MSS);
+    }
+}
