@@ -34,8 +34,12 @@
 //!   DupThresh, and a tail-loss probe is scheduled in the Open state. Without SACK (or with
 //!   `rack_tlp = false`) the classic RFC 6675 DupThresh / NewReno rules apply.
 //!
-//! Not modelled (deviations from Linux, mentioned where they matter): F-RTO, undo of spurious
-//! recoveries (Eifel/D-SACK), reordering detection and the adaptation of the reordering window
+//! * **Spurious RTO undo** (tcp_process_loss / tcp_try_undo_loss, `frto`): timestamps (Eifel) or
+//!   F-RTO step 3b with SACK; the window goes back to its pre-RTO value.
+//!
+//! Not modelled (deviations from Linux, mentioned where they matter): F-RTO step 2b (new data
+//! after the first post-RTO ACK), undo of spurious fast recoveries (tcp_try_undo_recovery /
+//! partial / D-SACK counting), reordering detection and the adaptation of the reordering window
 //! and DupThresh, TSO/GSO segment aggregation, receive-buffer autotuning, cwnd validation for
 //! application-limited senders (tcp_cwnd_application_limited), ECN, urgent data, the CWR state
 //! as a distinct state (a probe-repaired loss reduces cwnd at once, as Linux's CWR ends there).
