@@ -15,6 +15,8 @@ peak resident memory from the kernel (os.wait4 rusage of that very child):
     tshark -q -z conv,tcp -r FILE        Wireshark's full dissection
     tcpvideo analyze FILE                ours (CLI, end to end, Python start-up included)
     tcpvideo.analyze(FILE)               ours, in-process (import excluded), when the API exists
+    trace example (Rust)                 ours without Python: crates/trace/examples/analyze.rs,
+                                         built here with cargo (--no-rust to skip)
 
 Goals (issue 4): within 2x of cat, at least 30x tshark. Packets per second use the packet count
 dumpcap reported when it wrote the file.
@@ -102,6 +104,21 @@ def best_of(n: int, argv: list[str]) -> tuple[float, int, int]:
     return min(r[0] for r in runs), max(r[1] for r in runs), max(r[2] for r in runs)
 
 
+def rust_example() -> str | None:
+    """Build crates/trace's `analyze` example (release) and return its path, or None."""
+    if shutil.which("cargo") is None or not (ROOT / "crates/trace/examples/analyze.rs").exists():
+        return None
+    b = subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcpvideo-trace", "--example",
+                        "analyze"], cwd=ROOT, capture_output=True, text=True)
+    if b.returncode != 0:
+        print(f"(could not build the trace example: {b.stderr.strip()[-300:]})")
+        return None
+    meta = subprocess.run(["cargo", "metadata", "--no-deps", "--format-version", "1"], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    exe = Path(json.loads(meta.stdout)["target_directory"]) / "release" / "examples" / "analyze"
+    return str(exe) if exe.exists() else None
+
+
 def inprocess_probe(path: Path) -> list[str] | None:
     """A child that imports tcpvideo, then times tcpvideo.analyze(path) alone."""
     code = (
@@ -123,6 +140,7 @@ def main() -> None:
     ap.add_argument("--rate", default="600mbit", help="tbf rate at the sender while capturing")
     ap.add_argument("--repeat", type=int, default=3, help="runs of the fast tools (best kept)")
     ap.add_argument("--skip-tshark", action="store_true")
+    ap.add_argument("--no-rust", action="store_true", help="do not build/time the Rust example")
     ap.add_argument("--remake", action="store_true", help="make the capture again")
     ap.add_argument("--json", type=Path, default=ROOT / "bench" / "out" / "analyze_speed.json")
     a = ap.parse_args()
@@ -156,7 +174,10 @@ def main() -> None:
             rows.append((name, cmd, None, None, note or "missing"))
             return
         dt, rss, rc = res
-        rows.append((name, cmd, dt, rss, note if rc == 0 else f"exit {rc} {note}"))
+        if rc != 0:  # a failed run has no speed worth printing
+            rows.append((name, cmd, None, None, f"FAILED (exit {rc}) {note}".strip()))
+            return
+        rows.append((name, cmd, dt, rss, note))
 
     add("cat", "cat FILE > /dev/null", best_of(a.repeat, ["cat", str(path)]))
     if shutil.which("tcptrace"):
@@ -182,7 +203,16 @@ def main() -> None:
         add("tcpvideo.analyze()", "tcpvideo.analyze(FILE), in process", (min(times), rss, rc))
     else:
         add("tcpvideo.analyze()", "tcpvideo.analyze(FILE)", None,
-            "missing: no tcpvideo.analyze yet" if r.returncode == 3 else r.stderr[-200:])
+            "missing: no tcpvideo.analyze yet" if r.returncode == 3
+            else "error: " + (r.stderr.strip().splitlines() or ["?"])[-1][:120])
+
+    exe = None if a.no_rust else rust_example()
+    if exe:
+        add("trace example (Rust)", "analyze FILE (crates/trace example)",
+            best_of(a.repeat, [exe, str(path)]))
+    else:
+        add("trace example (Rust)", "crates/trace example", None,
+            "skipped (--no-rust)" if a.no_rust else "missing")
 
     if a.skip_tshark:
         add("tshark", "tshark -q -z conv,tcp -r FILE", None, "skipped (--skip-tshark)")
@@ -208,7 +238,7 @@ def main() -> None:
         out.append({"tool": name, "command": cmd, "seconds": dt, "pkts_per_s": pkts / dt,
                     "times_cat": vs_cat, "speedup_vs_tshark": vs_ts, "peak_rss_kb": rss,
                     "note": note})
-    for name in ("tcpvideo", "tcpvideo.analyze()"):
+    for name in ("tcpvideo", "tcpvideo.analyze()", "trace example (Rust)"):
         r = next((o for o in out if o["tool"] == name and "seconds" in o), None)
         if r is None:
             continue
