@@ -448,7 +448,9 @@ impl TcpEndpoint {
     pub fn close(&mut self) {
         self.fin_queued = true;
         match self.state {
-            TcpState::Established | TcpState::SynReceived => self.state = TcpState::FinWait1,
+            TcpState::Established => self.state = TcpState::FinWait1,
+            // The handshake completes first; `establish` then moves to FIN_WAIT_1.
+            TcpState::SynReceived => {}
             TcpState::CloseWait => self.state = TcpState::LastAck,
             TcpState::Listen | TcpState::SynSent => {
                 self.state = TcpState::Closed;
@@ -663,6 +665,11 @@ impl TcpEndpoint {
 
     pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         if self.state == TcpState::Closed {
+            // The socket is gone: the host answers with a reset (RFC 9293 §3.10.7.1), e.g. a
+            // FIN retransmitted after our (shortened) TIME_WAIT ended.
+            if !pkt.has(flags::RST) && self.stats.established_at.is_some() {
+                self.emit(now, out, log, Kind::Rst);
+            }
             return;
         }
         self.last_rcv_at = now;

@@ -939,3 +939,124 @@ fn spurious_rto_from_delayed_acks_is_undone_by_timestamps() {
         assert_eq!(h.client.stats().bytes_received, 100 * MSS);
     }
 }
+
+#[test]
+fn randomized_paths_and_settings_always_deliver_everything() {
+    // A small deterministic fuzz: loss, reordering, small receive buffers with a slow reader,
+    // clamps, pacing-free CCs, option combinations. Every byte must arrive, in order, and both
+    // sides must close cleanly.
+    let mut x: u64 = std::env::var("TCP_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x1234_5678_9abc_def1);
+    let mut next = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let cases: u64 = std::env::var("TCP_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    for case in 0..cases {
+        let ccs = ["reno", "cubic", "bic", "vegas", "bbr"];
+        let cc = ccs[next(ccs.len() as u64) as usize];
+        let cc = if tcpvideo_model::cc::find(cc).is_some() { cc } else { "reno" };
+        let c = TcpConfig {
+            cc: cc.into(),
+            sack: next(4) != 0,
+            timestamps: next(4) != 0,
+            window_scaling: next(4) != 0,
+            rack_tlp: next(2) == 0,
+            frto: next(2) == 0,
+            nagle: next(2) == 0,
+            rcv_buf_bytes: [8_000, 30_000, 200_000, 6 << 20][next(4) as usize],
+            keepalive: (next(3) == 0).then_some(super::config::KeepAliveConfig {
+                idle: ms(200 + next(2000)),
+                interval: ms(100 + next(500)),
+                probes: 20,
+            }),
+            ..TcpConfig::default()
+        };
+        let mut h = Harness::pair(&c, ms(1 + next(40)));
+        h.rate = Some(Bandwidth::from_mbps(1 + next(50)));
+        h.queue_limit = Some(5 + next(60) as usize);
+        if next(2) == 0 {
+            h.jitter = Some(ms(next(5)));
+        }
+        let only: Option<u64> = std::env::var("TCP_FUZZ_ONLY").ok().and_then(|v| v.parse().ok());
+        h.keep_trace = only == Some(case);
+        let slow_reader = next(3) == 0;
+        h.auto_read[CLIENT as usize] = !slow_reader;
+        h.drops.push(random_drops(case + 1, next(50)));
+        if next(4) == 0 {
+            // Lose the first SYN or SYN/ACK as well.
+            let mut first = true;
+            h.drops.push(DropRule::Pred(Box::new(move |p| {
+                let d = first && p.flags & flags::SYN != 0;
+                first &= !d;
+                d
+            })));
+        }
+        if next(3) == 0 {
+            h.server.set_cwnd_clamp(Some((4 + next(30)) * MSS));
+        }
+        let total = 50_000 + next(300_000);
+        let up = next(20_000);
+        h.run_for(ms(1));
+        let mut queued = 0;
+        let mut queued_up = 0;
+        let mut closed = false;
+        for _ in 0..3000 {
+            queued += h.send(SERVER, total - queued);
+            queued_up += h.send(CLIENT, up - queued_up);
+            if slow_reader {
+                h.read(CLIENT, 20_000);
+            }
+            if queued == total && queued_up == up && !closed {
+                h.close(SERVER);
+                closed = true;
+            }
+            if h.client.state() == TcpState::CloseWait {
+                h.close(CLIENT);
+            }
+            h.run_for(ms(100));
+            if h.client.state() == TcpState::Closed && h.server.state() == TcpState::Closed {
+                break;
+            }
+        }
+        let what = format!("case {case}: {c:?}");
+        if h.keep_trace {
+            for t in h.trace.iter().rev().take(40).rev() {
+                let p = t.pkt;
+                eprintln!("{} {}->{} seq={} ack={} len={} win={} fl={:02x} drop={}", t.at, p.src_node, p.dst_node, p.seq, p.ack, p.payload_len, p.window, p.flags, t.dropped);
+            }
+            for e in h.log.iter().rev().take(20).rev() {
+                eprintln!("{e:?}");
+            }
+            eprintln!("client {:?}\nserver {:?}", h.client, h.server);
+        }
+        assert_eq!(h.client.stats().bytes_received, total, "{what}");
+        assert_eq!(h.server.stats().bytes_received, up, "{what}");
+        assert_eq!(h.server.state(), TcpState::Closed, "{what}");
+        assert_eq!(h.client.state(), TcpState::Closed, "{what}");
+        assert_eq!(h.events_of(SERVER, SocketEvent::Connected), 1, "{what}");
+        assert_eq!(h.events_of(CLIENT, SocketEvent::Connected), 1, "{what}");
+        let resets = h.events_of(CLIENT, SocketEvent::Reset) + h.events_of(SERVER, SocketEvent::Reset);
+        assert!(resets <= 1, "{what}");
+    }
+}
+
+#[test]
+fn closed_socket_answers_a_late_segment_with_rst() {
+    let mut h = pair();
+    h.close(SERVER);
+    h.run_for(ms(200));
+    h.close(CLIENT);
+    h.run_for(ms(200));
+    assert_eq!(h.server.state(), TcpState::TimeWait);
+    h.run_for(Duration::from_secs(2));
+    assert_eq!(h.server.state(), TcpState::Closed);
+    let fin = h.trace.iter().rev().find(|s| s.pkt.src_node == CLIENT && s.pkt.flags & flags::FIN != 0).unwrap().pkt;
+    let mut out = Vec::new();
+    let mut log = Vec::new();
+    h.server.on_packet(h.now, &fin, &mut out, &mut log);
+    assert_eq!(out.len(), 1);
+    assert!(out[0].flags & flags::RST != 0);
+    assert_eq!(out[0].seq, fin.ack, "RST takes its sequence number from the ACK field");
+}
