@@ -170,6 +170,15 @@ def test_every_bottleneck_drop_is_retransmitted_per_tshark(linux_captures, name)
     assert r.queue_drops <= rtx <= r.queue_drops + max(5, r.queue_drops // 5)
 
 
+def test_tbf_bottleneck_sets_the_transfer_rate(linux_captures):
+    # bulk_loss: 3 MB through tbf 20 Mbit/s. The sender is ACK-clocked, so its rate as seen at
+    # its own interface is the bottleneck's (+ headers); tbf's bucket adds a little at the start.
+    r = linux_captures["bulk_loss"]
+    data = [f for f in tshark_frames(r.pcap) if f.src == r.server_ip and f.length > 0]
+    payload_bps = r.bytes_per_conn * 8 / (data[-1].t - data[0].t)
+    assert 0.85 * 20e6 * 1448 / 1514 <= payload_bps <= 1.1 * 20e6
+
+
 def test_paused_server_capture_has_no_loss_and_one_long_silence(linux_captures):
     r = linux_captures["server_pause"]
     frames = tshark_frames(r.pcap)
