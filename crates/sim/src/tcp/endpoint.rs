@@ -534,6 +534,7 @@ impl TcpEndpoint {
         }
         if self.rcv.delack_at.is_some_and(|t| t <= now) {
             self.rcv.delack_at = None;
+            self.rcv.on_delack_timer(self.cfg.delayed_ack, self.rtt.rto());
             if self.can_ack() {
                 self.emit(now, out, log, Kind::Ack);
             }
@@ -878,23 +879,23 @@ impl TcpEndpoint {
                 if o.old || o.out_of_order || o.duplicate || o.filled_hole || o.beyond_window || o.fin {
                     ack_needed = true;
                     if o.duplicate {
-                        // Linux: a retransmission means our ACKs are lost or late; ACK quickly.
+                        // Linux tcp_enter_quickack_mode: a retransmission means our ACKs are lost
+                        // or late; ACK quickly, leave ping-pong mode.
                         self.rcv.quick = self.rcv.quick.max(self.cfg.quickack_segments);
+                        self.rcv.pingpong = false;
+                        self.rcv.ato = self.cfg.delayed_ack;
+                    }
+                    if o.new_bytes > 0 {
+                        self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto(), self.cfg.quickack_segments.max(1));
                     }
                 } else if o.new_bytes > 0 {
-                    // In-order data: Linux quick-ack at the start and after the peer was idle.
-                    let idle = self.rcv.last_data_at.is_none_or(|t| now.saturating_since(t) > self.rtt.rto());
-                    if idle {
-                        self.rcv.quick = self.cfg.quickack_segments.max(1);
-                    }
-                    if self.rcv.quick > 0 || self.rcv.two_segments_pending() {
+                    // In-order data (Linux tcp_event_data_recv + __tcp_ack_snd_check).
+                    self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto(), self.cfg.quickack_segments.max(1));
+                    if self.rcv.in_quickack_mode() || self.rcv.two_segments_pending() {
                         ack_needed = true;
                     } else if self.rcv.delack_at.is_none() {
-                        self.rcv.delack_at = Some(now + self.cfg.delayed_ack);
+                        self.rcv.delack_at = Some(now + self.rcv.delack_timeout(self.cfg.delayed_ack, self.rtt.srtt()));
                     }
-                }
-                if len > 0 {
-                    self.rcv.last_data_at = Some(now);
                 }
                 if o.fin {
                     self.on_peer_fin(now);
@@ -1380,6 +1381,10 @@ impl TcpEndpoint {
         }
         if len > 0 {
             self.lsndtime = now;
+            // Linux tcp_event_data_sent: data sent soon after data was received → interactive.
+            if self.rcv.last_data_at.is_some_and(|t| now.saturating_since(t) < self.rcv.ato) {
+                self.rcv.pingpong = true;
+            }
             if self.stats.first_data_sent_at.is_none() {
                 self.stats.first_data_sent_at = Some(now);
             }

@@ -23,6 +23,8 @@
 //! otherwise after the delayed-ACK timer. Linux's adaptive ATO and ping-pong (interactive) mode
 //! are not modelled: the timer is fixed (`TcpConfig::delayed_ack`).
 
+use std::time::Duration;
+
 use tcpvideo_model::Time;
 
 /// What a received segment did to the receive queue.
@@ -77,6 +79,11 @@ pub struct Receiver {
     pub last_data_at: Option<Time>,
     /// An ACK must go out at the next opportunity (immediate-ACK conditions).
     pub ack_now: bool,
+    /// Linux `icsk_ack.ato`: the delayed-ACK timeout, adapted to the data inter-arrival time.
+    pub ato: Duration,
+    /// Linux ping-pong (interactive) mode: we send data shortly after receiving some, so ACKs
+    /// ride on our data and quick-ack mode is off.
+    pub pingpong: bool,
 }
 
 impl Receiver {
@@ -102,6 +109,8 @@ impl Receiver {
             delack_at: None,
             last_data_at: None,
             ack_now: false,
+            ato: Duration::ZERO,
+            pingpong: false,
         }
     }
 
@@ -299,6 +308,58 @@ impl Receiver {
 
     pub fn has_ooo(&self) -> bool {
         !self.ooo.is_empty()
+    }
+
+    /// Linux `tcp_event_data_recv` for in-order data at `now`: adapt the ATO to the inter-arrival
+    /// time and (re-)enter quick-ack mode at the start and after an idle period longer than `rto`.
+    pub fn on_data_event(&mut self, now: Time, ato_min: Duration, rto: Duration, quickacks: u32) {
+        match self.last_data_at {
+            None => {
+                self.quick = self.quick.max(quickacks);
+                self.ato = ato_min;
+            }
+            Some(t) => {
+                let m = now.saturating_since(t);
+                if m <= ato_min / 2 {
+                    self.ato = self.ato / 2 + ato_min / 2;
+                } else if m < self.ato {
+                    self.ato = (self.ato / 2 + m).min(rto);
+                } else if m > rto {
+                    self.quick = self.quick.max(quickacks);
+                }
+            }
+        }
+        self.last_data_at = Some(now);
+    }
+
+    /// Linux `tcp_send_delayed_ack`: the delayed-ACK timeout, ATO capped at 500 ms (200 ms in
+    /// ping-pong mode) and at the smoothed RTT (but not below the minimum ATO).
+    pub fn delack_timeout(&self, ato_min: Duration, srtt: Option<Duration>) -> Duration {
+        let mut ato = self.ato.max(ato_min);
+        if ato > ato_min {
+            let mut max_ato = if self.pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
+            if let Some(r) = srtt {
+                max_ato = max_ato.min(r.max(ato_min));
+            }
+            ato = ato.min(max_ato);
+        }
+        ato
+    }
+
+    /// Linux `tcp_delack_timer_handler`: the timer fired, so the ACK was not piggybacked: inflate
+    /// the ATO (or leave ping-pong mode and deflate it).
+    pub fn on_delack_timer(&mut self, ato_min: Duration, rto: Duration) {
+        if self.pingpong {
+            self.pingpong = false;
+            self.ato = ato_min;
+        } else {
+            self.ato = (self.ato * 2).min(rto).max(ato_min);
+        }
+    }
+
+    /// Quick-ack mode: quick ACKs left and not interactive (Linux `tcp_in_quickack_mode`).
+    pub fn in_quickack_mode(&self) -> bool {
+        self.quick > 0 && !self.pingpong
     }
 
     /// The application consumed `n` bytes.

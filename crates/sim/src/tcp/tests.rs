@@ -1060,3 +1060,41 @@ fn closed_socket_answers_a_late_segment_with_rst() {
     assert!(out[0].flags & flags::RST != 0);
     assert_eq!(out[0].seq, fin.ack, "RST takes its sequence number from the ACK field");
 }
+
+#[test]
+fn delayed_ack_timeout_adapts_to_sparse_data() {
+    // Linux inflates the ATO each time the delayed-ACK timer fires, up to min(SRTT, 500 ms):
+    // isolated segments 150 ms apart are ACKed after 40, 80, then 100 ms (SRTT) (RTO ≈ 300 ms, so
+    // quick-ack mode is not re-entered). Nagle off so each small segment leaves at once.
+    let c = TcpConfig { nagle: false, ..cfg() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    h.send(SERVER, 40 * MSS);
+    h.run_for(ms(300));
+    let mut delays = Vec::new();
+    for _ in 0..4 {
+        let t0 = h.now;
+        h.send(SERVER, 100);
+        h.run_for(ms(150));
+        let arrival = t0 + h.delay;
+        let ack = h.acks_from(CLIENT).find(|s| s.at >= arrival);
+        delays.push(ack.map(|a| a.at - arrival));
+    }
+    assert_eq!(delays, vec![Some(ms(40)), Some(ms(80)), Some(ms(100)), Some(ms(100))]);
+}
+
+#[test]
+fn interactive_peer_piggybacks_acks_on_data() {
+    // The server answers each request at once: ping-pong mode, no quick ACKs; the request's ACK
+    // rides on the response (no pure ACK from the server).
+    let mut h = pair();
+    h.auto_read = [true, true];
+    for _ in 0..5 {
+        h.send(CLIENT, 300);
+        h.run_for(ms(50));
+        h.send(SERVER, 3000);
+        h.run_for(ms(300));
+    }
+    let pure_acks = h.acks_from(SERVER).count();
+    assert!(pure_acks <= 1, "server pure ACKs: {pure_acks}");
+}
