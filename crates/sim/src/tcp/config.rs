@@ -56,8 +56,8 @@ pub struct TcpConfig {
     pub initial_rto: Duration,
     /// RTO ceiling (Linux TCP_RTO_MAX, 120 s).
     pub max_rto: Duration,
-    /// Delayed-ACK timeout (Linux ATO; TCP_ATO_MIN = 40 ms). Fixed here; Linux adapts it to the
-    /// inter-arrival time of data (deviation).
+    /// Minimum (and initial) delayed-ACK timeout (Linux TCP_ATO_MIN = 40 ms); the timeout then
+    /// adapts as Linux's ATO does (see recv.rs).
     pub delayed_ack: Duration,
     /// ACKs sent immediately at the start of a connection and after an idle period longer than
     /// the RTO (Linux quick-ack mode, TCP_MAX_QUICKACKS = 16).

@@ -20,8 +20,11 @@
 //! Delayed ACK (Linux): immediate ACKs while in quick-ack mode (at the start and after the peer
 //! was silent longer than the RTO), for out-of-order data, hole fills, duplicates and FIN; else an
 //! ACK when more than one full segment is unacknowledged and the window is not shrinking,
-//! otherwise after the delayed-ACK timer. Linux's adaptive ATO and ping-pong (interactive) mode
-//! are not modelled: the timer is fixed (`TcpConfig::delayed_ack`).
+//! otherwise after the delayed-ACK timer. The timer follows Linux: the ATO starts at
+//! `TcpConfig::delayed_ack` (TCP_ATO_MIN, 40 ms), adapts to the data inter-arrival time, doubles
+//! each time the timer fires (ACK not piggybacked), and is capped at min(SRTT, 500 ms) (200 ms in
+//! ping-pong mode). Ping-pong (interactive) mode starts when we send data less than one ATO after
+//! receiving some, turns quick-ack off, and ends when the delayed-ACK timer fires.
 
 use std::time::Duration;
 
