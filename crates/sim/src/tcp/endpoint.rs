@@ -763,6 +763,7 @@ impl TcpEndpoint {
         self.rcv = {
             let mut r = Receiver::new(self.cfg.rcv_buf_bytes, self.cfg.mss as u64 - if self.ts_ok { 12 } else { 0 });
             r.wscale = self.rcv.wscale;
+            r.grow_on_ooo = self.sack_ok;
             r
         };
         if !self.cc_custom && mss != self.cc_mss {

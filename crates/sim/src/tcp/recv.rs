@@ -11,11 +11,13 @@
 //! segment, then earlier reported blocks in order of recency (Linux `tcp_sack_new_ofo_skb`). A
 //! duplicate segment below RCV.NXT is reported once as a D-SACK block in front (RFC 2883).
 //!
-//! Window (Linux `__tcp_select_window` and `tcp_select_window`, simplified): the window is the
-//! buffer's free space (deviation: Linux advertises only the part of free space not reserved for
-//! skb overhead and grows it gradually with rcv_ssthresh), zero when less than one MSS is free
-//! (receiver SWS avoidance, RFC 9293 §3.8.6.2.2), rounded down to the window-scale granularity
-//! (to the MSS without scaling), and never shrinking: the right edge advertised earlier is kept.
+//! Window (Linux `__tcp_select_window` and `tcp_select_window`): the buffer's free space, limited
+//! by `rcv_ssthresh`, which starts at 64 KB and grows by two segments per data segment received
+//! (tcp_grow_window); zero when the buffer is more than half full and less than max(MSS,
+//! buffer/16) is free (receiver SWS avoidance, RFC 9293 §3.8.6.2.2); rounded down to the
+//! window-scale granularity (to the MSS without scaling); never shrinking: the right edge
+//! advertised earlier is kept. Deviations: the whole buffer is window (Linux reserves a share for
+//! skb overhead, tcp_adv_win_scale / scaling_ratio) and the buffer does not autotune.
 //!
 //! Delayed ACK (Linux): immediate ACKs while in quick-ack mode (at the start and after the peer
 //! was silent longer than the RTO), for out-of-order data, hole fills, duplicates and FIN; else an
@@ -73,6 +75,12 @@ pub struct Receiver {
     pub last_adv_window: u64,
     /// Our window-scale shift.
     pub wscale: u8,
+    /// Linux `rcv_ssthresh`: the window grows from about 64 KB by two segments per data segment
+    /// received (tcp_grow_window), up to the buffer.
+    pub rcv_ssthresh: u64,
+    /// Grow the window on out-of-order data too (only with SACK: Linux keeps the window still
+    /// for non-SACK peers so their duplicate ACKs stay duplicates).
+    pub grow_on_ooo: bool,
     /// Estimated peer MSS (Linux `icsk_ack.rcv_mss`).
     pub rcv_mss: u64,
     adv_mss: u64,
@@ -106,6 +114,8 @@ impl Receiver {
             rcv_wup: 0,
             last_adv_window: 0,
             wscale: 0,
+            rcv_ssthresh: cap.min(65_535),
+            grow_on_ooo: true,
             rcv_mss: adv_mss.min(536),
             adv_mss,
             quick: 0,
@@ -124,13 +134,18 @@ impl Receiver {
 
     /// The window we would advertise now, before the no-shrink rule (Linux `__tcp_select_window`).
     pub fn select_window(&self) -> u64 {
-        let free = self.free();
-        let mss = self.rcv_mss.max(1);
-        if free < mss.min(self.cap / 2).max(1) {
-            return 0;
+        let mut free = self.free();
+        let mss = self.rcv_mss.max(1).min(self.cap);
+        if free < self.cap / 2 {
+            // More than half the buffer is used: receiver SWS avoidance (Linux: zero window
+            // below max(MSS, buffer/16)).
+            free = free >> self.wscale << self.wscale;
+            if free < self.cap / 16 || free < mss {
+                return 0;
+            }
         }
         let max = 65_535u64 << self.wscale;
-        let free = free.min(max);
+        let free = free.min(max).min(self.rcv_ssthresh.max(mss));
         if self.wscale > 0 {
             free >> self.wscale << self.wscale
         } else {
@@ -146,6 +161,9 @@ impl Receiver {
     /// Window to put in an outgoing ACK (no shrinking), recording the new right edge. Returns the
     /// window in bytes (the caller shifts it).
     pub fn advertise(&mut self) -> u64 {
+        if self.free() < self.cap / 2 {
+            self.quick = 0; // Linux: no quick ACKs while the buffer is more than half full
+        }
         let cur = self.adv_right_edge.saturating_sub(self.rcv_nxt);
         let mut w = self.select_window();
         if w < cur {
@@ -181,8 +199,12 @@ impl Receiver {
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(self.adv_mss);
         }
-        let end = start + len as i64 + fin as i64;
         let nxt = self.rcv_nxt as i64;
+        if len >= 128 && (start == nxt || (start > nxt && self.grow_on_ooo)) {
+            // Linux tcp_grow_window (simplified: no skb truesize accounting).
+            self.rcv_ssthresh = (self.rcv_ssthresh + 2 * self.rcv_mss).min(self.cap);
+        }
+        let end = start + len as i64 + fin as i64;
         if end <= nxt || (len == 0 && !fin && start < nxt) {
             // Entirely old: a retransmission whose original arrived, or a probe.
             o.old = true;

@@ -1098,3 +1098,18 @@ fn interactive_peer_piggybacks_acks_on_data() {
     let pure_acks = h.acks_from(SERVER).count();
     assert!(pure_acks <= 1, "server pure ACKs: {pure_acks}");
 }
+
+#[test]
+fn receive_window_starts_near_64kb_and_grows_two_segments_per_segment() {
+    let mut h = pair();
+    let hs_ack = h.acks_from(CLIENT).next().unwrap().pkt;
+    let w0 = (hs_ack.window as u64) << 7;
+    assert!(w0 <= 65_535 && w0 > 60_000, "{w0}");
+    h.send(SERVER, 100 * MSS);
+    h.run_for(ms(1000));
+    let last = h.acks_from(CLIENT).last().unwrap().pkt;
+    let w = (last.window as u64) << 7;
+    // Linux tcp_grow_window: rcv_ssthresh += 2·rcv_mss per full segment received.
+    let expect = 65_535 + 100 * 2 * MSS;
+    assert!(w <= expect && w + 2 * MSS >= expect, "{w} vs {expect}");
+}
