@@ -21,44 +21,50 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from tcpvideo import _core
 
 TABLES = ("flows", "stalls", "retransmissions", "bursts", "http", "frame_types", "rtt_buckets")
 
-# Arrow types for columns that may be all-null or empty (so empty tables keep a schema).
-_NS = pa.int64()
-_SCHEMAS: dict[str, dict[str, pa.DataType]] = {
-    "stalls": {"flow_id": pa.int64(), "direction": pa.string(), "start_ns": _NS, "end_ns": _NS,
-               "duration_ns": _NS, "threshold_ns": _NS, "kind": pa.string(), "timeout_type": pa.string(),
-               "frame": pa.string(), "in_flight": pa.int64(), "paired": pa.bool_()},
-    "retransmissions": {"flow_id": pa.int64(), "ts_ns": _NS, "seq": pa.int64(), "len": pa.int64(),
-                        "kind": pa.string(), "prior_retrans": pa.int64(), "frame": pa.string(),
-                        "timeout_type": pa.string(), "max_outstanding_pkts": pa.int64(),
-                        "segs_after": pa.int64(), "dupacks": pa.int64(), "spurious": pa.bool_(),
-                        "ack_beyond": pa.bool_(), "flow_tail": pa.bool_()},
-    "bursts": {"flow_id": pa.int64(), "direction": pa.string(), "start_ns": _NS, "end_ns": _NS,
-               "packets": pa.int64(), "bytes": pa.int64(), "frame": pa.string(), "retransmitted": pa.bool_()},
-    "http": {"flow_id": pa.int64(), "index": pa.int64(), "method": pa.string(), "path": pa.string(),
-             "status": pa.int64(), "request_ns": _NS, "response_start_ns": _NS, "response_end_ns": _NS,
-             "on_period_ns": _NS, "response_bytes": pa.int64()},
-    "flows": {"channel": pa.string(), "name": pa.string(), "role": pa.string(), "rtt_3whs_ns": _NS,
-              "rtt_min_ns": _NS, "rtt_mean_ns": _NS, "srtt_end_ns": _NS},
-    "rtt_buckets": {"hi_kb": pa.int64(), "mean_rtt_ms": pa.float64(), "mean_ratio": pa.float64()},
-    "frame_types": {"mean_interval_s": pa.float64(), "mean_size_bytes": pa.float64()},
-}
+def _column(spec) -> pa.Array:
+    """Decode one column as sent by the Rust side (crates/py/src/trace.rs ``Column``).
+
+    Built with ``from_buffers`` on the received bytes: no Python object per cell, and no
+    ``pyarrow.compute`` (whose import alone costs about a second)."""
+    kind, data, extra = spec
+    if kind == "dict":
+        codes = np.frombuffer(data, dtype="<i4")
+        valid = codes >= 0
+        idx = _with_validity(pa.int32(), np.where(valid, codes, 0).astype("<i4"), valid)
+        n, offsets, text = extra
+        cats = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(text)])
+        return pa.DictionaryArray.from_arrays(idx, cats).dictionary_decode()
+    if kind == "bool":
+        values = np.frombuffer(data, dtype="u1").astype(bool)
+        packed = np.packbits(values, bitorder="little")
+        valid = None if extra is None else np.frombuffer(extra, dtype="u1").astype(bool)
+        return _from(pa.bool_(), len(values), packed, valid)
+    dtype, t = {"i64": ("<i8", pa.int64()), "f64": ("<f8", pa.float64())}[kind]
+    values = np.frombuffer(data, dtype=dtype)
+    valid = None if extra is None else np.frombuffer(extra, dtype="u1").astype(bool)
+    return _with_validity(t, values, valid)
 
 
-def _to_table(name: str, cols: Mapping[str, list]) -> pa.Table:
-    hints = _SCHEMAS.get(name, {})
-    arrays = {}
-    for col, values in cols.items():
-        t = hints.get(col)
-        arrays[col] = pa.array(values, type=t) if t is not None else pa.array(values)
-    return pa.table(arrays)
+def _from(t: pa.DataType, n: int, data: np.ndarray, valid: np.ndarray | None) -> pa.Array:
+    if valid is None or valid.all():
+        return pa.Array.from_buffers(t, n, [None, pa.py_buffer(data)])
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(t, n, [bitmap, pa.py_buffer(data)], null_count=int(n - valid.sum()))
+
+
+def _with_validity(t: pa.DataType, values: np.ndarray, valid: np.ndarray | None) -> pa.Array:
+    return _from(t, len(values), np.ascontiguousarray(values), valid)
+
+
+def _to_table(name: str, cols: Mapping[str, tuple]) -> pa.Table:
+    return pa.table({col: _column(spec) for col, spec in cols.items()})
 
 
 @dataclass
@@ -84,6 +90,9 @@ class AnalysisResult:
         bad = set(formats) - {"parquet", "csv"}
         if bad:
             raise ValueError(f"unknown output format(s) {sorted(bad)}; use parquet and/or csv")
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = []

@@ -1,13 +1,15 @@
 //! Capture analyzer exposed to Python (`tcpvideo.analyze`): runs `tcpvideo_trace` without the
-//! GIL and returns every table as a dict of columns (name → list), plus the summary as JSON
-//! text. python/tcpvideo/analyze.py turns the columns into pyarrow Tables.
+//! GIL and returns every table as a dict of encoded columns (raw little-endian buffers and
+//! dictionary-coded text, see [`Column`]), plus the summary as JSON text.
+//! python/tcpvideo/analyze.py turns the columns into pyarrow Tables without a Python object per
+//! cell (the big tables — stalls, bursts — have hundreds of thousands of rows).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use pyo3::exceptions::{PyIOError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 use pyo3::IntoPyObjectExt;
 
 use tcpvideo_trace::{AnalyzeOptions, RtoStyle, TraceError};
@@ -19,54 +21,155 @@ fn err(e: TraceError) -> PyErr {
     }
 }
 
-/// One cell of a column.
-trait Cell {
-    fn cell(&self, py: Python<'_>) -> PyResult<PyObject>;
+/// A whole column, encoded for zero-copy loading on the Python side (no Python object per
+/// cell): ("i64" | "f64" | "bool", little-endian bytes, validity bytes or None) for numbers, and
+/// ("dict", i32 codes (−1 = null), (n, i32 offsets, UTF-8 bytes) of the distinct strings) for
+/// text.
+trait Column: Sized {
+    fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject>
+    where
+        Self: 'a;
 }
 
-macro_rules! plain_cell {
+fn numeric(py: Python<'_>, kind: &str, data: Vec<u8>, valid: Option<Vec<u8>>) -> PyResult<PyObject> {
+    let valid: PyObject = match valid {
+        Some(v) => PyBytes::new(py, &v).into_any().unbind(),
+        None => py.None(),
+    };
+    (kind, PyBytes::new(py, &data), valid).into_py_any(py)
+}
+
+macro_rules! int_column {
     ($($t:ty),*) => {$(
-        impl Cell for $t {
-            fn cell(&self, py: Python<'_>) -> PyResult<PyObject> {
-                self.clone().into_py_any(py)
+        impl Column for $t {
+            fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+                let mut d = Vec::new();
+                for v in it {
+                    d.extend_from_slice(&(*v as i64).to_le_bytes());
+                }
+                numeric(py, "i64", d, None)
+            }
+        }
+        impl Column for Option<$t> {
+            fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+                let (mut d, mut m) = (Vec::new(), Vec::new());
+                for v in it {
+                    d.extend_from_slice(&(v.unwrap_or(0) as i64).to_le_bytes());
+                    m.push(v.is_some() as u8);
+                }
+                numeric(py, "i64", d, Some(m))
             }
         }
     )*};
 }
-plain_cell!(u64, u32, u16, u8, f64, bool, String, &'static str);
+int_column!(u64, u32, u16, u8);
 
-impl<T: Cell> Cell for Option<T> {
-    fn cell(&self, py: Python<'_>) -> PyResult<PyObject> {
-        match self {
-            Some(v) => v.cell(py),
-            None => Ok(py.None()),
+impl Column for f64 {
+    fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+        let mut d = Vec::new();
+        for v in it {
+            d.extend_from_slice(&v.to_le_bytes());
         }
+        numeric(py, "f64", d, None)
+    }
+}
+impl Column for Option<f64> {
+    fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+        let (mut d, mut m) = (Vec::new(), Vec::new());
+        for v in it {
+            d.extend_from_slice(&v.unwrap_or(0.0).to_le_bytes());
+            m.push(v.is_some() as u8);
+        }
+        numeric(py, "f64", d, Some(m))
+    }
+}
+impl Column for bool {
+    fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+        numeric(py, "bool", it.map(|&b| b as u8).collect(), None)
+    }
+}
+impl Column for Option<bool> {
+    fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+        let (mut d, mut m) = (Vec::new(), Vec::new());
+        for v in it {
+            d.push(v.unwrap_or(false) as u8);
+            m.push(v.is_some() as u8);
+        }
+        numeric(py, "bool", d, Some(m))
     }
 }
 
-macro_rules! str_cell {
+/// Text column as dictionary codes (columns here have few distinct values: kinds, directions,
+/// addresses).
+fn text<'s>(py: Python<'_>, it: impl Iterator<Item = Option<&'s str>>) -> PyResult<PyObject> {
+    let mut idx: std::collections::HashMap<&'s str, i32> = std::collections::HashMap::new();
+    let mut cats: Vec<&'s str> = Vec::new();
+    let mut codes = Vec::new();
+    for v in it {
+        let c = match v {
+            None => -1,
+            Some(s) => *idx.entry(s).or_insert_with(|| {
+                cats.push(s);
+                cats.len() as i32 - 1
+            }),
+        };
+        codes.extend_from_slice(&c.to_le_bytes());
+    }
+    // The distinct strings as an Arrow string array's buffers: i32 offsets and UTF-8 bytes.
+    let mut offsets = Vec::with_capacity(4 * (cats.len() + 1));
+    let mut bytes = Vec::new();
+    offsets.extend_from_slice(&0i32.to_le_bytes());
+    for c in &cats {
+        bytes.extend_from_slice(c.as_bytes());
+        offsets.extend_from_slice(&(bytes.len() as i32).to_le_bytes());
+    }
+    let cats = (cats.len(), PyBytes::new(py, &offsets), PyBytes::new(py, &bytes));
+    ("dict", PyBytes::new(py, &codes), cats).into_py_any(py)
+}
+
+impl Column for String {
+    fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+        text(py, it.map(|s| Some(s.as_str())))
+    }
+}
+impl Column for Option<String> {
+    fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+        text(py, it.map(|s| s.as_deref()))
+    }
+}
+impl Column for &'static str {
+    fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+        text(py, it.map(|s| Some(*s)))
+    }
+}
+
+macro_rules! enum_column {
     ($($t:ty),*) => {$(
-        impl Cell for $t {
-            fn cell(&self, py: Python<'_>) -> PyResult<PyObject> {
-                self.as_str().into_py_any(py)
+        impl Column for $t {
+            fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+                text(py, it.map(|v| Some(v.as_str())))
+            }
+        }
+        impl Column for Option<$t> {
+            fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
+                text(py, it.map(|v| v.map(|x| x.as_str())))
             }
         }
     )*};
 }
-str_cell!(
+enum_column!(
     tcpvideo_trace::StallKind,
     tcpvideo_trace::TimeoutType,
     tcpvideo_trace::RetransKind,
     tcpvideo_trace::flv::FrameType
 );
 
-/// Build a dict of columns from rows, one list per named field (in the order given).
+/// Build a dict of encoded columns from rows, one per named field (in the order given).
 macro_rules! table {
     ($py:expr, $rows:expr, [$($f:ident),* $(,)?]) => {{
         let d = PyDict::new($py);
         $(
-            let col: Vec<PyObject> = $rows.iter().map(|r| r.$f.cell($py)).collect::<PyResult<_>>()?;
-            d.set_item(stringify!($f), col)?;
+            d.set_item(stringify!($f), Column::column($py, $rows.iter().map(|r| &r.$f))?)?;
         )*
         d
     }};
@@ -215,7 +318,7 @@ fn analyze_captures<'py>(
     ]);
     for (i, t) in tcpvideo_trace::TimeoutType::ALL.iter().enumerate() {
         let col: Vec<u64> = a.frame_types.iter().map(|f| f.timeout_types[i]).collect();
-        ft.set_item(format!("timeout_{}", t.as_str()), col)?;
+        ft.set_item(format!("timeout_{}", t.as_str()), Column::column(py, col.iter())?)?;
     }
     out.set_item("frame_types", ft)?;
     out.set_item("rtt_buckets", table!(py, a.rtt_buckets, [lo_kb, hi_kb, samples, mean_rtt_ms, mean_ratio]))?;

@@ -14,6 +14,9 @@
 //! gap. Whether a flow is upload or download is known only at its end (which side sent more
 //! payload), so a gap is kept as a *candidate* if it exceeds either threshold and both
 //! classifications are computed when the gap ends; the flow's direction then picks one.
+//! Like Linux (`tcp_synack_rtt_meas`), the 3WHS RTT is also the download estimator's first
+//! sample. A flow caught without its handshake has no 3WHS RTT: its upload threshold is then the
+//! initial RTO (1 s, RFC 6298 §2.1) and its download threshold waits for the first ACK sample.
 //!
 //! The classification looks at the state when the gap began and at the packet that ended it
 //! ("Based on the position where each stall happens", §2.2). Rules, in order:
