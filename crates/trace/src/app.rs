@@ -155,7 +155,7 @@ impl AppState {
 
     fn detect(&mut self, dir: usize, d: &[u8]) {
         let other = 1 - dir;
-        let p = if dir == 0 && http::looks_like_request(d) || dir == 1 && d.starts_with(b"HTTP/1.") {
+        let p = if (dir == 0 && http::looks_like_request(d)) || (dir == 1 && d.starts_with(b"HTTP/1.")) {
             self.proto = Proto::Http;
             Parser::Http(HttpParser::default())
         } else if (d[0] == 3 || d[0] == 6) && matches!(self.proto, Proto::Unknown | Proto::Rtmp) {

@@ -406,7 +406,7 @@ impl Conn {
             o.push(0);
         }
         tcp.extend_from_slice(&o);
-        tcp[12] = ((20 + o.len()) / 4 << 4) as u8;
+        tcp[12] = (((20 + o.len()) / 4) << 4) as u8;
         tcp.extend_from_slice(&s.payload);
         let mut ip = Vec::new();
         if self.v6 {

@@ -332,3 +332,41 @@ fn unknown_link_type_records_are_counted_with_a_warning() {
     assert!(a.flows.is_empty());
     assert!(a.warnings.iter().any(|w| w.message.contains("unknown link type")));
 }
+
+#[test]
+fn mutated_captures_never_panic() {
+    // Deterministic xorshift mutations of a capture with HTTP-FLV payloads, in pcap and pcapng.
+    let mut c = Conn::new();
+    c.handshake(20.0);
+    c.client_send_bytes(b"GET /live/a.flv HTTP/1.1\r\n\r\n");
+    let mut body = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\nFLV\x01\x05\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
+    body.extend(std::iter::repeat_n(0x09u8, 3000));
+    for seg in body.chunks(MSS) {
+        c.server_send_bytes(seg);
+    }
+    c.client_ack_sack(100, &[(200, 900), (1000, 1200)]);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for k in [Container::PcapMicros, Container::Pcapng] {
+        let base = c.w.to_bytes(k);
+        for _ in 0..300 {
+            let mut b = base.clone();
+            for _ in 0..(1 + rnd() % 8) {
+                let i = (rnd() as usize) % b.len();
+                b[i] = rnd() as u8;
+            }
+            if rnd() % 4 == 0 {
+                let cut = (rnd() as usize) % b.len();
+                b.truncate(cut.max(1));
+            }
+            for threads in [1, 2] {
+                let _ = analyze_bytes(&b, &AnalyzeOptions { threads, ..Default::default() });
+            }
+        }
+    }
+}

@@ -112,7 +112,7 @@ fn timeout_inside_an_i_frame_counts_for_i() {
     // Second window: 8 segments, all in the I frame; the first is lost, others' dupacks lost.
     let base = 8 * MSS;
     for k in 0..8 {
-        c.server_send_bytes(&body[base + k * MSS..base + (k + 1) * MSS].to_vec());
+        c.server_send_bytes(&body[base + k * MSS..base + (k + 1) * MSS]);
         c.wait_ns(1000);
     }
     c.wait_ms(300.0);
