@@ -9,8 +9,8 @@
 # Engine: cargo-fuzz + libFuzzer, with AddressSanitizer on nightly. Needs a nightly toolchain
 # (`rustup toolchain list`); if none can be installed, the script falls back to the stable
 # compiler with RUSTC_BOOTSTRAP=1 and no sanitizer (`-s none`): libFuzzer's coverage guidance
-# still works (it uses stable -C flags), only ASan's extra checks are lost -- safe Rust needs them
-# little, and the reader's one unsafe block (mmap) is not reached from memory inputs anyway.
+# still works (it uses stable -C flags), only ASan's extra checks are lost (verified: the
+# `reader` target builds and runs that way with cargo-fuzz 0.13.2 on Rust 1.95).
 #
 # Seed corpus: the real-Linux-TCP scenario captures (python/tcpvideo/linux_scenarios.py, needs
 # root and network namespaces), cut to their first 64 kB and converted to pcapng, nanosecond
@@ -35,7 +35,10 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi
 TOOLCHAIN=()
-SANITIZER=(-s address)
+# AddressSanitizer by default: the reader and the sharded runner extend buffer lifetimes with
+# `unsafe` (reader/mod.rs, shard.rs), exactly what ASan checks. FUZZ_SANITIZER=none runs ~10x
+# more inputs per second (measured on `reader`: ~1300/s vs ~110/s on this machine).
+SANITIZER=(-s "${FUZZ_SANITIZER:-address}")
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   TOOLCHAIN=(+nightly)
 elif rustup toolchain install nightly --profile minimal >/dev/null 2>&1; then
