@@ -73,6 +73,9 @@ pub struct TcpConfig {
     pub nagle: bool,
     /// SYN (and SYN/ACK) retransmissions before giving up (Linux tcp_syn_retries = 6).
     pub syn_retries: u32,
+    /// Consecutive retransmission timeouts of data before the connection is reset (Linux
+    /// tcp_retries2 = 15, about 924 s with the default RTO bounds; we count expirations).
+    pub retries2: u32,
     /// TIME_WAIT duration (Linux 60 s; shortened by default, see module doc).
     pub time_wait: Duration,
     /// Send D-SACK blocks for duplicate segments (RFC 2883, Linux tcp_dsack = 1).
@@ -109,6 +112,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             nagle: true,
             syn_retries: 6,
+            retries2: 15,
             time_wait: Duration::from_secs(1),
             dsack: true,
             rack_tlp: true,

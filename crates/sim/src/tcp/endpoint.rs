@@ -567,6 +567,11 @@ impl TcpEndpoint {
                 if self.sb.is_empty() {
                     return;
                 }
+                if self.rtt.backoff >= self.cfg.retries2 {
+                    // Linux tcp_write_timeout: too many retransmissions, give up.
+                    self.reset(now, out, log, true);
+                    return;
+                }
                 let in_flight = self.sb.in_flight_bytes();
                 let new_episode = !matches!(self.ca, CaState::Recovery | CaState::Loss) || self.high_seq <= self.snd_una;
                 if new_episode {

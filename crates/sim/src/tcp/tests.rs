@@ -1113,3 +1113,17 @@ fn receive_window_starts_near_64kb_and_grows_two_segments_per_segment() {
     let expect = 65_535 + 100 * 2 * MSS;
     assert!(w <= expect && w + 2 * MSS >= expect, "{w} vs {expect}");
 }
+
+#[test]
+fn connection_is_reset_after_retries2_timeouts() {
+    let c = TcpConfig { retries2: 5, ..no_tlp() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    let t0 = h.now;
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(1000) });
+    h.send(SERVER, 1000);
+    h.run_for(Duration::from_secs(100));
+    assert_eq!(h.server.stats().rto_count, 5);
+    assert_eq!(h.server.state(), TcpState::Closed);
+    assert_eq!(h.events_of(SERVER, SocketEvent::Reset), 1);
+}
