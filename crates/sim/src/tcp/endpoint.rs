@@ -999,6 +999,7 @@ impl TcpEndpoint {
             delivered_bytes += d.delivered_bytes;
             delivered_pkts += d.delivered_pkts;
             sacked_new = d.newly_sacked_pkts;
+            self.rack.reord_seen |= d.reordered;
         }
 
         // Cumulative ACK.
@@ -1030,6 +1031,9 @@ impl TcpEndpoint {
             delivered_bytes += d.delivered_bytes;
             delivered_pkts += d.delivered_pkts;
             self.stats.bytes_acked += d.cum_acked_bytes;
+            if self.sack_ok {
+                self.rack.reord_seen |= d.reordered;
+            }
             if !self.sack_ok {
                 let reno_before = self.sb.reno_sacked;
                 self.sb.remove_reno_sacks(d.cum_acked_pkts);

@@ -5,8 +5,8 @@
 //! and still unacknowledged after one such RTT plus a reordering window is lost. Linux's choices,
 //! followed here: the reordering window is min(min_rtt/4, srtt), and zero (i.e. "lost as soon as
 //! overdue") once DupThresh segments are SACKed or the sender is already in recovery, as long as
-//! no reordering was observed (`reord_seen`; we never set it — the DSACK-driven adaptation of
-//! `reo_wnd_steps` is not modelled). A delivered retransmission whose RTT is below min_rtt is
+//! no reordering was observed (`reord_seen`, set when a never-retransmitted segment is delivered
+//! below data SACKed earlier). The D-SACK-driven growth of `reo_wnd_steps` is not modelled. A delivered retransmission whose RTT is below min_rtt is
 //! ignored (the original, not the retransmission, was probably delivered).
 //!
 //! The scan over segments in send order lives in the scoreboard
@@ -29,6 +29,9 @@ pub struct Rack {
     /// A delivery since the last loss scan (Linux `rack.advanced`).
     pub advanced: bool,
     pub valid: bool,
+    /// Reordering was observed on this connection (Linux `tp->reord_seen`): the reordering window
+    /// then stays min_rtt/4 even in recovery.
+    pub reord_seen: bool,
 }
 
 impl Rack {
@@ -49,7 +52,7 @@ impl Rack {
 
     /// Linux `tcp_rack_reo_wnd`.
     pub fn reo_wnd(&self, in_recovery_or_loss: bool, sacked_pkts: u64, dupthresh: u64, min_rtt: Option<Duration>, srtt: Option<Duration>) -> Duration {
-        if in_recovery_or_loss || sacked_pkts >= dupthresh {
+        if !self.reord_seen && (in_recovery_or_loss || sacked_pkts >= dupthresh) {
             return Duration::ZERO;
         }
         let m = min_rtt.unwrap_or(Duration::ZERO) / 4;

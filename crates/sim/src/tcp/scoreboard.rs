@@ -98,6 +98,9 @@ pub struct Delta {
     pub cum_acked_bytes: u64,
     pub cum_acked_pkts: u64,
     pub newly_sacked_pkts: u64,
+    /// A never-retransmitted segment was delivered below data SACKed earlier: the path reorders
+    /// (Linux tcp_check_sack_reordering / the reordering check of tcp_clean_rtx_queue).
+    pub reordered: bool,
 }
 
 #[derive(Debug, Default)]
@@ -194,6 +197,9 @@ impl Scoreboard {
             d.cum_acked_bytes += r.len as u64;
             d.cum_acked_pkts += 1;
             let was_sacked = r.sacked;
+            if !r.sacked && !r.ever_retrans && r.end() < self.highest_sacked {
+                d.reordered = true;
+            }
             if r.sacked {
                 self.sacked_out.sub(&r);
                 if r.start < self.lost_hint {
@@ -234,6 +240,7 @@ impl Scoreboard {
     /// newly SACKed record. Only the parts not reported by the previous ACK are walked.
     pub fn apply_sack(&mut self, blocks: &[(u64, u64)], mut f: impl FnMut(&SegRec)) -> Delta {
         let mut d = Delta::default();
+        let prior_highest = self.highest_sacked;
         for &(s, e) in blocks {
             // Subtract the cached blocks: at most 5 pieces remain.
             let mut pieces = [(0u64, 0u64); 6];
@@ -261,7 +268,7 @@ impl Scoreboard {
                 n = m;
             }
             for &(ps, pe) in &pieces[..n] {
-                self.sack_range(ps, pe, &mut d, &mut f);
+                self.sack_range(ps, pe, prior_highest, &mut d, &mut f);
             }
         }
         let k = blocks.len().min(4);
@@ -270,7 +277,7 @@ impl Scoreboard {
         d
     }
 
-    fn sack_range(&mut self, s: u64, e: u64, d: &mut Delta, f: &mut impl FnMut(&SegRec)) {
+    fn sack_range(&mut self, s: u64, e: u64, prior_highest: u64, d: &mut Delta, f: &mut impl FnMut(&SegRec)) {
         if s >= e {
             return;
         }
@@ -286,6 +293,9 @@ impl Scoreboard {
             }
             // Only whole records are SACKed (our segments are never split).
             if r.start >= s && r.end() <= e && !r.sacked {
+                if !r.ever_retrans && r.end() < prior_highest {
+                    d.reordered = true;
+                }
                 self.mark_sacked(i);
                 d.delivered_bytes += r.len as u64;
                 d.delivered_pkts += 1;
