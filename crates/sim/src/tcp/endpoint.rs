@@ -37,12 +37,17 @@
 //! * **Spurious RTO undo** (tcp_process_loss / tcp_try_undo_loss, `frto`): timestamps (Eifel) or
 //!   F-RTO step 3b with SACK; the window goes back to its pre-RTO value.
 //!
+//! * **Application-limited senders** (tcp_cwnd_validate / tcp_cwnd_application_limited): the
+//!   window decays towards what is used after an RTO without being filled.
+//! * **Reordering**: seen when never-retransmitted data is delivered below earlier SACKs; RACK then
+//!   keeps its min_rtt/4 reordering window.
+//!
 //! Not modelled (deviations from Linux, mentioned where they matter): F-RTO step 2b (new data
 //! after the first post-RTO ACK), undo of spurious fast recoveries (tcp_try_undo_recovery /
-//! partial / D-SACK counting), reordering detection and the adaptation of the reordering window
-//! and DupThresh, TSO/GSO segment aggregation, receive-buffer autotuning, cwnd validation for
-//! application-limited senders (tcp_cwnd_application_limited), ECN, urgent data, the CWR state
-//! as a distinct state (a probe-repaired loss reduces cwnd at once, as Linux's CWR ends there).
+//! partial / D-SACK counting), the D-SACK growth of RACK's reordering window and the adaptation of
+//! DupThresh (tp->reordering) for the non-RACK path, TSO/GSO segment aggregation, TCP small
+//! queues, receive-buffer autotuning, ECN, urgent data, the CWR state as a distinct state (a
+//! probe-repaired loss reduces cwnd at once, as Linux's CWR ends there).
 
 use std::time::Duration;
 
