@@ -618,8 +618,13 @@ impl Flow {
     }
 
     fn retransmission(&mut self, p: &TcpPacket<'_>, start: u64, end: u64, now: u64, ctx: &mut GapContext, f: FrameType) {
-        let ack_clocked = self.out.pkts_up > 0 && now.saturating_sub(self.last_client_ns) <= retrans::ACK_CLOCK_NS;
-        let kind = if ack_clocked && (self.last_client_loss_signal || self.snd.recovery_point.is_some()) {
+        let since_client = now.saturating_sub(self.last_client_ns);
+        let ack_clocked = self.out.pkts_up > 0 && since_client <= retrans::ACK_CLOCK_NS;
+        let loss_evidence = self.last_client_loss_signal || self.snd.recovery_point.is_some();
+        // RACK (RFC 8985 §6.2) retransmits on its reordering timer, a fraction of an RTT after
+        // the SACK that showed the loss: still loss detection by ACKs, not a timeout.
+        let rack_timer = self.est.srtt_ns.is_some_and(|s| since_client < s + s / 2);
+        let kind = if loss_evidence && (ack_clocked || rack_timer) {
             RetransKind::Fast
         } else if ack_clocked && self.snd.loss_point.is_some() {
             RetransKind::Recovery

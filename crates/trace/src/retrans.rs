@@ -4,7 +4,8 @@
 //! sent is a retransmission. Its *kind* comes from what preceded it at the server:
 //! - `Fast`: sent right after (within `ACK_CLOCK_NS`) a client ACK that was a duplicate ACK or
 //!   carried SACK information, or during fast recovery — ACK-clocked loss recovery (RFC 5681
-//!   §3.2, RFC 6675, RACK-TLP RFC 8985 when it is ACK-triggered).
+//!   §3.2, RFC 6675) — or less than 1.5·SRTT after such an ACK (RACK's reordering-window timer,
+//!   RFC 8985 §6.2, which fires a fraction of an RTT after the SACK).
 //! - `Recovery`: ACK-clocked retransmission after a timeout, while the sender is still in its
 //!   post-RTO loss episode (Linux `TCP_CA_Loss` retransmits the rest of the window as ACKs come).
 //! - `Timeout`: not ACK-clocked — a timer fired (RTO, RFC 6298 §5; Linux's tail-loss probe also

@@ -369,3 +369,22 @@ fn upload_threshold_uses_handshake_rtt_not_server_samples() {
     c.client_send(MSS);
     assert!(run(&c).stalls.is_empty());
 }
+
+#[test]
+fn rack_reordering_timer_retransmission_is_fast_not_timeout() {
+    // RTT 100 ms; a SACK shows a hole; Linux RACK retransmits ~RTT/4 later, before any RTO.
+    let mut c = Conn::new();
+    c.handshake(100.0);
+    exchange(&mut c, 4);
+    c.server_burst(6, MSS);
+    c.wait_ms(100.0);
+    c.client_ack_sack(s(4), &[(s(5), s(6))]);
+    c.wait_ms(25.0);
+    c.server_resend(s(4), MSS);
+    c.wait_ms(100.0);
+    c.client_ack(s(10));
+    let a = run(&c);
+    let kinds_r: Vec<&str> = a.retransmissions.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds_r, vec!["fast"]);
+    assert!(timeout_types(&a).is_empty());
+}
