@@ -102,7 +102,11 @@ impl AppState {
     /// Feed payload of direction `dir` at stream offset `off` (0 = first byte after SYN).
     /// `complete` is false when the capture truncated the payload (snaplen).
     pub fn feed(&mut self, dir: usize, off: u64, data: &[u8], complete: bool, now: u64) {
-        if data.is_empty() && complete {
+        if data.is_empty() {
+            if !complete {
+                // Payload on the wire but none captured: this direction cannot be parsed.
+                self.dirs[dir].parser = Parser::Off;
+            }
             return;
         }
         if matches!(self.dirs[dir].parser, Parser::Off) {

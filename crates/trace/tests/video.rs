@@ -359,3 +359,16 @@ fn worker_threads_see_the_same_payloads() {
     assert_eq!(j(&a1), j(&a2));
     assert_eq!(a1.frame_types.iter().find(|x| x.frame == FrameType::P).unwrap().frames, 6);
 }
+
+#[test]
+fn snaplen_at_the_tcp_header_leaves_no_payload_and_no_panic() {
+    // Regression (found by the capture engineer's fuzzer): payload on the wire, none captured.
+    let mut c = Conn::new();
+    c.handshake(10.0);
+    c.client_send_bytes(b"GET /live/x.flv HTTP/1.1\r\n\r\n");
+    send_acked(&mut c, &[7u8; 5000], 10.0);
+    c.w.snaplen = 54; // Ethernet + IPv4 + TCP without options
+    let a = analyze_bytes(&c.w.to_bytes(Container::PcapMicros), &opts1()).unwrap();
+    assert_eq!(a.flows[0].bytes_down, 5000);
+    assert_eq!(a.flows[0].app, "");
+}
