@@ -35,7 +35,9 @@
 //!   `rack_tlp = false`) the classic RFC 6675 DupThresh / NewReno rules apply.
 //!
 //! * **Spurious RTO undo** (tcp_process_loss / tcp_try_undo_loss, `frto`): timestamps (Eifel) or
-//!   F-RTO step 3b with SACK; the window goes back to its pre-RTO value.
+//!   F-RTO step 3b with SACK; the window goes back to its pre-RTO value. A fast recovery is undone
+//!   at its end when all its retransmissions were D-SACKed or the full ACK predates them
+//!   (tcp_try_undo_recovery).
 //!
 //! * **Application-limited senders** (tcp_cwnd_validate / tcp_cwnd_application_limited): the
 //!   window decays towards what is used after an RTO without being filled.
@@ -43,8 +45,8 @@
 //!   keeps its min_rtt/4 reordering window.
 //!
 //! Not modelled (deviations from Linux, mentioned where they matter): F-RTO step 2b (new data
-//! after the first post-RTO ACK), undo of spurious fast recoveries (tcp_try_undo_recovery /
-//! partial / D-SACK counting), the D-SACK growth of RACK's reordering window and the adaptation of
+//! after the first post-RTO ACK), partial undo during recovery (tcp_try_undo_partial /
+//! tcp_try_undo_dsack), the D-SACK growth of RACK's reordering window and the adaptation of
 //! DupThresh (tp->reordering) for the non-RACK path, TSO/GSO segment aggregation, TCP small
 //! queues, receive-buffer autotuning, ECN, urgent data, the CWR state as a distinct state (a
 //! probe-repaired loss reduces cwnd at once, as Linux's CWR ends there).
@@ -190,8 +192,11 @@ pub struct TcpEndpoint {
     retrans_stamp: Option<Time>,
     /// An RTO episode whose reduction may still be undone (Linux `undo_marker` set, `frto`).
     undo_possible: bool,
-    /// cwnd before the RTO episode (Linux `prior_cwnd`), restored by an undo.
+    /// cwnd before the RTO / recovery episode (Linux `prior_cwnd`), restored by an undo.
     undo_prior_cwnd: u64,
+    /// Retransmissions of the recovery episode not yet reported unnecessary by a D-SACK (Linux
+    /// `undo_retrans`).
+    undo_retrans: u64,
     /// Data transmissions so far (orders segments sent at the same instant, for RACK).
     xmit_count: u64,
     /// Highest SND.NXT when a tail-loss probe was sent; 0 = no probe outstanding.
@@ -302,6 +307,7 @@ impl TcpEndpoint {
             retrans_stamp: None,
             undo_possible: false,
             undo_prior_cwnd: 0,
+            undo_retrans: 0,
             xmit_count: 0,
             tlp_high_seq: 0,
             tlp_retrans: false,
@@ -1115,8 +1121,35 @@ impl TcpEndpoint {
                 }
             }
             CaState::Recovery => {
+                if dsack && self.undo_retrans > 0 {
+                    // A D-SACK reports one of our retransmissions as unnecessary (RFC 3708).
+                    self.undo_retrans -= 1;
+                }
                 if self.snd_una >= self.high_seq {
-                    self.exit_recovery(now, log);
+                    // Linux tcp_try_undo_recovery: every retransmission was D-SACKed, or the full
+                    // ACK echoes a TSval older than our first retransmission (Eifel): the
+                    // recovery was spurious (reordering), restore the window.
+                    let delayed = self.ts_ok
+                        && self.retrans_stamp.is_some_and(|t| {
+                            pkt.options.timestamps.is_some_and(|(_, ecr)| ecr != 0 && (ecr.wrapping_sub(self.ts_val(t)) as i32) < 0)
+                        });
+                    if self.cfg.frto && self.undo_possible && (self.undo_retrans == 0 || delayed) {
+                        self.undo_possible = false;
+                        self.cc.on_spurious_congestion(now);
+                        if !self.cc.owns_recovery() && self.cc.cwnd() < self.undo_prior_cwnd {
+                            self.cc.set_cwnd(self.undo_prior_cwnd);
+                        }
+                        self.stats.spurious_recoveries += 1;
+                        self.ca = CaState::Open;
+                        log.push(TcpLogEvent::ExitRecovery {
+                            at: now,
+                            flow: self.flow,
+                            from_node: self.local.node,
+                            cwnd_bytes: self.cwnd_bytes(),
+                        });
+                    } else {
+                        self.exit_recovery(now, log);
+                    }
                 } else if self.sack_ok {
                     if !rack_mode {
                         newly_lost += self.sb.mark_lost_by_sack(dupthresh);
@@ -1231,6 +1264,11 @@ impl TcpEndpoint {
             newly += self.sb.mark_head_lost();
         }
         let prior_cwnd_pkts = (self.cc.cwnd() / self.snd_mss).max(1);
+        // Undo bookkeeping (Linux tcp_init_undo).
+        self.undo_prior_cwnd = self.cc.cwnd();
+        self.undo_possible = true;
+        self.undo_retrans = 0;
+        self.retrans_stamp = None;
         self.cc.on_congestion_event(now, CongestionSignal::FastRetransmit, prior_in_flight);
         let ssthresh_pkts = (self.cc.ssthresh() / self.snd_mss).max(1);
         self.prr.start(prior_cwnd_pkts, ssthresh_pkts);
@@ -1558,8 +1596,11 @@ impl TcpEndpoint {
             _ => RetransmitCause::FastRetransmit,
         };
         self.first_rexmit_pending = false;
-        if self.ca == CaState::Loss && self.retrans_stamp.is_none() {
+        if matches!(self.ca, CaState::Loss | CaState::Recovery) && self.retrans_stamp.is_none() {
             self.retrans_stamp = Some(now);
+        }
+        if self.ca == CaState::Recovery {
+            self.undo_retrans += 1;
         }
         let tx = self.rate.on_send(now, self.sb.packets_out.pkts == 0);
         let is_head = i == 0;

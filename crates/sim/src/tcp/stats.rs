@@ -45,4 +45,6 @@ pub struct TcpStats {
     pub retrans_tlp: u64,
     /// RTOs found spurious afterwards (the window reduction was undone).
     pub spurious_rtos: u64,
+    /// Fast recoveries found spurious at their end (D-SACK or timestamps; window restored).
+    pub spurious_recoveries: u64,
 }

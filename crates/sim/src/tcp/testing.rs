@@ -52,6 +52,8 @@ pub struct Harness {
     pub jitter: Option<Duration>,
     /// Extra delay for packets from a node sent in [start, end): (from, start, end, extra).
     pub delays: Vec<(NodeId, Time, Time, Duration)>,
+    /// Extra delay for the n-th (1-based) data transmission from a node: (from, n, extra).
+    pub delay_nth_data: Vec<(NodeId, u64, Duration)>,
     rng: u64,
     pub trace: Vec<Sent>,
     pub log: Vec<TcpLogEvent>,
@@ -94,6 +96,7 @@ impl Harness {
             keep_trace: true,
             jitter: None,
             delays: Vec::new(),
+            delay_nth_data: Vec::new(),
             rng: 0x9E37_79B9_7F4A_7C15,
             trace: Vec::new(),
             log: Vec::new(),
@@ -131,7 +134,7 @@ impl Harness {
         self.drops.push(DropRule::NthData { from, n });
     }
 
-    fn should_drop(&mut self, p: &Packet) -> bool {
+    fn should_drop(&mut self, p: &Packet) -> (bool, Option<u64>) {
         let dir = p.src_node as usize;
         let nth = if p.payload_len > 0 {
             self.data_count[dir] += 1;
@@ -148,12 +151,12 @@ impl Harness {
                 DropRule::Pred(f) => f(p),
             };
         }
-        drop
+        (drop, nth)
     }
 
     fn put_on_wire(&mut self, out: &mut Vec<Packet>) {
         for p in out.drain(..) {
-            let dropped = self.should_drop(&p);
+            let (dropped, nth) = self.should_drop(&p);
             if self.keep_trace {
                 self.trace.push(Sent { at: self.now, pkt: p, dropped });
             }
@@ -181,6 +184,11 @@ impl Harness {
             let mut arrive = depart + self.delay;
             for &(from, start, end, extra) in &self.delays {
                 if p.src_node == from && self.now >= start && self.now < end {
+                    arrive += extra;
+                }
+            }
+            for &(from, n, extra) in &self.delay_nth_data {
+                if p.src_node == from && nth == Some(n) {
                     arrive += extra;
                 }
             }

@@ -1462,3 +1462,26 @@ fn reordering_widens_racks_window_and_avoids_spurious_retransmissions() {
         st.retrans_fast
     );
 }
+
+#[test]
+fn spurious_fast_recovery_from_reordering_is_undone() {
+    // Segment 15 (mid-burst) is delayed by 10 ms, not lost: later segments are SACKed first, the
+    // sender retransmits it, then the original arrives. The full ACK echoes the original's TSval
+    // and the receiver D-SACKs the retransmission: the recovery is undone (Linux
+    // tcp_try_undo_recovery) and the window is restored.
+    let run = |frto: bool| {
+        let c = TcpConfig { frto, rack_tlp: false, ..cfg() };
+        let mut h = Harness::pair(&c, ms(50));
+        h.establish();
+        h.delay_nth_data.push((SERVER, 15, ms(10)));
+        h.send(SERVER, 60 * MSS);
+        h.run_for(ms(1500));
+        (*h.server.stats(), h.server.cwnd_bytes() / MSS)
+    };
+    let (on, cwnd_on) = run(true);
+    let (off, cwnd_off) = run(false);
+    assert!(on.retrans_fast >= 1 && off.retrans_fast >= 1, "{on:?}");
+    assert_eq!(on.spurious_recoveries, 1, "{on:?}");
+    assert_eq!(off.spurious_recoveries, 0);
+    assert!(cwnd_on > cwnd_off, "{cwnd_on} vs {cwnd_off}");
+}
