@@ -3,6 +3,7 @@
 //! of seed 000 §2.3 (Table 3).
 //!
 //! Aggregates follow the seed's definitions:
+//! - Table 1: upload flows bucketed by reordering rate, mean throughput, size and FCT;
 //! - stall share of FCT (§2.1/§2.2: "the stall time accounts for 31.6% of the completion time
 //!   in upload flows"): Σ stall time within the flows' FCT windows / Σ FCT, per direction;
 //! - stall types (Table 2 and §2.1) as shares of stall *time*;
@@ -581,6 +582,44 @@ impl Analysis {
             }
         }
         out.insert("timeout_types".into(), Value::Object(tt));
+        // Table 1: upload flows by reordering rate (< 10 %, 10–20 %, > 20 %).
+        let mut t1 = Vec::new();
+        for (lo, hi, label) in [(0.0, 0.1, "<10%"), (0.1, 0.2, "10-20%"), (0.2, f64::INFINITY, ">20%")] {
+            let fl: Vec<&FlowRecord> = self
+                .flows
+                .iter()
+                .filter(|f| f.direction == "upload" && f.data_packets > 0)
+                .filter(|f| f.reordering_rate >= lo && f.reordering_rate < hi)
+                .collect();
+            let n = fl.len() as f64;
+            t1.push(json!({
+                "reordering_rate": label,
+                "flows": fl.len(),
+                "mean_throughput_bps": (n > 0.0).then(|| fl.iter().map(|f| f.throughput_bps).sum::<f64>() / n),
+                "mean_bytes": (n > 0.0).then(|| fl.iter().map(|f| f.bytes as f64).sum::<f64>() / n),
+                "mean_fct_s": (n > 0.0).then(|| fl.iter().map(|f| f.fct_ns as f64).sum::<f64>() / n / 1e9),
+            }));
+        }
+        out.insert("upload_by_reordering".into(), Value::Array(t1));
+        // HTTP segments: on periods (first to last response byte) and off periods (last byte
+        // of one response to the first of the next on the same connection).
+        let mut on: Vec<u64> = self.http.iter().filter_map(|h| h.on_period_ns).collect();
+        let mut off: Vec<u64> = self
+            .http
+            .windows(2)
+            .filter(|w| w[0].flow_id == w[1].flow_id)
+            .filter_map(|w| Some(w[1].response_start_ns?.saturating_sub(w[0].response_end_ns?)))
+            .collect();
+        on.sort_unstable();
+        off.sort_unstable();
+        out.insert(
+            "http".into(),
+            json!({
+                "transactions": self.http.len(),
+                "on_period_median_s": on.get(on.len() / 2).map(|&x| x as f64 / 1e9),
+                "off_period_median_s": off.get(off.len() / 2).map(|&x| x as f64 / 1e9),
+            }),
+        );
         out.insert("frame_types".into(), serde_json::to_value(&self.frame_types).unwrap());
         out.insert("rtt_by_in_flight".into(), serde_json::to_value(&self.rtt_buckets).unwrap());
         out.insert("pairing".into(), serde_json::to_value(&self.pairing).unwrap());

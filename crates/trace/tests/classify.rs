@@ -388,3 +388,18 @@ fn rack_reordering_timer_retransmission_is_fast_not_timeout() {
     assert_eq!(kinds_r, vec!["fast"]);
     assert!(timeout_types(&a).is_empty());
 }
+
+#[test]
+fn summary_buckets_upload_flows_by_reordering_rate() {
+    // 7 data packets, 1 disordered: 14 % → the 10–20 % row of Table 1.
+    let mut c = upload_conn();
+    let o = c.c_nxt;
+    c.client_send_at(o + s(1), MSS);
+    c.client_send_at(o, MSS);
+    c.client_send(MSS);
+    let a = run(&c);
+    let t1 = &a.summary().0["upload_by_reordering"];
+    assert_eq!(t1[0]["flows"], 0);
+    assert_eq!(t1[1]["flows"], 1);
+    assert_eq!(t1[2]["flows"], 0);
+}

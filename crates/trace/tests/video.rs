@@ -152,6 +152,11 @@ fn http_response_with_content_length_is_one_on_period() {
         let on = h.on_period_ns.unwrap();
         assert!(on > 20_000_000 && on < 25_000_000, "{on}");
     }
+    let h = &a.summary().0["http"];
+    assert_eq!(h["transactions"], 3);
+    let off = h["off_period_median_s"].as_f64().unwrap();
+    // last byte sent → its ACK one RTT (20 ms) later, 0.5 ms, the 500 ms pause, the request.
+    assert!((0.5205..0.5207).contains(&off), "{off}");
     // The 500 ms pauses between segments are resource-constraint stalls (off periods).
     assert!(a.stalls.iter().filter(|s| s.kind == StallKind::ResourceConstraint).count() >= 2);
 }

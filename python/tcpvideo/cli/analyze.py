@@ -59,6 +59,14 @@ def print_summary(summary: dict, console: Console) -> None:
                   "—" if f["mean_size_bytes"] is None else f"{f['mean_size_bytes']:.0f}",
                   str(f["packets"]), _pct(f["loss_rate"]), _pct(f["timeout_per_loss"]))
     console.print(t)
+    t = Table(title="Upload flows by reordering rate (Table 1)")
+    for c in ("reordering", "flows", "throughput kB/s", "size MB", "FCT s"):
+        t.add_column(c, justify="right")
+    for r in summary.get("upload_by_reordering", []):
+        f = lambda v, k: "—" if v is None else f"{v / k:.2f}"  # noqa: E731
+        t.add_row(r["reordering_rate"], str(r["flows"]), f(r["mean_throughput_bps"], 8e3),
+                  f(r["mean_bytes"], 1e6), f(r["mean_fct_s"], 1))
+    console.print(t)
     t = Table(title="RTT / RTT_3WHS by in_flight (Fig. 5)")
     for c in ("in_flight kB", "samples", "mean RTT ms", "RTT/RTT_3WHS"):
         t.add_column(c, justify="right")
