@@ -130,3 +130,18 @@ def test_shipped_scenarios_validate():
     for f in sorted((ROOT / "scenarios").glob("*.toml")):
         info = check(f)
         assert info["flows"] >= 1, f
+
+
+def test_infinite_ssthresh_is_null_not_an_overflow():
+    # Before its first loss a flow's ssthresh is "infinite" (u64::MAX in Rust); BBR never sets one.
+    names = [a["name"] for a in tcpvideo.cc_list()]
+    cc = "bbr" if "bbr" in names else "reno"
+    sc = small(tcp={"cc": cc}, link=[
+        {"a": "s", "b": "r", "rate": "1Gbps", "delay": "1ms"},
+        {"name": "wan", "a": "r", "b": "c", "rate": "20Mbps", "delay": "9ms", "queue": 50,
+         "ab": {"loss": {"model": "bernoulli", "p": 0.02}}},
+    ])
+    r = tcpvideo.simulate(sc)
+    first = r.series.column("ssthresh_bytes").to_pylist()[0]
+    assert first is None or first > 0
+    assert r.events.num_rows > 0

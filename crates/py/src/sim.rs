@@ -108,6 +108,12 @@ impl Simulation {
     }
 }
 
+/// "Infinite" thresholds (u64::MAX, e.g. before the first loss or with BBR) become null, so the
+/// column fits Arrow's int64.
+fn finite(v: u64) -> Option<u64> {
+    (v < i64::MAX as u64).then_some(v)
+}
+
 fn cause_name(c: RetransmitCause) -> &'static str {
     match c {
         RetransmitCause::FastRetransmit => "fast_retransmit",
@@ -162,7 +168,7 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
         .map(|e| match *e {
             TcpLogEvent::Retransmit { at, flow, from_node, seq, len, cause } => (at.0, flow, from_node, "retransmit", Some(seq), Some(len), Some(cause_name(cause)), None, None, None, None),
             TcpLogEvent::Rto { at, flow, from_node, backoff, rto } => (at.0, flow, from_node, "rto", None, None, None, Some(backoff), Some(rto.as_nanos() as u64), None, None),
-            TcpLogEvent::EnterRecovery { at, flow, from_node, cwnd_bytes, ssthresh_bytes } => (at.0, flow, from_node, "enter_recovery", None, None, None, None, None, Some(cwnd_bytes), Some(ssthresh_bytes)),
+            TcpLogEvent::EnterRecovery { at, flow, from_node, cwnd_bytes, ssthresh_bytes } => (at.0, flow, from_node, "enter_recovery", None, None, None, None, None, Some(cwnd_bytes), finite(ssthresh_bytes)),
             TcpLogEvent::ExitRecovery { at, flow, from_node, cwnd_bytes } => (at.0, flow, from_node, "exit_recovery", None, None, None, None, None, Some(cwnd_bytes), None),
             TcpLogEvent::ZeroWindow { at, flow, from_node } => (at.0, flow, from_node, "zero_window", None, None, None, None, None, None, None),
             TcpLogEvent::ZeroWindowProbe { at, flow, from_node } => (at.0, flow, from_node, "zero_window_probe", None, None, None, None, None, None, None),
@@ -179,7 +185,7 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     out.set_item("events", events)?;
     let series = columns!(py, r.flow_samples, {
         "t_s" => |s| s.t_ns as f64 / 1e9, "flow" => |s| s.flow, "cwnd_bytes" => |s| s.cwnd_bytes,
-        "ssthresh_bytes" => |s| s.ssthresh_bytes, "srtt_ms" => |s| s.srtt_ns.map(|x| x as f64 / 1e6),
+        "ssthresh_bytes" => |s| finite(s.ssthresh_bytes), "srtt_ms" => |s| s.srtt_ns.map(|x| x as f64 / 1e6),
         "bytes_in_flight" => |s| s.bytes_in_flight, "bytes_acked" => |s| s.bytes_acked,
         "bytes_received" => |s| s.bytes_received, "peer_window_bytes" => |s| s.peer_window_bytes,
     });

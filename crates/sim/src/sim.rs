@@ -612,7 +612,7 @@ impl Simulation {
                 continue;
             };
             self.flow_samples.push(FlowSample {
-                t_ns: now.as_nanos(), flow: i as u32, cwnd_bytes: s.cwnd_bytes(), ssthresh_bytes: s.ssthresh_bytes().min(u64::MAX >> 1),
+                t_ns: now.as_nanos(), flow: i as u32, cwnd_bytes: s.cwnd_bytes(), ssthresh_bytes: s.ssthresh_bytes(),
                 srtt_ns: s.srtt().map(|d| d.as_nanos() as u64), bytes_in_flight: s.bytes_in_flight(),
                 bytes_acked: s.stats().bytes_acked, bytes_received: r.stats().bytes_received,
                 peer_window_bytes: s.peer_window_bytes(),
