@@ -48,7 +48,7 @@ def print_summary(summary: dict, console: Console) -> None:
     for ty in tt["all"]:
         t.add_row(ty, *[f"{_pct(tt[k][ty]['share'])} ({tt[k][ty]['count']})" for k in cols])
     console.print(t)
-    t = Table(title="Frames (Table 4), download direction")
+    t = Table(title="Frames (Table 4): frames of each flow's data direction; packets and loss of download flows")
     for c in ("type", "share %", "interval s", "size B", "packets", "loss %", "timeout/loss %"):
         t.add_column(c, justify="right")
     for f in summary["frame_types"]:
