@@ -93,8 +93,6 @@ pub struct Channel {
     pub tap_tx: Option<u16>,
     pub tap_rx: Option<u16>,
     pub stats: ChannelStats,
-    /// Precomputed ns per byte ×2^16 would be faster; the division is exact and cheap enough.
-    _priv: (),
 }
 
 impl Channel {
@@ -102,7 +100,7 @@ impl Channel {
         Channel {
             link, from, to, rate, delay, limit, loss,
             fifo: VecDeque::with_capacity(64), fifo_bytes: 0, busy_until: 0,
-            tap_tx: None, tap_rx: None, stats: ChannelStats::default(), _priv: (),
+            tap_tx: None, tap_rx: None, stats: ChannelStats::default(),
         }
     }
 
