@@ -275,9 +275,10 @@ fn single_flow(cc: &'static str, params: Vec<(&'static str, f64)>, duration_s: u
 /// CCPLB runs with a playout-buffer term this path can absorb (POB = 16 segments, a quarter of the
 /// queue): its default POB of 448 segments (seed 001's smallest buffer, on a 1 Gbit/s testbed) is
 /// more than three times what this path stores, and Eq. 5 adds it to the window whatever the
-/// path says — see `ccplb_default_pob_overflows_a_path_that_stores_less`. Measured on this path:
-/// POB 0/8/16 → 95 % of the link, POB 24/32/48 → 66–81 % with 4–5 RTOs (the memoryless law
-/// bursts above the queue and the endpoint ends up in RTO recovery), POB 448 → 53 %.
+/// path says — see `ccplb_default_pob_overflows_a_path_that_stores_less`. Measured on this path
+/// (endpoint of 2026-11-23): POB 0–96 → 95 % of the link; POB 200 → 14 % (RTO storm, see
+/// `srtt_stays_within_what_the_path_can_delay_through_rto_storms`); before the endpoint's
+/// delayed-ACK rework the collapse started at POB 24, hence the margin.
 #[test]
 fn every_algorithm_fills_a_bdp_buffered_path() {
     let mut failures = Vec::new();
@@ -316,6 +317,23 @@ fn ccplb_default_pob_overflows_a_path_that_stores_less() {
     assert!(d_lb > 0.10, "ccplb drops {:.3} of its packets", d_lb);
     assert!(d_ccp < 0.01, "ccp drops {:.4} of its packets", d_ccp);
     assert!(lb.flows[0].goodput_bps < ccp.flows[0].goodput_bps);
+}
+
+/// No RTT sample may exceed what the path can delay a segment: on 20 Mbit/s, 40 ms, 67-packet
+/// queue the longest round trip is 40 ms + 67 × 0.6 ms ≈ 80 ms, plus at most a delayed-ACK timer
+/// (≤ 200 ms in Linux): srtt must stay below 300 ms. CCPLB with POB = 200 segments is the stressor
+/// (its window bursts far above what the path stores, so the run goes through repeated RTOs):
+/// a sample taken across an RTO (Karn's rule, RFC 6298 §3) or from an old timestamp echo would
+/// show up here as an srtt of seconds and an RTO of many seconds.
+#[test]
+#[ignore = "endpoint: an RTT sample spans an RTO (srtt 52 -> 429 ms at t = 9 s, RTO 10.96 s), see /work/notes/followups.md (cc-sim)"]
+fn srtt_stays_within_what_the_path_can_delay_through_rto_storms() {
+    let path = single_flow("ccplb", vec![("pob_segments", 200.0)], 20);
+    let r = path.run();
+    print_run("ccplb POB 200", &path, &r);
+    let worst = r.flow_samples.iter().filter_map(|s| s.srtt_ns).max().expect("srtt samples");
+    println!("  largest srtt sampled: {:.1} ms, RTOs {}", worst as f64 / 1e6, r.flows[0].rto_count);
+    assert!(worst < 300_000_000, "srtt reached {:.1} ms on a path whose longest RTT is ~80 ms", worst as f64 / 1e6);
 }
 
 /// For every algorithm with parameters: a parameter set on one flow of a scenario reaches that
