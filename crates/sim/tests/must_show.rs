@@ -355,3 +355,32 @@ fn bad_input_fails_with_one_line_naming_the_field() {
         assert!(!e.contains('\n'));
     }
 }
+
+#[test]
+fn running_in_chunks_gives_the_same_result_as_running_at_once() {
+    use tcpvideo_model::Time;
+    use tcpvideo_sim::sim::Simulation;
+    let text = r#"
+duration = "4s"
+[dumbbell]
+clients = 3
+bottleneck_rate = "20Mbps"
+queue = 60
+rtt = "40ms"
+rtt_std = "4ms"
+loss = { model = "gilbert_elliott", p = 0.01, r = 0.3 }
+[dumbbell.flow]
+start_jitter = "300ms"
+[record]
+sample_interval = "50ms"
+"#;
+    let once = run_scenario(load_toml(text, Some(3)).unwrap(), None).unwrap();
+    let mut sim = Simulation::new(load_toml(text, Some(3)).unwrap(), None).unwrap();
+    let mut t = 0;
+    while !sim.run_until(Time::from_millis(t)) {
+        t += 137; // chunk edges that fall between and on event times
+    }
+    let chunked = sim.finish().unwrap();
+    assert!(once.links.iter().any(|l| l.loss_drops > 0), "Gilbert–Elliott loses packets");
+    assert_eq!(format!("{once:?}"), format!("{chunked:?}"));
+}
