@@ -409,7 +409,7 @@ fn cubic_beta_override_sets_the_per_flow_multiplicative_decrease() {
     let r = path.run();
     for (flow, beta) in [(0u32, 0.7), (1, 0.5)] {
         let samples: Vec<_> = r.flow_samples.iter().filter(|s| s.flow == flow).collect();
-        // The run reports an infinite ssthresh as u64::MAX >> 1.
+        // An infinite ssthresh is u64::MAX (capped at u64::MAX >> 1 before commit cde1355).
         let first = samples.iter().position(|s| s.ssthresh_bytes < u64::MAX >> 1).expect("a loss ended slow start");
         // The window the loss cut: the largest cwnd sampled before ssthresh was set (samples are
         // 10 ms apart, so it may under-estimate the window at the loss by up to a sample's growth).
