@@ -352,7 +352,7 @@ fn a_per_flow_parameter_override_changes_each_algorithm() {
         ("ccp", "kp", 0.5),
         ("ccplca", "kp", 0.5),
         ("ccplb", "pob_segments", 0.0),
-        ("vegas", "alpha", 8.0),
+        ("vegas", "beta", 12.0),
     ];
     let mut failures = Vec::new();
     for info in ALGORITHMS {
@@ -371,7 +371,13 @@ fn a_per_flow_parameter_override_changes_each_algorithm() {
         let r = path.run();
         let (a, b) = (&r.flows[0], &r.flows[1]);
         println!("{} {param}={value} (default {default}):\n  default  {}\n  override {}", info.name, describe(a), describe(b));
-        let differs = a.data_segments_sent != b.data_segments_sent || a.max_cwnd_bytes != b.max_cwnd_bytes || a.bytes != b.bytes;
+        // Behaviour = the sender's trajectory: the cwnd series sampled every 10 ms (plus totals).
+        let cwnd_series = |flow: u32| r.flow_samples.iter().filter(|s| s.flow == flow).map(|s| s.cwnd_bytes).collect::<Vec<_>>();
+        let (ca, cb) = (cwnd_series(0), cwnd_series(1));
+        assert!(ca.len() > 100 && ca.len() == cb.len(), "{}: flow samples", info.name);
+        let differing = ca.iter().zip(&cb).filter(|(x, y)| x != y).count();
+        println!("  cwnd differs in {differing} of {} samples", ca.len());
+        let differs = differing > 0 || a.data_segments_sent != b.data_segments_sent || a.bytes != b.bytes;
         if !differs {
             failures.push(format!("{}: {param}={value} changed nothing", info.name));
         }
