@@ -577,7 +577,7 @@ fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32,
     };
     // Drawn for every flow (even with zero jitter) so one flow's jitter never shifts another's.
     let u: f64 = jitter_rng.gen();
-    let start = start + Duration::from_nanos((jitter.as_nanos() as f64 * u) as u64);
+    let start = start.saturating_add(Duration::from_nanos((jitter.as_nanos() as f64 * u) as u64));
     let app_name = t.app.clone().unwrap_or_else(|| "bulk".into());
     let only = |keys: &[(&str, bool)], app: &str| -> Result<(), ScenarioError> {
         for (k, set) in keys {
@@ -628,6 +628,12 @@ fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32,
                 let Some(period) = &t.period else { return err(p("requests"), "reqresp needs requests = [...] or period/count/response_bytes") };
                 let period = period.duration(&p("period"))?;
                 let Some(count) = t.count else { return err(p("count"), "missing (number of requests)") };
+                if count > 10_000_000 {
+                    return err(p("count"), "more than 10000000 requests");
+                }
+                if period.as_nanos() * count as u128 > u64::MAX as u128 {
+                    return err(p("count"), "period × count overflows");
+                }
                 let Some(resp) = &t.response_bytes else { return err(p("response_bytes"), "missing") };
                 let resp = resp.bytes(&p("response_bytes"))?;
                 for k in 0..count {
@@ -654,7 +660,7 @@ fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32,
             for (i, ps) in r.pauses.iter().enumerate() {
                 let a = ps.at.duration(&format!("{path}.reader.pauses[{i}].at"))?;
                 let d = ps.duration.duration(&format!("{path}.reader.pauses[{i}].duration"))?;
-                pauses.push((a, a + d));
+                pauses.push((a, a.saturating_add(d)));
             }
             pauses.sort();
             ReaderDef { rate, pauses }
@@ -993,5 +999,27 @@ rtt_std = "5ms"
         assert_eq!(load_json(j, None).unwrap(), load_toml(t, None).unwrap());
         let e = load_json(r#"{"duration": "2s", "bogus": 1}"#, None).unwrap_err().0;
         assert!(e.starts_with("bogus: unknown field `bogus`"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod edge_tests {
+    use super::*;
+
+    #[test]
+    fn absurd_numbers_are_errors_not_panics() {
+        let base = "duration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\n[[flow]]\nclient = \"a\"\nserver = \"b\"\n";
+        let e = load_toml(&format!("{base}app = \"reqresp\"\nperiod = \"10000000000s\"\ncount = 4000000\nresponse_bytes = 1\n"), None).unwrap_err();
+        assert_eq!(e.0, "flow[0].count: period × count overflows");
+        let e = load_toml(&format!("{base}app = \"reqresp\"\nperiod = \"1s\"\ncount = 4000000000\nresponse_bytes = 1\n"), None).unwrap_err();
+        assert_eq!(e.0, "flow[0].count: more than 10000000 requests");
+        let e = load_toml(&format!("{base}start = 1e300\n"), None).unwrap_err();
+        assert_eq!(e.0, "flow[0].start: duration is not a finite number");
+        // Huge but finite: saturates instead of overflowing.
+        assert!(load_toml(&format!("{base}start = 1e10\nreader = {{ pauses = [{{ at = 1e10, duration = 1e10 }}] }}\n"), None).is_ok());
+        let e = load_toml(&base.replace("rate = \"1Mbps\"", "rate = \"fast\""), None).unwrap_err();
+        assert_eq!(e.0, "link[0].rate: cannot read rate \"fast\"");
+        let e = load_toml(&base.replace("rate = \"1Mbps\"", "rate = \"1 furlong\""), None).unwrap_err();
+        assert!(e.0.starts_with("link[0].rate: unknown unit \"furlong\""), "{}", e.0);
     }
 }
