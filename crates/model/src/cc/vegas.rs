@@ -28,8 +28,17 @@
 //!   queue of other flows as propagation delay). A window restart (slow start after idle) first
 //!   raises ssthresh to ¾ of the old cwnd, as Linux `tcp_cwnd_restart` does.
 //! - Between round boundaries only slow start grows the window; congestion avoidance changes it
-//!   only at the boundary. After each step ssthresh = max(ssthresh, ¾·cwnd)
+//!   only at the boundary. Leaving slow start and each −1 step set ssthresh = min(ssthresh,
+//!   cwnd − 1) (`tcp_vegas_ssthresh`); after each step ssthresh = max(ssthresh, ¾·cwnd)
 //!   (`tcp_current_ssthresh`). cwnd ≥ 2. Loss: ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`).
+//!
+//! What this means on a shared bottleneck (as in Linux, and seen on the seed-004 dumbbell, 10
+//! flows at 100 Mbit/s): slow start doubles per RTT and the round minimum RTT lags the queue, so
+//! the first flows leave slow start one doubling late, and the window they keep is reduced by one
+//! segment per RTT only. Flows that start while that queue stands take it into their BaseRTT for
+//! good and hold it (Low, Peterson & Wang, JACM 2002), so the queue can persist for minutes.
+//! Vegas also depends on ≥ 3 RTT samples per round: a receiver that sends stretch ACKs (one per
+//! delayed-ACK timeout) puts it on its Reno fallback, which only grows.
 //!
 //! Parameters: `alpha` = 2, `beta` = 4, `gamma` = 1 (segments queued),
 //! `slow_start_every_other_rtt` = 0 (bool, not in Linux).
@@ -160,6 +169,12 @@ impl Vegas {
         }
     }
 
+    /// Linux `tcp_vegas_ssthresh`: min(ssthresh, cwnd − 1), so the window sits just above
+    /// ssthresh (congestion avoidance) after slow start ends or the window shrinks.
+    fn vegas_ssthresh(&self) -> u64 {
+        self.w.ssthresh.min(self.w.cwnd.saturating_sub(1))
+    }
+
     /// Once-per-RTT Vegas step (the body of Linux `tcp_vegas_cong_avoid` at a round boundary).
     fn vegas_step(&mut self, acked: u64) {
         let rtt = self.min_rtt_us;
@@ -170,12 +185,12 @@ impl Vegas {
         if diff > self.gamma && self.w.in_slow_start() {
             // Going too fast: leave slow start at the rate actually achieved.
             self.w.cwnd = cwnd.min(target_cwnd + 1);
-            self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd);
+            self.w.ssthresh = self.vegas_ssthresh();
         } else if self.w.in_slow_start() {
             self.slow_start(acked);
         } else if diff > self.beta {
             self.w.cwnd -= 1;
-            self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd);
+            self.w.ssthresh = self.vegas_ssthresh();
         } else if diff < self.alpha {
             self.w.cwnd += 1;
         }
@@ -339,6 +354,26 @@ mod tests {
         let before = cc.cwnd();
         round(&mut cc, t, Duration::from_millis(53), 41);
         assert_eq!(cc.cwnd(), before);
+    }
+
+    #[test]
+    fn leaving_slow_start_and_shrinking_set_ssthresh_one_below_cwnd() {
+        // Linux tcp_vegas_ssthresh = min(ssthresh, cwnd − 1); tcp_current_ssthresh then keeps
+        // max(that, ¾·cwnd) = cwnd − 1.
+        let base = Duration::from_millis(50);
+        let mut cc = Vegas::new(&CcConfig::default());
+        let mut t = Time::ZERO;
+        while cc.in_slow_start() {
+            // 70 ms rounds after the first: diff = cwnd·20/50 > γ at the first boundary.
+            let rtt = if t == Time::ZERO { base } else { Duration::from_millis(70) };
+            t = round(&mut cc, t, rtt, usize::MAX);
+            assert!(t < Time::from_secs(2), "never left slow start");
+        }
+        assert_eq!(cc.ssthresh() / MSS, cc.cwnd() / MSS - 1, "cwnd {}", cc.cwnd() / MSS);
+        let before = cc.cwnd() / MSS;
+        round(&mut cc, t, Duration::from_millis(70), usize::MAX);
+        assert_eq!(cc.cwnd() / MSS, before - 1, "diff > β: −1");
+        assert_eq!(cc.ssthresh() / MSS, before - 2);
     }
 
     #[test]
