@@ -29,8 +29,8 @@
 //!   raises ssthresh to ¾ of the old cwnd, as Linux `tcp_cwnd_restart` does.
 //! - Between round boundaries only slow start grows the window; congestion avoidance changes it
 //!   only at the boundary. Leaving slow start and each −1 step set ssthresh = min(ssthresh,
-//!   cwnd − 1) (`tcp_vegas_ssthresh`); after each step ssthresh = max(ssthresh, ¾·cwnd)
-//!   (`tcp_current_ssthresh`). cwnd ≥ 2. Loss: ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`).
+//!   cwnd) (`tcp_vegas_ssthresh`, 6.x; older kernels cwnd − 1); after each step
+//!   ssthresh = max(ssthresh, ¾·cwnd) (`tcp_current_ssthresh`). cwnd ≥ 2. Loss: ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`).
 //!
 //! What this means on a shared bottleneck (as in Linux, and seen on the seed-004 dumbbell, 10
 //! flows at 100 Mbit/s): slow start doubles per RTT and the round minimum RTT lags the queue, so
@@ -169,10 +169,11 @@ impl Vegas {
         }
     }
 
-    /// Linux `tcp_vegas_ssthresh`: min(ssthresh, cwnd − 1), so the window sits just above
-    /// ssthresh (congestion avoidance) after slow start ends or the window shrinks.
+    /// Linux 6.x `tcp_vegas_ssthresh`: min(ssthresh, cwnd). (Older kernels, with the `in_flight`
+    /// cong_avoid interface, used cwnd − 1; the window is in congestion avoidance either way, since slow
+    /// start is cwnd < ssthresh.)
     fn vegas_ssthresh(&self) -> u64 {
-        self.w.ssthresh.min(self.w.cwnd.saturating_sub(1))
+        self.w.ssthresh.min(self.w.cwnd)
     }
 
     /// Once-per-RTT Vegas step (the body of Linux `tcp_vegas_cong_avoid` at a round boundary).
@@ -357,9 +358,9 @@ mod tests {
     }
 
     #[test]
-    fn leaving_slow_start_and_shrinking_set_ssthresh_one_below_cwnd() {
-        // Linux tcp_vegas_ssthresh = min(ssthresh, cwnd − 1); tcp_current_ssthresh then keeps
-        // max(that, ¾·cwnd) = cwnd − 1.
+    fn leaving_slow_start_and_shrinking_set_ssthresh_to_cwnd() {
+        // Linux 6.x tcp_vegas_ssthresh = min(ssthresh, cwnd) (older kernels: cwnd − 1);
+        // tcp_current_ssthresh then keeps max(that, ¾·cwnd) = cwnd.
         let base = Duration::from_millis(50);
         let mut cc = Vegas::new(&CcConfig::default());
         let mut t = Time::ZERO;
@@ -369,11 +370,11 @@ mod tests {
             t = round(&mut cc, t, rtt, usize::MAX);
             assert!(t < Time::from_secs(2), "never left slow start");
         }
-        assert_eq!(cc.ssthresh() / MSS, cc.cwnd() / MSS - 1, "cwnd {}", cc.cwnd() / MSS);
+        assert_eq!(cc.ssthresh(), cc.cwnd(), "cwnd {}", cc.cwnd() / MSS);
         let before = cc.cwnd() / MSS;
         round(&mut cc, t, Duration::from_millis(70), usize::MAX);
         assert_eq!(cc.cwnd() / MSS, before - 1, "diff > β: −1");
-        assert_eq!(cc.ssthresh() / MSS, before - 2);
+        assert_eq!(cc.ssthresh() / MSS, before - 1);
     }
 
     #[test]
