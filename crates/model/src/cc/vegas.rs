@@ -30,7 +30,8 @@
 //! - Between round boundaries only slow start grows the window; congestion avoidance changes it
 //!   only at the boundary. Leaving slow start and each −1 step set ssthresh = min(ssthresh,
 //!   cwnd) (`tcp_vegas_ssthresh`, 6.x; older kernels cwnd − 1); after each step
-//!   ssthresh = max(ssthresh, ¾·cwnd) (`tcp_current_ssthresh`). cwnd ≥ 2. Loss: ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`).
+//!   ssthresh = max(ssthresh, ¾·cwnd) (`tcp_current_ssthresh`). cwnd ≥ 2. Loss:
+//!   ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`).
 //!
 //! What this means on a shared bottleneck (as in Linux, and seen on the seed-004 dumbbell, 10
 //! flows at 100 Mbit/s): slow start doubles per RTT and the round minimum RTT lags the queue, so
@@ -169,9 +170,9 @@ impl Vegas {
         }
     }
 
-    /// Linux 6.x `tcp_vegas_ssthresh`: min(ssthresh, cwnd). (Older kernels, with the `in_flight`
-    /// cong_avoid interface, used cwnd − 1; the window is in congestion avoidance either way, since slow
-    /// start is cwnd < ssthresh.)
+    /// Linux 6.x `tcp_vegas_ssthresh`: min(ssthresh, cwnd). (Older kernels, with the
+    /// `in_flight` cong_avoid interface, used cwnd − 1; the window is in congestion avoidance
+    /// either way, since slow start is cwnd < ssthresh.)
     fn vegas_ssthresh(&self) -> u64 {
         self.w.ssthresh.min(self.w.cwnd)
     }
