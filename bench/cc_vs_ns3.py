@@ -94,6 +94,8 @@ DEVIATIONS = {
         "Slow start: ns-3 TcpBic adds one segment per ACK (x1.5 per RTT with delayed ACKs); "
         "Linux tcp_slow_start adds the segments ACKed (x2).",
         "Below low_window ns-3's ssthresh is max(2 MSS, bytesInFlight/2); Linux max(cwnd/2, 2).",
+        "No delayed-ACK ratio in ns-3: Linux divides cnt by delayed_ack/16 (2 to 2.94 with delayed "
+        "ACKs, ~n with n-segment stretch ACKs), so Linux BIC grows 2-3x faster per RTT than ns-3's.",
     ],
     "vegas": [
         "diff: ns-3 computes cwnd - cwnd*baseRTT/RTT = cwnd*(RTT-base)/RTT; Linux computes "
