@@ -53,7 +53,9 @@ Topology (server -> clients is the data direction)::
 Measured: aggregate goodput (application bytes received by all sinks) over the whole run and
 after the warm-up, per-flow goodput and Jain's fairness index, time-weighted mean and max of the
 bottleneck queue (packets; over the whole run and after the warm-up) from its PacketsInQueue
-trace, bottleneck drops and drops anywhere else (must be 0), wall clock of
+trace, bottleneck drops (total and cumulative per second) and drops anywhere else (must be 0),
+entries into fast recovery and into RTO loss per flow (each sender socket's CongState trace), wall
+clock and CPU time of
 Simulator::Run, Simulator::GetEventCount(), peak RSS (getrusage, includes the cppyy/Cling JIT,
 which is ~0.4 GB before the simulation starts; reported separately).
 
