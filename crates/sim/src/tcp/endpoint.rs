@@ -16,8 +16,9 @@
 //!   packets in flight are below the congestion window (counted in packets, as Linux), the segment
 //!   fits the peer's window, Nagle/Minshall allows a sub-MSS segment, and pacing permits.
 //! * **ACK processing** (tcp_ack, tcp_fastretrans_alert, tcp_cong_control): SACK tagging,
-//!   cumulative ACK, RTT sample (oldest newly ACKed never-retransmitted segment, else newest
-//!   SACKed one, else the timestamp echo), then the loss state machine Open/Disorder → Recovery
+//!   cumulative ACK, RTT sample (oldest newly ACKed, not previously SACKed segment when the ACK
+//!   covers no retransmitted data, else the oldest newly SACKed never-retransmitted one, else the
+//!   timestamp echo when snd_una advanced; the CC gets the newest segment's RTT), then the loss state machine Open/Disorder → Recovery
 //!   (PRR) and Loss (after RTO), then the congestion control's `on_ack` with the delivery-rate
 //!   sample. In the Loss state the CC grows the window normally (`in_recovery = false`) because
 //!   Linux's tcp_cong_control only holds cwnd during CWR/Recovery.
@@ -969,6 +970,7 @@ impl TcpEndpoint {
         let mut delivered_bytes = 0u64;
         let mut delivered_pkts = 0u64;
         let mut sack_rtt: Option<Time> = None;
+        let mut sack_last: Option<Time> = None;
         let mut sacked_new = 0u64;
         let mut dsack = false;
         // Never-retransmitted data newly (S)ACKed by this ACK (Linux FLAG_ORIG_SACK_ACKED).
@@ -1004,7 +1006,9 @@ impl TcpEndpoint {
                     orig_delivered = true;
                 }
                 if !rec.ever_retrans {
+                    // Linux first_sackt / last_sackt (tcp_sacktag_one).
                     sack_rtt = Some(sack_rtt.map_or(rec.sent_at, |t: Time| t.min(rec.sent_at)));
+                    sack_last = Some(sack_last.map_or(rec.sent_at, |t: Time| t.max(rec.sent_at)));
                 }
             });
             delivered_bytes += d.delivered_bytes;
@@ -1015,6 +1019,8 @@ impl TcpEndpoint {
 
         // Cumulative ACK.
         let mut seq_rtt: Option<Time> = None;
+        let mut seq_last: Option<Time> = None;
+        let mut retrans_acked = false;
         let mut fin_acked = false;
         let una_advanced = ack > self.snd_una;
         if una_advanced {
@@ -1032,8 +1038,17 @@ impl TcpEndpoint {
                         orig_delivered = true;
                     }
                 }
-                if !rec.ever_retrans && seq_rtt.is_none() {
-                    seq_rtt = Some(rec.sent_at);
+                // Linux tcp_clean_rtx_queue: retransmitted data (even SACKed earlier) forbids the
+                // sequence sample for the whole ACK (FLAG_RETRANS_DATA_ACKED, Karn); data SACKed
+                // earlier gives none (its send time is old: the sample would include the time the
+                // hole below it took to repair). first_ackt is the oldest, last_ackt the newest.
+                if rec.ever_retrans {
+                    retrans_acked = true;
+                } else if !was_sacked {
+                    if seq_rtt.is_none() {
+                        seq_rtt = Some(rec.sent_at);
+                    }
+                    seq_last = Some(rec.sent_at);
                 }
                 if rec.fin {
                     fin_acked = true;
@@ -1067,15 +1082,21 @@ impl TcpEndpoint {
             }
         }
 
-        // RTT sample (Linux tcp_ack_update_rtt): seq RTT, else SACK RTT, else TS echo.
-        let sample = match (seq_rtt, sack_rtt) {
-            (Some(t), _) => Some(now - t),
-            (None, Some(t)) => Some(now - t),
-            (None, None) if una_advanced => self.ts_sample(now, pkt),
-            _ => None,
-        };
-        if let Some(m) = sample {
+        // RTT sample (Linux tcp_ack_update_rtt): the sequence RTT (oldest newly ACKed segment),
+        // else the SACK RTT (oldest newly SACKed one; both never retransmitted), else — only when
+        // the ACK advances snd_una (FLAG_ACKED, RFC 7323 RTTM rule) — the timestamp echo. That
+        // sample feeds SRTT/RTO. The CC and min_rtt get Linux's `ca_rtt_us`: the RTT of the
+        // newest (S)ACKed segment (last_sackt, else last_ackt), else the same TS sample.
+        if retrans_acked {
+            seq_rtt = None;
+            seq_last = None;
+        }
+        let ts = if seq_rtt.is_none() && sack_rtt.is_none() && una_advanced { self.ts_sample(now, pkt) } else { None };
+        let sample = seq_rtt.or(sack_rtt).map(|t| now - t).or(ts);
+        let ca_sample = sack_last.or(seq_last).map(|t| now - t).or(ts);
+        if let (Some(m), Some(ca)) = (sample, ca_sample) {
             self.rtt.on_sample(m, self.snd_una, self.snd_nxt);
+            self.rtt.note_min(ca);
             self.stats.srtt = self.rtt.srtt();
             self.stats.min_rtt = self.rtt.min_rtt();
         }
@@ -1196,7 +1217,7 @@ impl TcpEndpoint {
             let ev = AckEvent {
                 now,
                 acked_bytes: delivered_bytes,
-                rtt_sample: sample,
+                rtt_sample: ca_sample,
                 srtt: self.rtt.srtt().unwrap_or(self.cfg.initial_rto),
                 min_rtt: self.rtt.min_rtt().unwrap_or(self.cfg.initial_rto),
                 prior_in_flight_bytes: prior_in_flight,

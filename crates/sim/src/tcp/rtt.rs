@@ -116,6 +116,12 @@ impl RttEstimator {
         Duration::from_nanos(self.rto_ns)
     }
 
+    /// Linux `tcp_update_rtt_min` is fed `ca_rtt_us` (the newest (S)ACKed segment's RTT), which
+    /// can be below the sample given to [`RttEstimator::on_sample`] on a stretch ACK.
+    pub fn note_min(&mut self, ca: Duration) {
+        self.min_rtt_ns = self.min_rtt_ns.min((ca.as_nanos() as u64).max(1_000));
+    }
+
     /// RTO with the current exponential backoff, capped at the maximum.
     pub fn backed_off_rto(&self) -> Duration {
         let shift = self.backoff.min(31);

@@ -1485,3 +1485,86 @@ fn spurious_fast_recovery_from_reordering_is_undone() {
     assert_eq!(off.spurious_recoveries, 0);
     assert!(cwnd_on > cwnd_off, "{cwnd_on} vs {cwnd_off}");
 }
+
+/// Reno that records what the endpoint tells it (RTT samples, recovery flags, events).
+#[derive(Default)]
+struct Seen {
+    rtt_samples: Vec<(Time, Duration, bool)>,
+    restarts: Vec<Time>,
+    timeouts: Vec<Time>,
+    acks_after_timeout: Vec<(Time, bool)>,
+}
+struct Recording(Box<dyn CongestionControl>, std::sync::Arc<std::sync::Mutex<Seen>>);
+impl Recording {
+    fn reno() -> (Recording, std::sync::Arc<std::sync::Mutex<Seen>>) {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+        let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
+        (Recording(reno, seen.clone()), seen)
+    }
+}
+impl CongestionControl for Recording {
+    fn name(&self) -> &'static str {
+        "recording"
+    }
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let mut s = self.1.lock().unwrap();
+        if let Some(r) = ack.rtt_sample {
+            s.rtt_samples.push((ack.now, r, ack.in_recovery));
+        }
+        if !s.timeouts.is_empty() {
+            s.acks_after_timeout.push((ack.now, ack.in_recovery));
+        }
+        drop(s);
+        self.0.on_ack(ack)
+    }
+    fn on_congestion_event(&mut self, now: Time, sig: CongestionSignal, f: u64) {
+        if sig == CongestionSignal::Timeout {
+            self.1.lock().unwrap().timeouts.push(now);
+        }
+        self.0.on_congestion_event(now, sig, f)
+    }
+    fn on_restart_after_idle(&mut self, now: Time, w: u64) {
+        self.1.lock().unwrap().restarts.push(now);
+        self.0.on_restart_after_idle(now, w)
+    }
+    fn cwnd(&self) -> u64 {
+        self.0.cwnd()
+    }
+    fn set_cwnd(&mut self, b: u64) {
+        self.0.set_cwnd(b)
+    }
+    fn ssthresh(&self) -> u64 {
+        self.0.ssthresh()
+    }
+}
+
+#[test]
+fn rtt_samples_skip_sacked_and_retransmitted_data_during_recovery() {
+    // Linux tcp_clean_rtx_queue: a cumulative ACK gives a sequence RTT sample only from data that
+    // was neither SACKed before (its RTT was already measured, and it was sent long ago) nor ever
+    // retransmitted (FLAG_RETRANS_DATA_ACKED forbids the sample, Karn). Otherwise the ACK that
+    // fills a hole would measure from the first SACKed segment's send time, ~2 RTTs.
+    for rack_tlp in [true, false] {
+        let c = TcpConfig { rack_tlp, ..cfg() };
+        let mut h = Harness::pair(&c, ms(50));
+        h.establish();
+        let (rec, seen) = Recording::reno();
+        h.server.set_cc(Box::new(rec));
+        for n in [50, 53, 120] {
+            h.drop_nth_data(SERVER, n);
+        }
+        h.send(SERVER, 400 * MSS);
+        h.run_for(ms(3000));
+        assert_eq!(h.client.stats().bytes_received, 400 * MSS);
+        assert!(h.server.stats().retrans_fast >= 3, "recovery happened");
+        let s = seen.lock().unwrap();
+        assert!(!s.rtt_samples.is_empty());
+        // 100 ms path, no queue: at most the delayed-ACK timer on top (the ATO may grow to SRTT).
+        let worst = s.rtt_samples.iter().map(|x| x.1).max().unwrap();
+        let in_rec = s.rtt_samples.iter().filter(|x| x.2).map(|x| x.1).max().unwrap_or_default();
+        assert!(worst < ms(200), "rack_tlp={rack_tlp}: worst sample {worst:?}: {:?}", s.rtt_samples.iter().filter(|x| x.1 > ms(150)).collect::<Vec<_>>());
+        assert!(in_rec <= ms(150), "rack_tlp={rack_tlp}: worst sample in recovery {in_rec:?}");
+        let srtt = h.server.srtt().unwrap();
+        assert!(srtt <= ms(130), "srtt {srtt:?}");
+    }
+}
