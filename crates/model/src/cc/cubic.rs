@@ -21,7 +21,7 @@
 //! there). Before the first loss `cnt` is capped at 20 (+5 % per RTT); `cnt` is at least 2 (cwnd
 //! grows at most ×1.5 per RTT in congestion avoidance). Linux 6.x CUBIC keeps no delayed-ACK
 //! ratio (BIC still does, see bic.rs), so neither do we. After an idle period
-//! (`CA_EVENT_TX_START`, [`CongestionControl::on_restart_after_idle`]) the epoch start is shifted
+//! (`CA_EVENT_TX_START`, [`CongestionControl::on_tx_start`]) the epoch start is shifted
 //! forward by the idle time so the curve resumes where it stopped (Linux commit 30927520dbae);
 //! when the endpoint also restarts the window (slow start after idle, `tcp_cwnd_restart`),
 //! ssthresh rises to ¾ of the old cwnd first (see [`SegmentWindow::cwnd_restart`]). HyStart is *not* re-armed
@@ -510,8 +510,9 @@ impl CongestionControl for Cubic {
         self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
     }
 
-    fn on_restart_after_idle(&mut self, now: Time, restart_window_bytes: u64) {
-        // CA_EVENT_TX_START: shift the epoch by the idle time so cwnd stays on the cubic curve.
+    /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: shift the epoch by the idle time so cwnd
+    /// stays on the cubic curve (after any idle period, not only one longer than the RTO).
+    fn on_tx_start(&mut self, now: Time, _app_limited: bool) {
         let lsnd = if self.last_send == Some(now) { self.prev_send } else { self.last_send };
         if let (Some(epoch), Some(last)) = (self.epoch_start, lsnd.or(self.last_ack_time)) {
             let nj = jiffies(now);
@@ -520,6 +521,10 @@ impl CongestionControl for Cubic {
                 self.epoch_start = Some((epoch + delta).min(nj));
             }
         }
+    }
+
+    /// Linux `tcp_cwnd_restart` (CUBIC ignores `CA_EVENT_CWND_RESTART`).
+    fn on_restart_after_idle(&mut self, _now: Time, restart_window_bytes: u64) {
         self.w.cwnd_restart(restart_window_bytes);
     }
 
@@ -701,7 +706,7 @@ mod tests {
             if let Some(idle) = idle {
                 t += idle;
                 if notify {
-                    cc.on_restart_after_idle(t, u64::MAX);
+                    cc.on_tx_start(t, true);
                 }
                 cc.on_packet_sent(t, MSS, 0, false);
             }

@@ -142,8 +142,21 @@ pub trait CongestionControl: Send {
     /// The endpoint found the previous congestion event spurious and restores state (undo).
     fn on_spurious_congestion(&mut self, _now: Time) {}
 
-    /// Data is sent again after an idle period (Linux `CA_EVENT_TX_START` and
-    /// `tcp_cwnd_restart`). `restart_window_bytes` is the window slow start after idle computes.
+    /// A data segment is about to be sent with nothing in flight (Linux `tcp_event_data_sent` →
+    /// `CA_EVENT_TX_START`): after any idle period however short, and also for the first
+    /// retransmission after an RTO (everything in flight was marked lost). Called for every
+    /// algorithm, before [`CongestionControl::on_packet_sent`] of that segment and after
+    /// [`CongestionControl::on_restart_after_idle`] if that applies. `app_limited`: the sender is
+    /// in an application-limited bubble (Linux `tp->app_limited`, which BBR checks). Default: nothing.
+    fn on_tx_start(&mut self, _now: Time, _app_limited: bool) {}
+
+    /// Slow start after idle (Linux `tcp_slow_start_after_idle_check` → `tcp_cwnd_restart`,
+    /// `CA_EVENT_CWND_RESTART`): new data is queued with nothing in flight after an idle time
+    /// longer than the RTO. Not called for algorithms that own the window
+    /// ([`CongestionControl::owns_recovery`], Linux `cong_control`). `restart_window_bytes` is the
+    /// window Linux computes (cwnd halved per RTO idle, not below min(IW, cwnd)). Linux also
+    /// raises ssthresh to max(ssthresh, ¾·cwnd) first; window-based algorithms do that in their
+    /// override (see `reno::SegmentWindow::cwnd_restart`). The default only lowers cwnd.
     fn on_restart_after_idle(&mut self, _now: Time, restart_window_bytes: u64) {
         let w = self.cwnd().min(restart_window_bytes);
         self.set_cwnd(w);

@@ -259,8 +259,14 @@ impl CongestionControl for Vegas {
         self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
     }
 
+    /// Linux `tcp_vegas_cwnd_event(CA_EVENT_TX_START)`: tcp_vegas_init. Nothing is in flight.
+    fn on_tx_start(&mut self, _now: Time, _app_limited: bool) {
+        let snd_nxt = self.delivered_bytes;
+        self.init(snd_nxt);
+    }
+
     fn on_restart_after_idle(&mut self, _now: Time, restart_window_bytes: u64) {
-        // CA_EVENT_TX_START / CA_EVENT_CWND_RESTART: tcp_vegas_init. Nothing is in flight.
+        // CA_EVENT_CWND_RESTART: tcp_vegas_init too. Nothing is in flight.
         let snd_nxt = self.delivered_bytes;
         self.init(snd_nxt);
         self.w.cwnd_restart(restart_window_bytes);
@@ -444,7 +450,7 @@ mod tests {
         // The path now has 80 ms (e.g. a standing queue of other flows). After an idle restart
         // Vegas measures against 80 ms and does not back off.
         t += Duration::from_secs(2);
-        cc.on_restart_after_idle(t, u64::MAX);
+        cc.on_tx_start(t, true);
         assert_eq!(cc.base_rtt_us(), None);
         let before = cc.cwnd() / MSS;
         for _ in 0..4 {

@@ -1429,6 +1429,9 @@ impl TcpEndpoint {
     fn send_new_segment(&mut self, now: Time, len: u64, is_fin: bool, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         let rec_len = len as u32;
         let nothing_in_flight = self.sb.packets_out.pkts == 0;
+        if len > 0 {
+            self.tx_start_check(now);
+        }
         let tx = self.rate.on_send(now, nothing_in_flight);
         let rec = SegRec {
             start: self.snd_nxt,
@@ -1586,6 +1589,7 @@ impl TcpEndpoint {
             self.tlp_retrans = false;
         } else {
             let i = self.sb.len() - 1;
+            self.tx_start_check(now);
             let tx = self.rate.on_send(now, false);
             self.xmit_count += 1;
             let rec = self.sb.on_probe_retransmit(i, now, self.xmit_count, tx);
@@ -1623,6 +1627,7 @@ impl TcpEndpoint {
         if self.ca == CaState::Recovery {
             self.undo_retrans += 1;
         }
+        self.tx_start_check(now);
         let tx = self.rate.on_send(now, self.sb.packets_out.pkts == 0);
         let is_head = i == 0;
         self.xmit_count += 1;
@@ -1649,6 +1654,17 @@ impl TcpEndpoint {
         let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin });
         self.after_transmit(now, ip_len);
         self.cc.on_packet_sent(now, rec.len as u64, self.sb.in_flight_bytes(), false);
+    }
+
+    /// Linux `tcp_event_data_sent`: a data segment (new, retransmitted or a probe) leaves with
+    /// nothing in flight (`tcp_packets_in_flight() == 0`, so also the first retransmission after
+    /// an RTO marked everything lost) → `CA_EVENT_TX_START`, for every algorithm. Called before
+    /// the segment enters the scoreboard. Independent of slow start after idle.
+    fn tx_start_check(&mut self, now: Time) {
+        if self.sb.in_flight_pkts() == 0 {
+            let app_limited = self.rate.is_app_limited();
+            self.cc.on_tx_start(now, app_limited);
+        }
     }
 
     /// Linux `tcp_cwnd_restart`: halve cwnd for every RTO of idleness, down to min(IW, cwnd).

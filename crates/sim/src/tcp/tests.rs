@@ -1491,6 +1491,7 @@ fn spurious_fast_recovery_from_reordering_is_undone() {
 struct Seen {
     rtt_samples: Vec<(Time, Duration, bool)>,
     restarts: Vec<Time>,
+    tx_starts: Vec<(Time, bool)>,
     timeouts: Vec<Time>,
     acks_after_timeout: Vec<(Time, bool)>,
 }
@@ -1522,6 +1523,10 @@ impl CongestionControl for Recording {
             self.1.lock().unwrap().timeouts.push(now);
         }
         self.0.on_congestion_event(now, sig, f)
+    }
+    fn on_tx_start(&mut self, now: Time, app_limited: bool) {
+        self.1.lock().unwrap().tx_starts.push((now, app_limited));
+        self.0.on_tx_start(now, app_limited)
     }
     fn on_restart_after_idle(&mut self, now: Time, w: u64) {
         self.1.lock().unwrap().restarts.push(now);
@@ -1567,4 +1572,30 @@ fn rtt_samples_skip_sacked_and_retransmitted_data_during_recovery() {
         let srtt = h.server.srtt().unwrap();
         assert!(srtt <= ms(130), "srtt {srtt:?}");
     }
+}
+
+#[test]
+fn tx_start_fires_on_every_resume_from_idle_but_restart_only_after_an_rto_of_idle() {
+    // Linux tcp_event_data_sent: CA_EVENT_TX_START whenever data leaves with nothing in flight;
+    // tcp_slow_start_after_idle_check: the window restart only after an idle time > RTO.
+    let mut h = pair();
+    let (rec, seen) = Recording::reno();
+    h.server.set_cc(Box::new(rec));
+    let t0 = h.now;
+    h.send(SERVER, 20 * MSS);
+    h.run_for(ms(400));
+    assert_eq!(h.server.unacked_bytes(), 0);
+    // Short idle (< RTO ≈ 300 ms since the last send): TX_START, no restart.
+    let t1 = h.now;
+    h.send(SERVER, 5 * MSS);
+    h.run_for(ms(2000));
+    // Long idle: TX_START and restart.
+    let t2 = h.now;
+    h.send(SERVER, 5 * MSS);
+    h.run_for(ms(300));
+    let s = seen.lock().unwrap();
+    let starts: Vec<Time> = s.tx_starts.iter().map(|x| x.0).collect();
+    assert_eq!(starts, vec![t0, t1, t2], "{:?}", s.tx_starts);
+    assert!(s.tx_starts[1].1 && s.tx_starts[2].1, "resuming after idle is application-limited");
+    assert_eq!(s.restarts, vec![t2]);
 }

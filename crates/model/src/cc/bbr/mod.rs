@@ -555,7 +555,11 @@ impl CongestionControl for Bbr {
     /// Linux `bbr_cwnd_event(CA_EVENT_TX_START)`: after idle, pace at 1×bw in PROBE_BW and possibly
     /// finish PROBE_RTT. cwnd is NOT reduced: Linux skips `tcp_cwnd_restart` for algorithms with
     /// `cong_control`.
-    fn on_restart_after_idle(&mut self, now: Time, _restart_window_bytes: u64) {
+    /// Only when application-limited, as Linux (after an RTO of a bulk flow nothing happens).
+    fn on_tx_start(&mut self, now: Time, app_limited: bool) {
+        if !app_limited {
+            return;
+        }
         self.idle_restart = true;
         self.aggregation.restart(now);
         match self.mode {
@@ -567,6 +571,10 @@ impl CongestionControl for Bbr {
             _ => {}
         }
     }
+
+    /// Linux never runs `tcp_cwnd_restart` for `cong_control` algorithms, and BBR ignores
+    /// `CA_EVENT_CWND_RESTART`: nothing to do.
+    fn on_restart_after_idle(&mut self, _now: Time, _restart_window_bytes: u64) {}
 
     fn cwnd(&self) -> u64 {
         self.w.cwnd_bytes()
