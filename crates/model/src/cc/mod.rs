@@ -121,6 +121,13 @@ pub trait CongestionControl: Send {
     /// Registered name (`"cubic"`, `"reno"`, ...).
     fn name(&self) -> &'static str;
 
+    /// Called once by the endpoint right after construction (and again if it rebuilds the
+    /// algorithm for the negotiated MSS) with a per-connection seed derived from the simulator's
+    /// seeded RNG (the connection's ISN). Algorithms that use randomness (BBR's PROBE_BW start
+    /// phase, Linux `get_random_u32_below`) seed from it so flows differ yet runs are
+    /// reproducible. Default: nothing.
+    fn on_init(&mut self, _seed: u64) {}
+
     /// A data segment (new or retransmitted) left the sender.
     fn on_packet_sent(&mut self, _now: Time, _bytes: u64, _bytes_in_flight: u64, _app_limited: bool) {}
 

@@ -252,11 +252,21 @@ fn wscale_for(buf: u64) -> u8 {
     s
 }
 
+/// Per-connection seed for the congestion control's randomness: the ISN (drawn by the engine
+/// from its seeded RNG) and the flow id, mixed by SplitMix64's finalizer. Deterministic.
+fn cc_seed(isn: u32, flow: u32) -> u64 {
+    let mut z = ((isn as u64) << 32 | flow as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 impl TcpEndpoint {
     fn new(cfg: &TcpConfig, flow: u32, local: Addr, remote: Addr, isn: u32, state: TcpState) -> Result<TcpEndpoint, String> {
         let guess_mss = cfg.mss as u64 - if cfg.timestamps { 12 } else { 0 };
         let cc_cfg = CcConfig { mss_bytes: guess_mss, initial_cwnd_segments: cfg.initial_cwnd_segments };
-        let cc = cc::build(&cfg.cc, &cc_cfg, &cfg.cc_params).map_err(|e| e.to_string())?;
+        let mut cc = cc::build(&cfg.cc, &cc_cfg, &cfg.cc_params).map_err(|e| e.to_string())?;
+        cc.on_init(cc_seed(isn, flow));
         if cfg.mss < 64 {
             return Err(format!("mss {} too small", cfg.mss));
         }
@@ -411,7 +421,9 @@ impl TcpEndpoint {
         }
     }
     /// Additive: replace the congestion control (tests, experiments). Kept across the handshake.
-    pub fn set_cc(&mut self, cc: Box<dyn CongestionControl>) {
+    /// The connection's seed is passed to it ([`CongestionControl::on_init`]).
+    pub fn set_cc(&mut self, mut cc: Box<dyn CongestionControl>) {
+        cc.on_init(cc_seed(self.iss, self.flow));
         self.cc = cc;
         self.cc_custom = true;
     }
@@ -786,7 +798,8 @@ impl TcpEndpoint {
         if !self.cc_custom && mss != self.cc_mss {
             self.cc_mss = mss;
             let cc_cfg = CcConfig { mss_bytes: mss, initial_cwnd_segments: self.cfg.initial_cwnd_segments };
-            if let Ok(c) = cc::build(&self.cfg.cc, &cc_cfg, &self.cfg.cc_params) {
+            if let Ok(mut c) = cc::build(&self.cfg.cc, &cc_cfg, &self.cfg.cc_params) {
+                c.on_init(cc_seed(self.iss, self.flow));
                 self.cc = c;
             }
         }

@@ -1492,6 +1492,7 @@ struct Seen {
     rtt_samples: Vec<(Time, Duration, bool)>,
     restarts: Vec<Time>,
     tx_starts: Vec<(Time, bool)>,
+    init_seeds: Vec<u64>,
     timeouts: Vec<Time>,
     acks_after_timeout: Vec<(Time, bool)>,
 }
@@ -1523,6 +1524,10 @@ impl CongestionControl for Recording {
             self.1.lock().unwrap().timeouts.push(now);
         }
         self.0.on_congestion_event(now, sig, f)
+    }
+    fn on_init(&mut self, seed: u64) {
+        self.1.lock().unwrap().init_seeds.push(seed);
+        self.0.on_init(seed)
     }
     fn on_tx_start(&mut self, now: Time, app_limited: bool) {
         self.1.lock().unwrap().tx_starts.push((now, app_limited));
@@ -1598,4 +1603,43 @@ fn tx_start_fires_on_every_resume_from_idle_but_restart_only_after_an_rto_of_idl
     assert_eq!(starts, vec![t0, t1, t2], "{:?}", s.tx_starts);
     assert!(s.tx_starts[1].1 && s.tx_starts[2].1, "resuming after idle is application-limited");
     assert_eq!(s.restarts, vec![t2]);
+}
+
+#[test]
+fn each_connection_seeds_its_congestion_control_from_its_isn() {
+    let seed_of = |isn: u32| {
+        let mut h = Harness::with_isn(&cfg(), &cfg(), ms(5), 1, isn);
+        let (rec, seen) = Recording::reno();
+        h.server.set_cc(Box::new(rec));
+        let s = seen.lock().unwrap().init_seeds.clone();
+        assert_eq!(s.len(), 1);
+        s[0]
+    };
+    assert_eq!(seed_of(7), seed_of(7), "deterministic");
+    assert_ne!(seed_of(7), seed_of(8), "different connections, different seeds");
+}
+
+#[test]
+fn bbr_flows_with_different_isns_start_probe_bw_in_different_phases() {
+    // BBR's PROBE_BW start phase is drawn from the connection seed: over a few ISNs the pacing
+    // pattern of the first PROBE_BW cycles differs (unless the scenario fixes `seed`).
+    let c = TcpConfig {
+        cc: "bbr".into(),
+        ..TcpConfig::default()
+    };
+    let pattern = |isn: u32| {
+        let mut h = Harness::with_isn(&c, &c, ms(10), 1, isn);
+        h.rate = Some(Bandwidth::from_mbps(10));
+        h.establish();
+        let t0 = h.now + ms(1100);
+        h.send(SERVER, 2000 * MSS);
+        h.run_for(ms(1500));
+        // Segments per 20 ms window once in PROBE_BW: the gain cycle shows in the counts.
+        (0..20u32)
+            .map(|k| h.data_from(SERVER).filter(|s| s.at >= t0 + ms(20) * k && s.at < t0 + ms(20) * (k + 1)).count())
+            .collect::<Vec<_>>()
+    };
+    let a = pattern(11);
+    assert_eq!(a, pattern(11), "deterministic");
+    assert!((12..20).any(|isn| pattern(isn) != a), "all ISNs gave the same PROBE_BW pattern {a:?}");
 }

@@ -52,7 +52,8 @@
 //! - The min-RTT stamp starts at the first event rather than at connection setup, and delayed-ACK
 //!   samples are not told apart ([`min_rtt`]). PROBE_RTT does not itself mark the flow
 //!   application-limited ([`probe_rtt`]).
-//! - `seed` replaces the kernel's `prandom_u32_max`; the simulator should pass one per flow.
+//! - `seed` replaces the kernel's `prandom_u32_max`. Without an explicit `seed` parameter the
+//!   endpoint's per-connection seed ([`CongestionControl::on_init`]) is used, so flows differ.
 //! - The Loss state after an RTO (where Linux restores the saved cwnd only on leaving it) is
 //!   tracked by data: it ends once the bytes in flight at the RTO have been delivered, an
 //!   approximation of snd_una ≥ high_seq, because the endpoint does not flag RTO recovery.
@@ -153,6 +154,8 @@ pub struct Bbr {
     cwnd_min_target: u64,
     cycle_rand: u32,
     rng: SplitMix64,
+    /// The scenario set `seed` explicitly: [`CongestionControl::on_init`] then keeps it.
+    seed_explicit: bool,
     pacing: Bandwidth,
     has_seen_rtt: bool,
     prior_cwnd: u64,
@@ -214,6 +217,7 @@ impl Bbr {
             cwnd_min_target: param(p, "cwnd_min_target").max(1.0) as u64,
             cycle_rand: param(p, "cycle_rand").clamp(1.0, (CYCLE_LEN - 1) as f64) as u32,
             rng: SplitMix64::new(param(p, "seed") as u64),
+            seed_explicit: p.0.contains_key("seed"),
             pacing,
             has_seen_rtt: false,
             prior_cwnd: 0,
@@ -555,6 +559,14 @@ impl CongestionControl for Bbr {
     /// Linux `bbr_cwnd_event(CA_EVENT_TX_START)`: after idle, pace at 1×bw in PROBE_BW and possibly
     /// finish PROBE_RTT. cwnd is NOT reduced: Linux skips `tcp_cwnd_restart` for algorithms with
     /// `cong_control`.
+    /// The connection's seed replaces the kernel's per-flow randomness (`get_random_u32_below`) in
+    /// the PROBE_BW start phase, unless the scenario set the `seed` parameter explicitly.
+    fn on_init(&mut self, seed: u64) {
+        if !self.seed_explicit {
+            self.rng = SplitMix64::new(seed);
+        }
+    }
+
     /// Only when application-limited, as Linux (after an RTO of a bulk flow nothing happens).
     fn on_tx_start(&mut self, now: Time, app_limited: bool) {
         if !app_limited {
