@@ -271,6 +271,10 @@ impl CongestionControl for Bic {
     fn ssthresh(&self) -> u64 {
         self.w.ssthresh_bytes()
     }
+
+    fn set_ssthresh(&mut self, bytes: u64) {
+        self.w.set_ssthresh_bytes(bytes);
+    }
 }
 
 #[cfg(test)]

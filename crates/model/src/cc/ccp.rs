@@ -313,6 +313,10 @@ impl<V: Variant + 'static> CongestionControl for CcpFamily<V> {
         self.core.w.ssthresh_bytes()
     }
 
+    fn set_ssthresh(&mut self, bytes: u64) {
+        self.core.w.set_ssthresh_bytes(bytes);
+    }
+
     fn owns_recovery(&self) -> bool {
         true
     }

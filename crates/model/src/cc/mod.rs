@@ -181,6 +181,14 @@ pub trait CongestionControl: Send {
     /// Slow-start threshold in bytes (`u64::MAX` until the first congestion event).
     fn ssthresh(&self) -> u64;
 
+    /// Force ssthresh (`u64::MAX` = infinite). The endpoint uses it where Linux writes
+    /// `snd_ssthresh` outside the algorithm: `tcp_cwnd_application_limited` (ssthresh =
+    /// max(ssthresh, ¾·cwnd) before the window decays) and `tcp_undo_cwnd_reduction` (ssthresh =
+    /// max(ssthresh, prior_ssthresh) when a congestion event proves spurious). Window-based
+    /// algorithms implement it; the default ignores it (algorithms whose ssthresh is not a
+    /// plain window threshold, e.g. BBR, Compound).
+    fn set_ssthresh(&mut self, _bytes: u64) {}
+
     /// Pacing rate requested by the algorithm; `None` means "send as the window allows".
     fn pacing_rate(&self) -> Option<Bandwidth> {
         None

@@ -103,6 +103,11 @@ impl SegmentWindow {
         self.cwnd = (bytes / self.mss_bytes).max(1);
     }
 
+    /// Set ssthresh from bytes (`u64::MAX` = infinite, as [`SegmentWindow::ssthresh_bytes`]).
+    pub fn set_ssthresh_bytes(&mut self, bytes: u64) {
+        self.ssthresh = if bytes == u64::MAX { u64::MAX } else { (bytes / self.mss_bytes).max(1) };
+    }
+
     /// Linux `tcp_cwnd_restart` (slow start after idle, RFC 5681 §4.1): when the endpoint hands a
     /// restart window below cwnd, ssthresh first rises to max(ssthresh, ¾·cwnd)
     /// (`tcp_current_ssthresh`), so the next slow start climbs back to ¾ of the pre-idle window,
@@ -179,6 +184,10 @@ impl CongestionControl for Reno {
 
     fn ssthresh(&self) -> u64 {
         self.w.ssthresh_bytes()
+    }
+
+    fn set_ssthresh(&mut self, bytes: u64) {
+        self.w.set_ssthresh_bytes(bytes);
     }
 }
 

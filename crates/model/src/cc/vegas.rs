@@ -283,6 +283,10 @@ impl CongestionControl for Vegas {
     fn ssthresh(&self) -> u64 {
         self.w.ssthresh_bytes()
     }
+
+    fn set_ssthresh(&mut self, bytes: u64) {
+        self.w.set_ssthresh_bytes(bytes);
+    }
 }
 
 #[cfg(test)]

@@ -195,6 +195,8 @@ pub struct TcpEndpoint {
     undo_possible: bool,
     /// cwnd before the RTO / recovery episode (Linux `prior_cwnd`), restored by an undo.
     undo_prior_cwnd: u64,
+    /// ssthresh before it (Linux `prior_ssthresh` = tcp_current_ssthresh), restored by an undo.
+    undo_prior_ssthresh: u64,
     /// Retransmissions of the recovery episode not yet reported unnecessary by a D-SACK (Linux
     /// `undo_retrans`).
     undo_retrans: u64,
@@ -318,6 +320,7 @@ impl TcpEndpoint {
             retrans_stamp: None,
             undo_possible: false,
             undo_prior_cwnd: 0,
+            undo_prior_ssthresh: 0,
             undo_retrans: 0,
             xmit_count: 0,
             tlp_high_seq: 0,
@@ -600,6 +603,7 @@ impl TcpEndpoint {
                 let new_episode = !matches!(self.ca, CaState::Recovery | CaState::Loss) || self.high_seq <= self.snd_una;
                 if new_episode {
                     self.undo_prior_cwnd = self.cc.cwnd();
+                    self.undo_prior_ssthresh = self.current_ssthresh();
                     self.cc.on_congestion_event(now, CongestionSignal::Timeout, in_flight);
                 } else {
                     // Linux tcp_enter_loss: ssthresh already reduced in this episode; cwnd → 1.
@@ -1169,10 +1173,7 @@ impl TcpEndpoint {
                         });
                     if self.cfg.frto && self.undo_possible && (self.undo_retrans == 0 || delayed) {
                         self.undo_possible = false;
-                        self.cc.on_spurious_congestion(now);
-                        if !self.cc.owns_recovery() && self.cc.cwnd() < self.undo_prior_cwnd {
-                            self.cc.set_cwnd(self.undo_prior_cwnd);
-                        }
+                        self.undo_cwnd_reduction(now);
                         self.stats.spurious_recoveries += 1;
                         self.ca = CaState::Open;
                         log.push(TcpLogEvent::ExitRecovery {
@@ -1208,12 +1209,8 @@ impl TcpEndpoint {
                 if self.undo_possible && (delayed || frto) {
                     self.undo_possible = false;
                     self.sb.unmark_all_lost();
-                    self.cc.on_spurious_congestion(now);
-                    // Linux tcp_undo_cwnd_reduction: cwnd = undo_cwnd() = max(cwnd, prior_cwnd)
-                    // for the window-based algorithms (not for those owning the window, BBR).
-                    if !self.cc.owns_recovery() && self.cc.cwnd() < self.undo_prior_cwnd {
-                        self.cc.set_cwnd(self.undo_prior_cwnd);
-                    }
+                    // Linux tcp_undo_cwnd_reduction (window-based algorithms only, not BBR).
+                    self.undo_cwnd_reduction(now);
                     self.stats.spurious_rtos += 1;
                     self.ca = CaState::Open;
                 } else if self.snd_una >= self.high_seq {
@@ -1300,6 +1297,7 @@ impl TcpEndpoint {
         let prior_cwnd_pkts = (self.cc.cwnd() / self.snd_mss).max(1);
         // Undo bookkeeping (Linux tcp_init_undo).
         self.undo_prior_cwnd = self.cc.cwnd();
+        self.undo_prior_ssthresh = self.current_ssthresh();
         self.undo_possible = true;
         self.undo_retrans = 0;
         self.retrans_stamp = None;
@@ -1326,6 +1324,29 @@ impl TcpEndpoint {
         self.ca = if self.sb.sacked_pkts() > 0 { CaState::Disorder } else { CaState::Open };
         self.cc.on_recovery_exit(now);
         log.push(TcpLogEvent::ExitRecovery { at: now, flow: self.flow, from_node: self.local.node, cwnd_bytes: self.cwnd_bytes() });
+    }
+
+    /// Linux `tcp_current_ssthresh` outside CWR/Recovery: max(ssthresh, ¾·cwnd), in bytes of
+    /// whole segments (u64::MAX stays infinite).
+    fn current_ssthresh(&self) -> u64 {
+        let cwnd = self.cwnd_pkts();
+        self.cc.ssthresh().max(((cwnd >> 1) + (cwnd >> 2)) * self.snd_mss)
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction` for window-based algorithms: cwnd = max(cwnd, prior_cwnd)
+    /// (`tcp_reno_undo_cwnd`) and ssthresh = max(ssthresh, prior_ssthresh); then the algorithm's
+    /// own undo (`on_spurious_congestion`).
+    fn undo_cwnd_reduction(&mut self, now: Time) {
+        self.cc.on_spurious_congestion(now);
+        if !self.cc.owns_recovery() {
+            if self.cc.cwnd() < self.undo_prior_cwnd {
+                self.cc.set_cwnd(self.undo_prior_cwnd);
+            }
+            if self.cc.ssthresh() < self.undo_prior_ssthresh {
+                let ss = self.undo_prior_ssthresh;
+                self.cc.set_ssthresh(ss);
+            }
+        }
     }
 
     /// Linux `tcp_is_cwnd_limited`.
@@ -1518,6 +1539,10 @@ impl TcpEndpoint {
                 let used = self.cwnd_used.max(iw);
                 let cwnd = self.cc.cwnd() / self.snd_mss;
                 if used < cwnd {
+                    // Linux: snd_ssthresh = tcp_current_ssthresh() first, so a later slow start
+                    // climbs back to ¾ of the window that was not used.
+                    let ss = self.current_ssthresh();
+                    self.cc.set_ssthresh(ss);
                     self.cc.set_cwnd((cwnd + used) / 2 * self.snd_mss);
                 }
                 self.cwnd_used = 0;

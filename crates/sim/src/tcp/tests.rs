@@ -1643,3 +1643,47 @@ fn bbr_flows_with_different_isns_start_probe_bw_in_different_phases() {
     assert_eq!(a, pattern(11), "deterministic");
     assert!((12..20).any(|isn| pattern(isn) != a), "all ISNs gave the same PROBE_BW pattern {a:?}");
 }
+
+#[test]
+fn application_limited_decay_first_raises_ssthresh_to_three_quarters_of_cwnd() {
+    // Linux tcp_cwnd_application_limited: snd_ssthresh = tcp_current_ssthresh() = max(ssthresh,
+    // ¾·cwnd) before cwnd decays, so a later slow start climbs back to ¾ of the unused window.
+    let mut h = pair();
+    h.drop_nth_data(SERVER, 3);
+    h.send(SERVER, 400 * MSS);
+    // Stream right after the bulk phase ends (no idle period, so no slow start after idle).
+    for _ in 0..500 {
+        h.run_for(ms(10));
+        if h.server.unacked_bytes() == 0 {
+            break;
+        }
+    }
+    assert_eq!(h.server.unacked_bytes(), 0);
+    let cwnd = h.server.cwnd_bytes() / MSS;
+    let ss_before = h.server.ssthresh_bytes() / MSS;
+    let three_quarters = (cwnd >> 1) + (cwnd >> 2);
+    assert!(ss_before < three_quarters, "setup: ssthresh {ss_before} already >= 3/4 of cwnd {cwnd}");
+    for _ in 0..150 {
+        h.send(SERVER, 2 * MSS);
+        h.run_for(ms(20));
+    }
+    let after = h.server.cwnd_bytes() / MSS;
+    assert!(after < cwnd, "cwnd decayed: {cwnd} -> {after}");
+    let ss_after = h.server.ssthresh_bytes() / MSS;
+    assert!(!h.log.iter().any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })), "never idle");
+    assert!(ss_after >= three_quarters, "ssthresh {ss_before} -> {ss_after}, cwnd was {cwnd}");
+}
+
+#[test]
+fn undone_fast_recovery_restores_ssthresh_too() {
+    // Linux tcp_undo_cwnd_reduction: ssthresh = max(ssthresh, prior_ssthresh). The spurious
+    // recovery happens in slow start, so ssthresh goes back to infinite (Reno).
+    let c = TcpConfig { rack_tlp: false, ..cfg() };
+    let mut h = Harness::pair(&c, ms(50));
+    h.establish();
+    h.delay_nth_data.push((SERVER, 15, ms(10)));
+    h.send(SERVER, 60 * MSS);
+    h.run_for(ms(1500));
+    assert_eq!(h.server.stats().spurious_recoveries, 1);
+    assert_eq!(h.server.ssthresh_bytes(), u64::MAX);
+}
