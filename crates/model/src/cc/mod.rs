@@ -87,7 +87,12 @@ pub struct AckEvent {
     /// The window limited sending before this ACK (Linux `tcp_is_cwnd_limited`); Linux grows the
     /// window only when this is true, so an application-limited flow does not inflate cwnd.
     pub cwnd_limited: bool,
-    /// True while the endpoint is in fast recovery or RTO recovery.
+    /// True only while the endpoint is in fast recovery (Linux `TCP_CA_Recovery`, where
+    /// `tcp_cong_control` holds cwnd and PRR sets it). False in Open/Disorder and also in the Loss
+    /// state after an RTO (`TCP_CA_Loss`): Linux lets the algorithm grow the window there, so after
+    /// an RTO cwnd slow-starts from one segment towards ssthresh. An algorithm that must know it is
+    /// in RTO recovery tracks it itself from `on_congestion_event(Timeout)` until the data in
+    /// flight at the RTO is delivered (BBR and CCP do).
     pub in_recovery: bool,
     /// Total bytes delivered on the connection after this ACK.
     pub delivered_total_bytes: u64,
@@ -131,13 +136,17 @@ pub trait CongestionControl: Send {
     /// A data segment (new or retransmitted) left the sender.
     fn on_packet_sent(&mut self, _now: Time, _bytes: u64, _bytes_in_flight: u64, _app_limited: bool) {}
 
-    /// An ACK delivered new data. Outside recovery this is Linux `cong_avoid`; during recovery it is
-    /// called too (with `in_recovery = true`) so model-based algorithms keep their estimators fed;
-    /// window-based algorithms must not grow cwnd then.
+    /// An ACK delivered new data. Outside fast recovery this is Linux `cong_avoid`; during fast
+    /// recovery it is called too (with `in_recovery = true`) so model-based algorithms keep their
+    /// estimators fed; window-based algorithms must not grow cwnd then. In the Loss state (after an
+    /// RTO) `in_recovery` is false and the window grows normally (see [`AckEvent::in_recovery`]).
     fn on_ack(&mut self, ack: &AckEvent);
 
     /// A congestion event starts (once per recovery episode). Sets ssthresh (Linux `ssthresh`);
-    /// on [`CongestionSignal::Timeout`] also collapses cwnd to the loss window (1 segment).
+    /// on [`CongestionSignal::Timeout`] also collapses cwnd to the loss window (1 segment). As
+    /// Linux `tcp_enter_loss`, an RTO inside an episode whose ssthresh was already reduced (fast
+    /// recovery or an earlier RTO not yet repaired) does not call this again: the endpoint only
+    /// sets cwnd to one segment.
     fn on_congestion_event(&mut self, now: Time, signal: CongestionSignal, bytes_in_flight: u64);
 
     /// Fast recovery ended (Linux `tcp_end_cwnd_reduction`): default sets cwnd = ssthresh.

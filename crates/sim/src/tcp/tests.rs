@@ -1687,3 +1687,35 @@ fn undone_fast_recovery_restores_ssthresh_too() {
     assert_eq!(h.server.stats().spurious_recoveries, 1);
     assert_eq!(h.server.ssthresh_bytes(), u64::MAX);
 }
+
+#[test]
+fn acks_in_the_loss_state_are_not_in_recovery_so_the_window_slow_starts() {
+    // AckEvent.in_recovery means fast recovery only (Linux TCP_CA_Recovery, where
+    // tcp_cong_control holds cwnd for PRR). After an RTO (TCP_CA_Loss) the CC sees
+    // in_recovery = false and slow-starts from one segment towards ssthresh, as Linux.
+    let mut h = Harness::pair(&no_tlp(), ms(50));
+    h.establish();
+    let (rec, seen) = Recording::reno();
+    h.server.set_cc(Box::new(rec));
+    // The whole second flight (segments 11..=30) is lost: only the RTO repairs it.
+    let t = h.now;
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t + ms(90), end: t + ms(160) });
+    h.send(SERVER, 30 * MSS);
+    let mut in_loss_cwnds = vec![];
+    for _ in 0..200 {
+        h.run_for(ms(5));
+        if h.server.cc_state() == "loss" {
+            in_loss_cwnds.push(h.server.cwnd_bytes() / MSS);
+        }
+    }
+    assert_eq!(h.client.stats().bytes_received, 30 * MSS);
+    assert_eq!(h.server.stats().rto_count, 1);
+    let s = seen.lock().unwrap();
+    assert_eq!(s.timeouts.len(), 1);
+    assert!(!s.acks_after_timeout.is_empty());
+    let loss_acks: Vec<_> = s.acks_after_timeout.iter().filter(|a| !a.1).collect();
+    assert_eq!(loss_acks.len(), s.acks_after_timeout.len(), "{:?}", s.acks_after_timeout);
+    // The window grew while still in the Loss state (slow start from 1 segment).
+    assert_eq!(in_loss_cwnds.first(), Some(&1), "{in_loss_cwnds:?}");
+    assert!(in_loss_cwnds.iter().any(|&c| c >= 2), "{in_loss_cwnds:?}");
+}
