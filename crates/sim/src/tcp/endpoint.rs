@@ -29,6 +29,8 @@
 //! * **Slow start after idle** (tcp_slow_start_after_idle_check / tcp_cwnd_restart): checked when
 //!   new data is about to be sent with nothing in flight (Linux checks when the application queues
 //!   the data; the engine calls `flush` right after `send`, so the instant is the same).
+//!   Separately, every data segment sent with nothing in flight signals `CA_EVENT_TX_START`
+//!   (tcp_event_data_sent) to the CC ([`CongestionControl::on_tx_start`]), whatever the idle time.
 //!
 //! * **RACK-TLP** (tcp_recovery.c, tcp_send_loss_probe; on by default as in Linux, `rack_tlp`):
 //!   with SACK, losses are marked by RACK (`rack.rs`, `Scoreboard::rack_detect`) instead of
