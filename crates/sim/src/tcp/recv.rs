@@ -13,16 +13,21 @@
 //!
 //! Window (Linux `__tcp_select_window` and `tcp_select_window`): the buffer's free space, limited
 //! by `rcv_ssthresh`, which starts at 64 KB and grows by two segments per data segment received
-//! (tcp_grow_window); zero when the buffer is more than half full and less than max(MSS,
-//! buffer/16) is free (receiver SWS avoidance, RFC 9293 §3.8.6.2.2); rounded down to the
-//! window-scale granularity (to the MSS without scaling); never shrinking: the right edge
-//! advertised earlier is kept. Deviations: the whole buffer is window (Linux reserves a share for
-//! skb overhead, tcp_adv_win_scale / scaling_ratio) and the buffer does not autotune.
+//! but never past the space free once that segment is queued (tcp_grow_window's `room`), so it
+//! ends one segment below the buffer when the application keeps up; zero when the buffer is more
+//! than half full and less than max(MSS, buffer/16) is free (receiver SWS avoidance, RFC 9293
+//! §3.8.6.2.2); rounded down to the window-scale granularity (to the MSS without scaling); never
+//! shrinking: the right edge advertised earlier is kept. Deviations: the whole buffer is window
+//! (Linux reserves a share for skb overhead, tcp_adv_win_scale / scaling_ratio, so its window
+//! stays below the memory actually free), hence the scaled window is rounded down where Linux
+//! rounds it up (ALIGN to 2^wscale) — rounding up could advertise bytes the buffer cannot hold —
+//! and the buffer does not autotune.
 //!
 //! Delayed ACK (Linux): immediate ACKs while in quick-ack mode (at the start and after the peer
 //! was silent longer than the RTO), for out-of-order data, hole fills, duplicates and FIN; else an
-//! ACK when more than one full segment is unacknowledged and the window is not shrinking,
-//! otherwise after the delayed-ACK timer. The timer follows Linux: the ATO starts at
+//! ACK when more than one full segment is unacknowledged and the window is not shrinking
+//! (`__tcp_ack_snd_check`), or, if it shrank because the data is still unread, when the
+//! application reads it (`tcp_cleanup_rbuf`); otherwise after the delayed-ACK timer. The timer follows Linux: the ATO starts at
 //! `TcpConfig::delayed_ack` (TCP_ATO_MIN, 40 ms), adapts to the data inter-arrival time, doubles
 //! each time the timer fires (ACK not piggybacked), and is capped at min(SRTT, 500 ms) (200 ms in
 //! ping-pong mode). Ping-pong (interactive) mode starts when we send data less than one ATO after
@@ -76,7 +81,7 @@ pub struct Receiver {
     /// Our window-scale shift.
     pub wscale: u8,
     /// Linux `rcv_ssthresh`: the window grows from about 64 KB by two segments per data segment
-    /// received (tcp_grow_window), up to the buffer.
+    /// received (tcp_grow_window), up to the space free with that segment queued.
     pub rcv_ssthresh: u64,
     /// Grow the window on out-of-order data too (only with SACK: Linux keeps the window still
     /// for non-SACK peers so their duplicate ACKs stay duplicates).
@@ -177,8 +182,16 @@ impl Receiver {
         w
     }
 
-    /// Linux `tcp_cleanup_rbuf`: after the application read, is the window now worth announcing?
+    /// Linux `tcp_cleanup_rbuf`: after the application read, is an ACK due now? Either a delayed
+    /// ACK is scheduled and more than one full segment is unacknowledged — the input path held it
+    /// back because the window would have shrunk with the data still unread ("tcp_recvmsg() will
+    /// send ACK otherwise", `__tcp_ack_snd_check`) — or the window is worth announcing: it was
+    /// at most half the buffer and the read at least doubles it. Not modelled: the ACK of a small
+    /// pushed segment once the read empties the buffer (`ICSK_ACK_PUSHED`).
     pub fn window_update_due(&self) -> bool {
+        if self.delack_at.is_some() && self.rcv_nxt - self.rcv_wup > self.rcv_mss {
+            return true;
+        }
         let now = self.adv_right_edge.saturating_sub(self.rcv_nxt);
         if 2 * now > self.cap {
             return false;
@@ -188,7 +201,10 @@ impl Receiver {
     }
 
     /// Linux `__tcp_ack_snd_check` for in-order data outside quick-ack mode: more than one full
-    /// segment unacknowledged and the window is not shrinking.
+    /// segment unacknowledged and the window is not shrinking. When the window would shrink (the
+    /// application has not read yet), the ACK waits for the read ([`Receiver::window_update_due`])
+    /// or the delayed-ACK timer. Linux also ACKs here when fewer than SO_RCVLOWAT bytes are
+    /// unread; not modelled: with the default of 1 byte that never holds right after new data.
     pub fn two_segments_pending(&self) -> bool {
         self.rcv_nxt - self.rcv_wup > self.rcv_mss && self.select_window() >= self.last_adv_window
     }
@@ -200,10 +216,6 @@ impl Receiver {
             self.rcv_mss = len.min(self.adv_mss);
         }
         let nxt = self.rcv_nxt as i64;
-        if len >= 128 && (start == nxt || (start > nxt && self.grow_on_ooo)) {
-            // Linux tcp_grow_window (simplified: no skb truesize accounting).
-            self.rcv_ssthresh = (self.rcv_ssthresh + 2 * self.rcv_mss).min(self.cap);
-        }
         let end = start + len as i64 + fin as i64;
         if end <= nxt || (len == 0 && !fin && start < nxt) {
             // Entirely old: a retransmission whose original arrived, or a probe.
@@ -236,6 +248,9 @@ impl Receiver {
                     self.dsack = Some((start, acc_end));
                 } else {
                     self.insert_ooo(start, acc_end);
+                    if self.grow_on_ooo && len >= 128 {
+                        self.grow_window();
+                    }
                 }
             }
             return o;
@@ -264,6 +279,9 @@ impl Receiver {
         }
         o.new_bytes = self.rcv_nxt - before;
         self.unread += o.new_bytes;
+        if o.new_bytes > 0 && len >= 128 {
+            self.grow_window();
+        }
         // Drop SACK blocks now below RCV.NXT.
         let mut k = 0;
         for i in 0..self.recent_len {
@@ -279,6 +297,19 @@ impl Receiver {
             o.fin = true;
         }
         o
+    }
+
+    /// Linux `tcp_grow_window` (from `tcp_event_data_recv` for in-order data, and for queued
+    /// out-of-order data with SACK), called once the segment is in the buffer: `rcv_ssthresh`
+    /// grows by two segments but never past the space then free, `room = min(window_clamp,
+    /// tcp_space) − rcv_ssthresh`. So the grown window leaves room for the segment that was just
+    /// queued: with one segment unread (the state in which every data segment is ACKed) the
+    /// window is the same as with an empty buffer, and the "window would not shrink" clause of
+    /// [`Receiver::two_segments_pending`] keeps holding. Simplified: no skb truesize accounting
+    /// (`__tcp_grow_window`), the increment is two segments (Linux: max(2 × advmss, 2 × len)).
+    fn grow_window(&mut self) {
+        let room = self.cap.min(self.free()).saturating_sub(self.rcv_ssthresh);
+        self.rcv_ssthresh += room.min(2 * self.rcv_mss);
     }
 
     fn covered(&self, s: u64, e: u64) -> bool {
@@ -439,6 +470,80 @@ mod tests {
         let mut b = [(0, 0); 4];
         assert_eq!(r.sack_blocks(true, 3, &mut b), 1);
         assert_eq!(b[0], (1, 1001));
+    }
+
+    /// An ACK as the endpoint sends it (`emit`): advertise the window, cancel the delayed ACK.
+    fn ack(r: &mut Receiver) {
+        r.advertise();
+        r.delack_at = None;
+    }
+
+    /// One in-order segment of `len` bytes through the endpoint's path for in-order data outside
+    /// quick-ack mode (endpoint.rs `on_segment`), then the application reads everything and the
+    /// endpoint checks for an ACK after the read (`recv`). Returns whether an ACK went out.
+    fn deliver(r: &mut Receiver, len: u64) -> bool {
+        let o = r.on_segment(r.rcv_nxt as i64, len, false);
+        assert_eq!(o.new_bytes, len, "in order and inside the window");
+        let mut acked = false;
+        if r.two_segments_pending() {
+            ack(r);
+            acked = true;
+        } else if r.delack_at.is_none() {
+            r.delack_at = Some(Time::ZERO);
+        }
+        r.read(u64::MAX);
+        if r.window_update_due() {
+            ack(r);
+            acked = true;
+        }
+        acked
+    }
+
+    /// 256 KiB buffer, window scale 3 (as the endpoint picks for it), 1448-byte segments, the
+    /// window grown as far as it goes by a long in-order transfer the application keeps up with.
+    fn grown_rx() -> Receiver {
+        let mut r = Receiver::new(256 * 1024, 1448);
+        r.rcv_nxt = 1;
+        r.rcv_mss = 1448;
+        r.wscale = 3;
+        r.advertise();
+        for _ in 0..1000 {
+            deliver(&mut r, 1448);
+        }
+        r
+    }
+
+    #[test]
+    fn grown_window_leaves_room_for_the_segment_just_received() {
+        let mut r = grown_rx();
+        let cap = 256 * 1024;
+        let empty = r.select_window();
+        assert!(empty + 2 * 1448 >= cap, "the window grew to about the buffer: {empty}");
+        r.on_segment(r.rcv_nxt as i64, 1448, false);
+        // Linux tcp_grow_window: rcv_ssthresh never passes the space free with the segment queued,
+        // so one unread segment does not make the window smaller than with an empty buffer.
+        assert!(r.select_window() >= empty, "{} < {empty} with one segment unread", r.select_window());
+    }
+
+    #[test]
+    fn receiver_acks_every_second_full_segment_after_the_window_reaches_the_buffer() {
+        let mut r = grown_rx();
+        // An odd segment, then the delayed-ACK timer fires after the application has read it:
+        // that ACK advertises the window of an empty buffer.
+        deliver(&mut r, 1448);
+        ack(&mut r);
+        // A short segment (end of a write) lets the window grow closer to the buffer than a full
+        // segment leaves free; its delayed ACK too goes out with the buffer empty.
+        deliver(&mut r, 500);
+        ack(&mut r);
+        let mut since_ack = 0;
+        for i in 0..300 {
+            since_ack += 1;
+            if deliver(&mut r, 1448) {
+                since_ack = 0;
+            }
+            assert!(since_ack < 2, "segment {i}: {since_ack} full segments received and not ACKed");
+        }
     }
 
     #[test]
