@@ -108,19 +108,17 @@ impl SegmentWindow {
         self.ssthresh = if bytes == u64::MAX { u64::MAX } else { (bytes / self.mss_bytes).max(1) };
     }
 
-    /// Linux `tcp_cwnd_restart` (slow start after idle, RFC 5681 §4.1): when the endpoint hands a
-    /// restart window below cwnd, ssthresh first rises to max(ssthresh, ¾·cwnd)
-    /// (`tcp_current_ssthresh`), so the next slow start climbs back to ¾ of the pre-idle window,
-    /// then cwnd drops to the restart window. (The trait's default method does only the second
-    /// half.) Linux raises ssthresh even when cwnd is already at or below the restart window; we
-    /// do it only on an actual reduction, so a call that only signals `CA_EVENT_TX_START`
-    /// (restart window ≥ cwnd, e.g. `u64::MAX`) leaves ssthresh alone.
+    /// Linux `tcp_cwnd_restart` (slow start after idle, RFC 5681 §4.1): ssthresh first rises to
+    /// max(ssthresh, ¾·cwnd) (`tcp_current_ssthresh`), so the next slow start climbs back to ¾ of
+    /// the pre-idle window, then cwnd drops to the restart window the endpoint computed (already
+    /// halved once per RTO of idle, never below min(IW, cwnd)). As in Linux the ssthresh raise
+    /// happens on every restart, even when cwnd is already at or below the restart window. The
+    /// endpoint calls this only after an idle period longer than the RTO; the plain "sending
+    /// resumes with nothing in flight" signal is `on_tx_start`.
     pub fn cwnd_restart(&mut self, restart_window_bytes: u64) {
         let restart = (restart_window_bytes / self.mss_bytes).max(1);
-        if restart < self.cwnd {
-            self.ssthresh = self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2));
-            self.cwnd = restart;
-        }
+        self.ssthresh = self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2));
+        self.cwnd = self.cwnd.min(restart);
     }
 
     /// Linux `tcp_enter_loss` after the algorithm chose ssthresh: cwnd collapses to one segment.
@@ -229,6 +227,18 @@ mod tests {
         cc.on_congestion_event(Time::ZERO, CongestionSignal::Timeout, 10 * MSS);
         assert_eq!(cc.cwnd(), MSS);
         assert_eq!(cc.ssthresh(), 5 * MSS);
+    }
+
+    #[test]
+    fn restart_after_idle_raises_ssthresh_even_when_cwnd_is_below_the_restart_window() {
+        // Linux tcp_cwnd_restart sets ssthresh = tcp_current_ssthresh() unconditionally, then
+        // cwnd = max(halved cwnd, min(restart window, cwnd)): a small window stays as it is.
+        let mut cc = Reno::new(&CcConfig::default());
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        cc.set_cwnd(8 * MSS);
+        cc.on_restart_after_idle(Time::from_secs(5), 10 * MSS);
+        assert_eq!(cc.cwnd(), 8 * MSS);
+        assert_eq!(cc.ssthresh(), 6 * MSS, "max(5, 8/2 + 8/4) = 6");
     }
 
     #[test]
