@@ -326,7 +326,6 @@ fn ccplb_default_pob_overflows_a_path_that_stores_less() {
 /// a sample taken across an RTO (Karn's rule, RFC 6298 §3) or from an old timestamp echo would
 /// show up here as an srtt of seconds and an RTO of many seconds.
 #[test]
-#[ignore = "endpoint: an RTT sample spans an RTO (srtt 52 -> 429 ms at t = 9 s, RTO 10.96 s), see /work/notes/followups.md (cc-sim)"]
 fn srtt_stays_within_what_the_path_can_delay_through_rto_storms() {
     let path = single_flow("ccplb", vec![("pob_segments", 200.0)], 20);
     let r = path.run();
