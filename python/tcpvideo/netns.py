@@ -341,6 +341,7 @@ class Capture:
         if max_packets:
             argv += ["-c", str(max_packets)]
         self.argv = argv
+        self.start_settle = 0.5  # seconds to wait after dumpcap says it is capturing
         self.proc: Optional[Process] = None
         self.stats: Optional[CaptureStats] = None
 
@@ -370,6 +371,11 @@ class Capture:
         finally:
             sel.close()
         self._stderr_head = buf
+        # "Capturing on" is printed before packets reach the file in every run: in 2 of 5
+        # zero_window runs the capture began after the SYN (tshark: "ACKed segment that wasn't
+        # captured"). A 0.5 s settle after the announcement closed that gap (6 of 6 runs with the
+        # SYN captured); a live check (a marker packet counted by dumpcap) would be exact.
+        time.sleep(self.start_settle)
 
     def wait(self, timeout: float) -> CaptureStats:
         """Wait for a capture started with ``max_packets`` to stop by itself."""
