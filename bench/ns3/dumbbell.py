@@ -62,6 +62,10 @@ which is ~0.4 GB before the simulation starts; reported separately).
 Usage:
     python bench/ns3/dumbbell.py --flows 10 --cc Cubic --duration 60 --seed 1 --json out.json
 
+``--cong-trace`` adds ``results.cong_trace``: every congestion-state change of every sender with
+its cwnd and ssthresh then (segments), and per flow the first ssthresh change (slow-start exit by
+HyStart or by a loss), for comparison with tcpvideo's event log.
+
 Import ``run_dumbbell`` to call it from Python; it must run once per process (ns-3 keeps global
 state), so the benches run it in a subprocess (see ``run_in_subprocess``).
 """
