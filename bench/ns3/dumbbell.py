@@ -68,6 +68,10 @@ TcpSocketBase hands PktsAcked, so the SRTT minimum is its base RTT.
 Usage:
     python bench/ns3/dumbbell.py --flows 10 --cc Cubic --duration 60 --seed 1 --json out.json
 
+``--cong-trace`` adds ``results.cong_trace``: every congestion-state change of every sender with
+its cwnd and ssthresh then (segments), and per flow the first ssthresh change (slow-start exit by
+HyStart or by a loss), for comparison with tcpvideo's event log.
+
 Import ``run_dumbbell`` to call it from Python; it must run once per process (ns-3 keeps global
 state), so the benches run it in a subprocess (see ``run_in_subprocess``).
 """
@@ -273,6 +277,58 @@ QStat& Stats() { return q; }
 }  // namespace tvbench
 """
 
+# Optional (--cong-trace): every congestion-state change of every sender with the flow's cwnd at
+# that moment (segments, from the CongestionWindow trace) and its cwnd when the change happened,
+# so slow-start exits and per-episode windows can be compared with tcpvideo's event log.
+_CPP_CONG_TRACE = r"""
+namespace tvbench_cong {
+using namespace ns3;
+static std::vector<uint32_t> lastCwnd, segSize;
+static std::vector<double> evT;
+static std::vector<uint32_t> evFlow, evState, evCwnd, evSsthresh;
+static std::vector<uint32_t> lastSsthresh;
+void OnCwnd(uint64_t f, uint32_t, uint32_t v) { lastCwnd[f] = v; }
+static std::vector<double> firstSsT;  // first ssthresh change: slow-start exit (HyStart or loss)
+static std::vector<uint32_t> firstSsCwnd;
+void OnSsthresh(uint64_t f, uint32_t, uint32_t v) {
+    lastSsthresh[f] = v;
+    if (firstSsT[f] < 0 && v < 0x7fffffffu) { firstSsT[f] = Simulator::Now().GetSeconds(); firstSsCwnd[f] = lastCwnd[f] / segSize[f]; }
+}
+void OnState(uint64_t f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
+    evT.push_back(Simulator::Now().GetSeconds());
+    evFlow.push_back(f);
+    evState.push_back(static_cast<uint32_t>(v));
+    evCwnd.push_back(lastCwnd[f] / segSize[f]);
+    evSsthresh.push_back(lastSsthresh[f] / segSize[f]);
+}
+void Hook(Ptr<Application> a, uint64_t f, uint32_t mss) {
+    Ptr<Socket> so = DynamicCast<BulkSendApplication>(a)->GetSocket();
+    NS_ABORT_UNLESS(so);
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnState, f)));
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, f)));
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsthresh, f)));
+}
+void Add(Ptr<Application> a, double start, uint32_t mss) {
+    uint64_t f = lastCwnd.size();
+    lastCwnd.push_back(0);
+    lastSsthresh.push_back(0);
+    segSize.push_back(mss);
+    firstSsT.push_back(-1.0);
+    firstSsCwnd.push_back(0);
+    Simulator::Schedule(Seconds(start) + NanoSeconds(2), &Hook, a, f, mss);
+}
+uint64_t Count() { return evT.size(); }
+double T(uint64_t i) { return evT[i]; }
+uint32_t Flow(uint64_t i) { return evFlow[i]; }
+uint32_t State(uint64_t i) { return evState[i]; }
+uint32_t Cwnd(uint64_t i) { return evCwnd[i]; }
+uint32_t Ssthresh(uint64_t i) { return evSsthresh[i]; }
+double FirstSsT(uint64_t f) { return firstSsT[f]; }
+uint32_t FirstSsCwnd(uint64_t f) { return firstSsCwnd[f]; }
+}  // namespace tvbench_cong
+"""
+_CONG_STATE_NAMES = ["open", "disorder", "cwr", "recovery", "loss"]
+
 
 def draw_flows(n: int, seed: int, start_spread: float,
                rtt_mean_ms: float = 55.0, rtt_sd_ms: float = 5.0,
@@ -316,7 +372,8 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
                  access_rate: str = ACCESS_RATE,
                  server_rate: str = ACCESS_RATE,
                  queue_pkts: int = BOTTLENECK_QUEUE_PKTS,
-                 trace_interval_ms: Optional[float] = None) -> dict:
+                 trace_interval_ms: Optional[float] = None,
+                 cong_trace: bool = False) -> dict:
     """Build and run the dumbbell in this process; return the result dictionary.
 
     ``flow_list`` (list of {"rtt_ms", "start_s"}) replaces the seeded draws; rates are ns-3
@@ -336,6 +393,8 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     from ns import ns  # noqa: E402  (slow: Cling JIT; prints harmless "Failed to materialize")
     ns.cppyy.cppdef(_CPP_HELPERS)
     tv = ns.cppyy.gbl.tvbench
+    if cong_trace:
+        ns.cppyy.cppdef(_CPP_CONG_TRACE)
     t_import = time.perf_counter() - t_import0
 
     ns.RngSeedManager.SetSeed(max(1, seed))
@@ -435,6 +494,8 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
         apps.Start(ns.NanoSeconds(start_ns))
         apps.Stop(stop)
         tv.AddBulk(apps.Get(0), start_ns / 1e9)
+        if cong_trace:
+            ns.cppyy.gbl.tvbench_cong.Add(apps.Get(0), start_ns / 1e9, MSS)
 
     tv.ScheduleSnapshots(snapshot_interval, duration, warmup)
     ns.Simulator.Stop(stop)
@@ -460,6 +521,17 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     q_mean_after = (st.area - st.areaAtWarm) / after
     attrs = _attributes(ns, cc_type)
     trace = _collect_trace(tv, n) if trace_interval_ms else None
+    cong_events = None
+    if cong_trace:
+        ct = ns.cppyy.gbl.tvbench_cong
+        cong_events = [
+            {"t_s": float(ct.T(k)), "flow": int(ct.Flow(k)),
+             "state": _CONG_STATE_NAMES[int(ct.State(k))] if int(ct.State(k)) < 5 else int(ct.State(k)),
+             "cwnd_segments": int(ct.Cwnd(k)), "ssthresh_segments": int(ct.Ssthresh(k))}
+            for k in range(int(ct.Count()))]
+        cong_events = {"events": cong_events, "slow_start_exit": [
+            {"flow": f, "t_s": float(ct.FirstSsT(f)), "cwnd_segments": int(ct.FirstSsCwnd(f))}
+            for f in range(n)]}
     ns.Simulator.Destroy()
 
     return {
@@ -529,6 +601,9 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
                 ],
                 "cumulative_drops": [int(tv.SnapDrops(k)) for k in range(len(snaps_t))],
             },
+            # --cong-trace only: every CongState change of every sender with cwnd/ssthresh then,
+            # and per flow the first ssthresh change (slow-start exit: HyStart or first loss)
+            "cong_trace": cong_events,
         },
         **({"trace": trace} if trace else {}),
         "cost": {
@@ -621,6 +696,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="also sample the bottleneck queue and every sender's cwnd, ssthresh, "
                         "SRTT and last RTT on this grid (result key \"trace\")")
     p.add_argument("--json", help="write the result here (default: stdout)")
+    p.add_argument("--cong-trace", action="store_true",
+                   help="record every sender's congestion-state changes with its cwnd and ssthresh "
+                        "(results.cong_events)")
     a = p.parse_args(argv)
     flow_list = None
     if a.flows_json:
@@ -631,7 +709,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                        bottleneck_delay_ms=a.bottleneck_delay_ms, server_delay_ms=a.server_delay_ms,
                        bottleneck_rate=a.bottleneck_rate, access_rate=a.access_rate,
                        server_rate=a.server_rate, queue_pkts=a.queue,
-                       trace_interval_ms=a.trace_interval_ms)
+                       trace_interval_ms=a.trace_interval_ms, cong_trace=a.cong_trace)
     text = json.dumps(res, indent=1)
     if a.json:
         with open(a.json, "w") as fh:

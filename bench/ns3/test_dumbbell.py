@@ -110,3 +110,19 @@ def test_trace_samples_each_sender_on_the_grid_with_rtts_no_smaller_than_the_pat
         assert f["min_srtt_ms"][-1] >= f["min_last_rtt_ms"][-1] - 1e-9
     # The queue column is the bottleneck's, bounded by its limit.
     assert max(tr["queue_pkts"]) <= dumbbell.BOTTLENECK_QUEUE_PKTS
+
+
+def test_cong_trace_records_every_state_change_with_the_window_and_slow_start_exits(tmp_path):
+    r = _run(tmp_path, ("flows", 3), ("cc", "NewReno"), ("duration", 4.0), ("warmup", 1.0),
+             ("extra_args", ["--queue", "20", "--cong-trace"]))
+    res = r["results"]
+    ev = res["cong_trace"]["events"]
+    # The same CongState changes the per-flow counters saw, one event each.
+    assert sum(e["state"] == "recovery" for e in ev) == res["recovery_episodes"] > 0
+    assert sum(e["state"] == "loss" for e in ev) == res["rto_episodes"]
+    assert all(e["cwnd_segments"] >= 1 for e in ev if e["state"] == "recovery")
+    starts = [f["start_s"] for f in r["config"]["flows_detail"]]
+    exits = res["cong_trace"]["slow_start_exit"]
+    assert [x["flow"] for x in exits] == [0, 1, 2]
+    # A 20-packet buffer ends every slow start (NewReno has no HyStart: by a loss) within 4 s.
+    assert all(s < x["t_s"] < 4.0 and x["cwnd_segments"] >= 2 for s, x in zip(starts, exits))

@@ -36,6 +36,23 @@
 //! - `fast_convergence` = 1 (bool).
 //! - `initial_ssthresh` = 0 (segments, 0 = unlimited; Linux 6.x default).
 //!
+//! Not Linux parameters: knobs that reproduce ns-3 3.44's `ns3::TcpBic` (src/internet/model/
+//! tcp-bic.cc), so that `bench/cc_vs_ns3.py` can show how much of a tcpvideo-vs-ns-3 gap each of
+//! ns-3's choices explains. Their defaults are Linux's behaviour; set them only to emulate ns-3.
+//! - `delayed_ack_ratio` = 1 (bool): divide `cnt` by the delayed-ACK EWMA as Linux does; 0 = none
+//!   (ns-3).
+//! - `fast_convergence_ratio` = 0 (ratio, 0 = Linux's (1 + beta)/2): W_max = ratio·cwnd on a loss
+//!   below the previous W_max; ns-3 uses beta (0.8).
+//! - `ss_one_per_ack` = 0 (bool): 1 = slow start adds one segment per ACK whatever it covers, and
+//!   the rest of the ACK goes to congestion avoidance once cwnd reached ssthresh (ns-3's TcpBic;
+//!   Linux `tcp_slow_start` adds the segments ACKed).
+//! - `ns3_ai_counter` = 0 (bool): 1 = ns-3's additive-increase counter: +1 segment once *more*
+//!   than `cnt` segments were ACKed since the last increase, the counter then restarts at 0
+//!   (excess discarded), so at most +1 per ACK (Linux `tcp_cong_avoid_ai`: +1 per `cnt`,
+//!   remainder kept, several per stretch ACK).
+//! - `rto_reset` = 1 (bool): an RTO resets the BIC state, W_max included (Linux `bictcp_state`);
+//!   0 keeps it (ns-3's TcpBic has no `CongestionStateSet`).
+//!
 //! Deviations from Linux: a jiffy is 1 ms (HZ = 1000); `pkts_acked` per ACK is the number of whole
 //! segments newly delivered (cumulative + SACKed, from `acked_bytes`); the delayed-ACK EWMA runs
 //! only outside recovery (Linux: only in `TCP_CA_Open`, which also excludes CA_Disorder, a state
@@ -75,6 +92,36 @@ pub const PARAMS: &[ParamInfo] = &[
         doc: "on a loss below the previous W_max, set W_max = cwnd*(1+beta)/2",
     },
     ParamInfo { name: "initial_ssthresh", default: 0.0, unit: "segments", doc: "initial ssthresh, 0 = unlimited" },
+    ParamInfo {
+        name: "delayed_ack_ratio",
+        default: 1.0,
+        unit: "bool",
+        doc: "not a Linux knob: 1 = divide cnt by the delayed-ACK ratio (Linux); 0 = none (ns-3 TcpBic)",
+    },
+    ParamInfo {
+        name: "fast_convergence_ratio",
+        default: 0.0,
+        unit: "ratio",
+        doc: "not a Linux knob: W_max = ratio*cwnd on fast convergence; 0 = Linux (1+beta)/2 (ns-3: beta)",
+    },
+    ParamInfo {
+        name: "ss_one_per_ack",
+        default: 0.0,
+        unit: "bool",
+        doc: "not a Linux knob: 1 = slow start +1 segment per ACK (ns-3 TcpBic); 0 = +segments ACKed (Linux)",
+    },
+    ParamInfo {
+        name: "ns3_ai_counter",
+        default: 0.0,
+        unit: "bool",
+        doc: "not a Linux knob: 1 = +1 segment once more than cnt ACKed, excess discarded (ns-3 TcpBic)",
+    },
+    ParamInfo {
+        name: "rto_reset",
+        default: 1.0,
+        unit: "bool",
+        doc: "not a Linux knob: 1 = an RTO resets W_max (Linux bictcp_state); 0 = keep it (ns-3 TcpBic)",
+    },
 ];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -97,6 +144,13 @@ pub struct Bic {
     low_window: u64,
     smooth_part: u64,
     fast_convergence: bool,
+    // ns-3 emulation knobs (see the header); Linux values by default.
+    delayed_ack_ratio: bool,
+    /// W_max after fast convergence, in 1/1024 of cwnd; `None` = Linux's (1 + beta)/2.
+    fast_convergence_ratio: Option<u64>,
+    ss_one_per_ack: bool,
+    ns3_ai_counter: bool,
+    rto_reset: bool,
 
     cnt: u64,
     /// W_max, segments (0 = no loss yet).
@@ -126,13 +180,21 @@ impl Bic {
         if initial_ssthresh > 0 {
             w.ssthresh = initial_ssthresh;
         }
+        let beta = ((get("beta") * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1);
+        let fc_ratio = get("fast_convergence_ratio");
         let mut b = Bic {
             w,
-            beta: ((get("beta") * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1),
+            beta,
             max_increment: (get("max_increment").max(1.0)) as u64,
             low_window: get("low_window").max(0.0) as u64,
             smooth_part: get("smooth_part").max(1.0) as u64,
             fast_convergence: get("fast_convergence") != 0.0,
+            delayed_ack_ratio: get("delayed_ack_ratio") != 0.0,
+            fast_convergence_ratio: (fc_ratio > 0.0)
+                .then(|| ((fc_ratio * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE)),
+            ss_one_per_ack: get("ss_one_per_ack") != 0.0,
+            ns3_ai_counter: get("ns3_ai_counter") != 0.0,
+            rto_reset: get("rto_reset") != 0.0,
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -200,7 +262,10 @@ impl Bic {
         if self.last_max_cwnd == 0 && self.cnt > 20 {
             self.cnt = 20;
         }
-        self.cnt = ((self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack).max(1);
+        if self.delayed_ack_ratio {
+            self.cnt = (self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack;
+        }
+        self.cnt = self.cnt.max(1);
     }
 }
 
@@ -221,14 +286,28 @@ impl CongestionControl for Bic {
         }
         let mut acked = acked;
         if self.w.in_slow_start() {
-            acked = self.w.slow_start(acked);
-            if acked == 0 {
+            acked = if self.ss_one_per_ack {
+                // ns-3 TcpBic: +1 segment for the ACK, not capped at ssthresh.
+                self.w.cwnd += 1;
+                acked - 1
+            } else {
+                self.w.slow_start(acked)
+            };
+            if acked == 0 || self.w.in_slow_start() {
                 return;
             }
         }
         self.update(ack.now);
         let cnt = self.cnt;
-        self.w.cong_avoid_ai(cnt, acked);
+        if self.ns3_ai_counter {
+            self.w.cwnd_cnt += acked;
+            if self.w.cwnd_cnt > cnt {
+                self.w.cwnd += 1;
+                self.w.cwnd_cnt = 0;
+            }
+        } else {
+            self.w.cong_avoid_ai(cnt, acked);
+        }
     }
 
     fn on_congestion_event(&mut self, _now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
@@ -238,7 +317,10 @@ impl CongestionControl for Bic {
         // Linux bictcp_recalc_ssthresh.
         self.epoch_start = None;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-            cwnd * (BETA_SCALE + self.beta) / (2 * BETA_SCALE)
+            match self.fast_convergence_ratio {
+                Some(r) => cwnd * r / BETA_SCALE,
+                None => cwnd * (BETA_SCALE + self.beta) / (2 * BETA_SCALE),
+            }
         } else {
             cwnd
         };
@@ -246,7 +328,9 @@ impl CongestionControl for Bic {
         self.w.cwnd_cnt = 0;
         if signal == CongestionSignal::Timeout {
             self.w.enter_loss();
-            self.reset(); // bictcp_state(TCP_CA_Loss)
+            if self.rto_reset {
+                self.reset(); // bictcp_state(TCP_CA_Loss)
+            }
         }
     }
 
@@ -328,10 +412,18 @@ mod tests {
         assert!(steps.last() > steps.first() && steps.windows(2).all(|s| s[1] >= s[0]), "accelerating probe {steps:?}");
     }
 
+    fn params(kv: &[(&str, f64)]) -> Params {
+        Params(kv.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+    }
+
     /// Segments added in one round of `cwnd` segments ACKed `per_ack` at a time, far below W_max
     /// (cnt = cwnd / max_increment), after `warm` rounds that let the delayed-ACK ratio settle.
     fn growth_per_round(per_ack: u64, warm: usize) -> u64 {
-        let mut cc = Bic::new(&CcConfig::default());
+        growth_per_round_with(per_ack, warm, &Params::default())
+    }
+
+    fn growth_per_round_with(per_ack: u64, warm: usize, p: &Params) -> u64 {
+        let mut cc = Bic::with_params(&CcConfig::default(), p);
         cc.set_cwnd(2000 * MSS);
         cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
         cc.set_cwnd(400 * MSS); // W_max 2000: dist/B > 16, additive increase
@@ -359,6 +451,51 @@ mod tests {
         assert!((30..=32).contains(&one), "1 segment/ACK: +{one}");
         assert!((31..=33).contains(&two), "2 segments/ACK: +{two}");
         assert!((120..=136).contains(&eight), "8 segments/ACK: +{eight}");
+    }
+
+    #[test]
+    fn ns3_knobs_off_by_default_and_each_changes_growth_as_ns3_tcpbic() {
+        // No delayed-ACK ratio: one segment per ACK grows by S_max = 16 per RTT (cnt = 400/16),
+        // not ~31 as Linux's ratio of 31/16 makes it.
+        let plain = growth_per_round_with(1, 3, &params(&[("delayed_ack_ratio", 0.0)]));
+        assert!((15..=17).contains(&plain), "no ratio, 1 segment/ACK: +{plain}");
+        // Stretch ACKs of 8: Linux tcp_cong_avoid_ai (no ratio) still adds 400/25 = 16; ns-3's
+        // counter adds one segment once more than 25 were ACKed (every 4th ACK, 32 segments) and
+        // drops the excess: 400/32 = 12.5 per round (cnt and the carried counter move a little
+        // as cwnd grows).
+        let ai = growth_per_round_with(8, 3, &params(&[("delayed_ack_ratio", 0.0)]));
+        let ns3 = growth_per_round_with(8, 3, &params(&[("delayed_ack_ratio", 0.0), ("ns3_ai_counter", 1.0)]));
+        assert!((15..=17).contains(&ai), "Linux counter: +{ai}");
+        assert!((12..=14).contains(&ns3) && ns3 < ai, "ns-3 counter: +{ns3}");
+    }
+
+    #[test]
+    fn ns3_slow_start_adds_one_segment_per_ack() {
+        // Delayed ACKs (2 segments each) over one round of 20 segments: Linux doubles to 40,
+        // ns-3's TcpBic adds one per ACK: 30.
+        for (p, expected) in [(Params::default(), 40), (params(&[("ss_one_per_ack", 1.0)]), 30)] {
+            let mut cc = Bic::with_params(&CcConfig::default(), &p);
+            cc.set_cwnd(20 * MSS);
+            let mut t = Time::ZERO;
+            for _ in 0..10 {
+                t += Duration::from_millis(1);
+                cc.on_ack(&crate::cc::testing::ack(t, 2 * MSS, RTT, 20 * MSS));
+            }
+            assert_eq!(cc.cwnd() / MSS, expected, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn ns3_fast_convergence_ratio_and_rto_keeping_w_max() {
+        let mut cc = Bic::with_params(&CcConfig::default(), &params(&[("fast_convergence_ratio", 0.8), ("rto_reset", 0.0)]));
+        cc.set_cwnd(1000 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        cc.set_cwnd(900 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        assert!(cc.w_max_segments().abs_diff(720) <= 1, "ns-3: W_max = beta * cwnd, got {}", cc.w_max_segments());
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::Timeout, 0);
+        assert_eq!(cc.cwnd(), MSS);
+        assert_eq!(cc.w_max_segments(), 900, "ns-3 keeps W_max over an RTO (set from cwnd 900 at the timeout)");
     }
 
     #[test]

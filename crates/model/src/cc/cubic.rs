@@ -36,6 +36,25 @@
 //!   `hystart_low_window` = 16 (segments), `hystart_ack_delta_us` = 2000 (µs).
 //! - `initial_ssthresh` = 0 (segments, 0 = unlimited; as Linux, used only when `hystart` = 0).
 //!
+//! Not Linux parameters (Linux has them as `#define`s or code): knobs that reproduce ns-3 3.44's
+//! `ns3::TcpCubic` (src/internet/model/tcp-cubic.cc), so that `bench/cc_vs_ns3.py` can show how
+//! much of a tcpvideo-vs-ns-3 gap each ns-3 choice explains. Defaults are Linux's behaviour.
+//! - `hystart_delay_shift` = 3: the delay-increase threshold is (delay_min >> shift) clamped to
+//!   [4 ms, `hystart_delay_max_us`] (Linux `HYSTART_DELAY_THRESH(delay_min >> 3)`; ns-3 uses
+//!   delay_min itself, shift 0). `hystart_delay_max_us` = 16000 (Linux `HYSTART_DELAY_MAX`; ns-3
+//!   `HyStartDelayMax` = 1 s).
+//! - `hystart_train_shift` = 1: an ACK train ends slow start once it lasts longer than
+//!   (delay_min + ack_delay) >> shift (Linux halves it for unpaced sockets; 0 is Linux's paced
+//!   rule, and ns-3's rule up to the ≤ 1 ms ack_delay cushion ns-3 3.44 does not have).
+//! - `hystart_first_samples_only` = 0 (bool): 1 = the round's RTT is the minimum of its first 8
+//!   samples only, later samples are compared but not folded in (ns-3); Linux folds every sample.
+//! - `delay_holdoff_ms` = 1000: RTT samples are ignored this long after an epoch starts (Linux:
+//!   HZ, one second; ns-3 `CubicDelta` = 10 ms).
+//! - `ca_one_per_ack` = 0 (bool): 1 = congestion avoidance adds at most one segment per ACK, the
+//!   counter keeps the rest (ns-3); Linux `tcp_cong_avoid_ai` adds cwnd_cnt / cnt.
+//! - `rto_keeps_w_max` = 0 (bool): 1 = an RTO keeps W_max (ns-3's `CubicReset` does not clear
+//!   `m_lastMaxCwnd`); Linux `bictcp_reset` zeroes it.
+//!
 //! Fixed as Linux `#define`s: HyStart needs 8 RTT samples per round (`HYSTART_MIN_SAMPLES`); the
 //! delay threshold is delay_min/8 clamped to [4 ms, 16 ms]; the ACK-train threshold is
 //! (delay_min + ack_delay)/2 with ack_delay = min(1 ms, 4·GSO max size / pacing rate), where the
@@ -134,6 +153,48 @@ pub const PARAMS: &[ParamInfo] = &[
         unit: "segments",
         doc: "initial ssthresh, 0 = unlimited; applied only when hystart = 0 (as Linux)",
     },
+    ParamInfo {
+        name: "hystart_delay_shift",
+        default: 3.0,
+        unit: "bits",
+        doc: "not a Linux knob: delay threshold = delay_min >> shift, clamped (Linux 3; ns-3 0)",
+    },
+    ParamInfo {
+        name: "hystart_delay_max_us",
+        default: HYSTART_DELAY_MAX_US as f64,
+        unit: "us",
+        doc: "not a Linux knob: upper clamp of the delay threshold (Linux 16 ms; ns-3 1 s)",
+    },
+    ParamInfo {
+        name: "hystart_train_shift",
+        default: 1.0,
+        unit: "bits",
+        doc: "not a Linux knob: ACK train must exceed (delay_min + ack_delay) >> shift (Linux 1 unpaced; ns-3 0)",
+    },
+    ParamInfo {
+        name: "hystart_first_samples_only",
+        default: 0.0,
+        unit: "bool",
+        doc: "not a Linux knob: 1 = round RTT = min of its first 8 samples only (ns-3); 0 = all (Linux)",
+    },
+    ParamInfo {
+        name: "delay_holdoff_ms",
+        default: 1000.0,
+        unit: "ms",
+        doc: "not a Linux knob: ignore RTT samples this long after an epoch starts (Linux HZ = 1 s; ns-3 10 ms)",
+    },
+    ParamInfo {
+        name: "ca_one_per_ack",
+        default: 0.0,
+        unit: "bool",
+        doc: "not a Linux knob: 1 = at most +1 segment per ACK in congestion avoidance (ns-3)",
+    },
+    ParamInfo {
+        name: "rto_keeps_w_max",
+        default: 0.0,
+        unit: "bool",
+        doc: "not a Linux knob: 1 = an RTO keeps W_max (ns-3 CubicReset); 0 = zero it (Linux)",
+    },
 ];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -185,6 +246,14 @@ pub struct Cubic {
     hystart_detect: u32,
     hystart_low_window: u64,
     hystart_ack_delta_us: u64,
+    // ns-3 emulation knobs (see the header); Linux values by default.
+    hystart_delay_shift: u32,
+    hystart_delay_max_us: u64,
+    hystart_train_shift: u32,
+    hystart_first_samples_only: bool,
+    delay_holdoff_ms: u64,
+    ca_one_per_ack: bool,
+    rto_keeps_w_max: bool,
 
     // struct bictcp
     /// Segments to ACK per +1 segment of cwnd.
@@ -246,6 +315,13 @@ impl Cubic {
             hystart_detect: get("hystart_detect").max(0.0) as u32,
             hystart_low_window: get("hystart_low_window").max(0.0) as u64,
             hystart_ack_delta_us: get("hystart_ack_delta_us").max(0.0) as u64,
+            hystart_delay_shift: get("hystart_delay_shift").clamp(0.0, 31.0) as u32,
+            hystart_delay_max_us: get("hystart_delay_max_us").max(HYSTART_DELAY_MIN_US as f64) as u64,
+            hystart_train_shift: get("hystart_train_shift").clamp(0.0, 31.0) as u32,
+            hystart_first_samples_only: get("hystart_first_samples_only") != 0.0,
+            delay_holdoff_ms: get("delay_holdoff_ms").max(0.0) as u64,
+            ca_one_per_ack: get("ca_one_per_ack") != 0.0,
+            rto_keeps_w_max: get("rto_keeps_w_max") != 0.0,
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -340,7 +416,7 @@ impl Cubic {
             if now.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
                 self.last_ack_us = now;
                 // Plain CUBIC does not pace (SK_PACING_NONE), so the threshold is halved.
-                let threshold = (self.delay_min_us + self.hystart_ack_delay_us(ack)) >> 1;
+                let threshold = (self.delay_min_us + self.hystart_ack_delay_us(ack)) >> self.hystart_train_shift;
                 if now.saturating_sub(self.round_start_us) > threshold {
                     self.found = true;
                     self.w.ssthresh = self.w.cwnd;
@@ -348,11 +424,14 @@ impl Cubic {
             }
         }
         if self.hystart_detect & HYSTART_DELAY != 0 {
-            self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
+            if !self.hystart_first_samples_only || self.sample_cnt < HYSTART_MIN_SAMPLES {
+                self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
+            }
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
             } else {
-                let thresh = (self.delay_min_us >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
+                let thresh =
+                    (self.delay_min_us >> self.hystart_delay_shift).clamp(HYSTART_DELAY_MIN_US, self.hystart_delay_max_us);
                 if self.curr_rtt_us > self.delay_min_us + thresh {
                     self.found = true;
                     self.w.ssthresh = self.w.cwnd;
@@ -365,7 +444,7 @@ impl Cubic {
     fn pkts_acked(&mut self, ack: &AckEvent, rtt_us: u64) {
         // Discard delay samples right after fast recovery.
         if let Some(epoch) = self.epoch_start {
-            if jiffies(ack.now).saturating_sub(epoch) < HZ {
+            if jiffies(ack.now).saturating_sub(epoch) < self.delay_holdoff_ms * HZ / 1000 {
                 return;
             }
         }
@@ -480,7 +559,16 @@ impl CongestionControl for Cubic {
         }
         self.update(ack.now, acked);
         let cnt = self.cnt;
-        self.w.cong_avoid_ai(cnt, acked);
+        if self.ca_one_per_ack {
+            // ns-3 TcpCubic::IncreaseWindow: one segment per ACK at most, remainder kept.
+            self.w.cwnd_cnt += acked;
+            if self.w.cwnd_cnt >= cnt {
+                self.w.cwnd += 1;
+                self.w.cwnd_cnt -= cnt;
+            }
+        } else {
+            self.w.cong_avoid_ai(cnt, acked);
+        }
     }
 
     fn on_congestion_event(&mut self, now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
@@ -499,7 +587,11 @@ impl CongestionControl for Cubic {
         if signal == CongestionSignal::Timeout {
             self.w.enter_loss();
             // cubictcp_state(TCP_CA_Loss)
+            let w_max = self.last_max_cwnd;
             self.reset();
+            if self.rto_keeps_w_max {
+                self.last_max_cwnd = w_max;
+            }
             let snd_nxt = self.delivered_bytes + _bytes_in_flight;
             self.hystart_reset(now, snd_nxt);
         }
@@ -695,6 +787,94 @@ mod tests {
         let mut cc = Cubic::with_params(&CcConfig::default(), &params(&[("hystart", 0.0)]));
         slow_start_rounds(&mut cc, 4, |_| Duration::from_millis(100));
         assert!(cc.in_slow_start());
+    }
+
+    /// ns-3 3.44 TcpCubic's HyStart choices (NS3_MATCHED_PARAMS["cubic"] in bench/cc_vs_ns3.py).
+    fn ns3_hystart() -> Params {
+        params(&[
+            ("hystart_delay_shift", 0.0),
+            ("hystart_delay_max_us", 1_000_000.0),
+            ("hystart_train_shift", 0.0),
+            ("hystart_first_samples_only", 1.0),
+        ])
+    }
+
+    #[test]
+    fn ns3_hystart_delay_threshold_is_the_whole_min_rtt() {
+        // +20 ms on a 100 ms path ends slow start for Linux (threshold 12.5 ms) but not for ns-3
+        // (threshold 100 ms); +110 ms ends it for both.
+        let mut cc = Cubic::with_params(&CcConfig::default(), &ns3_hystart());
+        let trace = slow_start_rounds(&mut cc, 3, |r| Duration::from_millis(if r < 2 { 100 } else { 120 }));
+        assert!(cc.in_slow_start(), "ns-3 threshold: still in slow start {trace:?}");
+        let mut cc = Cubic::with_params(&CcConfig::default(), &ns3_hystart());
+        let trace = slow_start_rounds(&mut cc, 3, |r| Duration::from_millis(if r < 2 { 100 } else { 210 }));
+        assert!(!cc.in_slow_start(), "ns-3 threshold: RTT more than doubled {trace:?}");
+    }
+
+    #[test]
+    fn ns3_hystart_ack_train_must_last_the_whole_min_rtt() {
+        // The train of the Linux test above (ACKs 1.25 ms apart over a 100 ms round) lasts ~100 ms:
+        // longer than Linux's 50.5 ms but not longer than ns-3's delay_min (+ ack_delay) = 101 ms.
+        let p = params(&[("hystart_detect", 1.0), ("hystart_train_shift", 0.0)]);
+        let mut cc = Cubic::with_params(&CcConfig::default(), &p);
+        let trace = slow_start_rounds(&mut cc, 4, |_| Duration::from_millis(100));
+        assert!(cc.in_slow_start(), "{trace:?}");
+    }
+
+    #[test]
+    fn ns3_hystart_keeps_the_min_of_the_first_eight_samples_only() {
+        // One round at cwnd 40: the first 8 RTT samples are 120 ms, the rest 100 ms (delay_min
+        // 100 ms from an earlier round). Linux folds the later samples into the round's minimum
+        // (100 ms: no exit); ns-3 compares its first-8 minimum (120 ms > 100 + 12.5 ms: exit).
+        for (first_only, exits) in [(0.0, false), (1.0, true)] {
+            let p = params(&[("hystart_detect", 2.0), ("hystart_first_samples_only", first_only)]);
+            let mut cc = Cubic::with_params(&CcConfig::default(), &p);
+            let mut t = one_round(&mut cc, Time::ZERO, Duration::from_millis(100), MSS);
+            t = one_round(&mut cc, t, Duration::from_millis(100), MSS);
+            assert_eq!(cc.cwnd() / MSS, 40);
+            let mut in_flight = 40 * MSS;
+            for i in 0..40u64 {
+                t += Duration::from_millis(2);
+                let rtt = Duration::from_millis(if i < 8 { 120 } else { 100 });
+                cc.on_ack(&ack(t, MSS, rtt, in_flight));
+                in_flight -= MSS;
+            }
+            assert_eq!(!cc.in_slow_start(), exits, "first_samples_only = {first_only}");
+        }
+    }
+
+    #[test]
+    fn ns3_congestion_avoidance_adds_at_most_one_segment_per_ack() {
+        // A 20-segment stretch ACK right after a loss (cnt = 2, the floor): Linux adds 10
+        // segments, ns-3 one.
+        for (one, expected) in [(0.0, 10), (1.0, 1)] {
+            let p = params(&[("ca_one_per_ack", one)]);
+            let (mut cc, t) = cubic_after_loss_at(100, Duration::from_millis(50), &p);
+            cc.tcp_friendliness = false;
+            cc.last_max_cwnd = 10_000; // far below W_max: the cubic target is far ahead, cnt = 2
+            cc.epoch_start = None;
+            let before = cc.cwnd() / MSS;
+            cc.on_ack(&ack(t + Duration::from_millis(1), 20 * MSS, Duration::from_millis(50), 70 * MSS));
+            assert_eq!(cc.cwnd() / MSS - before, expected, "ca_one_per_ack = {one}");
+        }
+    }
+
+    #[test]
+    fn ns3_delay_holdoff_and_rto_keeping_w_max() {
+        // 1 s after an epoch starts Linux still ignores RTT samples; ns-3 only for 10 ms.
+        for (holdoff, expected_min_us) in [(1000.0, 100_000), (10.0, 50_000)] {
+            let p = params(&[("delay_holdoff_ms", holdoff)]);
+            let (mut cc, t) = cubic_after_loss_at(100, Duration::from_millis(100), &p);
+            cc.on_ack(&ack(t + Duration::from_millis(1), MSS, Duration::from_millis(100), 70 * MSS));
+            assert!(cc.epoch_start.is_some());
+            cc.on_ack(&ack(t + Duration::from_millis(200), MSS, Duration::from_millis(50), 70 * MSS));
+            assert_eq!(cc.delay_min_us, expected_min_us, "holdoff {holdoff} ms");
+        }
+        let (mut cc, t) = cubic_after_loss_at(100, Duration::from_millis(50), &params(&[("rto_keeps_w_max", 1.0)]));
+        cc.on_congestion_event(t, CongestionSignal::Timeout, 70 * MSS);
+        // The RTO's ssthresh step sets W_max = 70 * 1.7 / 2 (fast convergence, 70 < 100) and ns-3
+        // keeps it; Linux then zeroes it (tested above).
+        assert_eq!((cc.cwnd() / MSS, cc.w_max_segments()), (1, 59));
     }
 
     #[test]
