@@ -36,7 +36,9 @@ Topology (data flows server -> clients)::
 * **Flows**: at t0 + start_i the client connects from its address i (a handshake: its connect()
   time is a per-flow RTT measurement of the delay line); the server then sends without pause
   until t0 + duration. Goodput = bytes the client application read by t0 + duration (and after
-  t0 + warmup), over the run, as tcpvideo and ns-3 count it.
+  t0 + warmup), over the run, as tcpvideo and ns-3 count it. After the warm-up the count is
+  the kernel's (tcpi_bytes_received at the two instants): a Python reader lagging on a loaded
+  machine would otherwise move bytes from before the instant to after it.
 
 Measured (``LinuxDumbbellResult``):
 
@@ -179,7 +181,9 @@ def _receive(i: int, a: argparse.Namespace, flow: dict, out: dict) -> None:
         now = time.time()
         if at_warm is None and now >= warm:
             at_warm = got
+            out["kernel_bytes_at_warmup"] = tcp_info(s)["bytes_received"]
         if now >= end:
+            out["kernel_bytes"] = tcp_info(s)["bytes_received"]
             break
         s.settimeout(max(0.001, min(end, warm if at_warm is None else end) - now))
         try:
@@ -297,6 +301,7 @@ class LinuxDumbbellResult:
     queue_mean_after_warmup_pkts: float
     bottleneck_drops: int
     bottleneck_rate_mbps: float  # what tbf sent over the run (saturation check)
+    bottleneck_rate_after_warmup_mbps: float
     retransmissions: int  # sum of tcpi_total_retrans
     mib: dict  # server namespace TCP MIB deltas
     queue_sampling: dict  # samples, interval, lateness of the sampler
@@ -349,6 +354,9 @@ def _queue_summary(cols: dict, t_start_ns: int, t_end_ns: int, t_warm_ns: int,
         "max": max(ql[k] for k in idx),
         "drops": drops[last] - drops[first],
         "rate_mbps": 8.0 * (sent[last] - sent[first]) / span / 1e6,
+        "rate_after_warmup_mbps": (8.0 * (sent[warm[-1]] - sent[warm[0]])
+                                   / ((ts[warm[-1]] - ts[warm[0]]) / 1e9) / 1e6
+                                   if len(warm) > 1 else float("nan")),
         "samples": len(idx),
         "interval_ms": interval * 1e3,
         "gap_median_ms": gaps[len(gaps) // 2] / 1e6,
@@ -449,12 +457,16 @@ def run(flows: Sequence[FlowSpec], cc: str, duration: float, warmup: float = 5.0
         retrans += info.get("total_retrans", 0)
         g = 8.0 * c.get("bytes", 0) / duration / 1e6
         per_flow.append(g)
-        per_flow_after.append(8.0 * (c.get("bytes", 0) - c.get("bytes_at_warmup", 0))
+        # after the warm-up: bytes the kernel received (tcpi_bytes_received) between the two
+        # instants, so that data waiting in the receive buffer at the warm-up instant (the Python
+        # reader lagging on a loaded machine) is not counted twice
+        per_flow_after.append(8.0 * (c.get("kernel_bytes", 0) - c.get("kernel_bytes_at_warmup", 0))
                               / (duration - warmup) / 1e6)
         rows.append({"addr": a, "rtt_ms": f.rtt_ms, "start_s": f.start_s,
                      "connected_at_s": c.get("connected_at"), "connect_ms": c.get("connect_ms"),
                      "ping_min_ms": pings[a]["min_ms"], "goodput_mbps": g,
-                     "bytes_read": c.get("bytes", 0), "cc": s.get("cc"),
+                     "bytes_read": c.get("bytes", 0), "bytes_received": c.get("kernel_bytes"),
+                     "cc": s.get("cc"),
                      "total_retrans": info.get("total_retrans"),
                      "bytes_retrans": info.get("bytes_retrans"),
                      "min_rtt_ms": info.get("min_rtt", 0) / 1e3 if info else None,
@@ -476,7 +488,8 @@ def run(flows: Sequence[FlowSpec], cc: str, duration: float, warmup: float = 5.0
         goodput_mbps=sum(per_flow), goodput_after_warmup_mbps=sum(per_flow_after),
         per_flow_goodput_mbps=per_flow, queue_mean_pkts=q["mean"], queue_max_pkts=q["max"],
         queue_mean_after_warmup_pkts=q["mean_after_warmup"], bottleneck_drops=q["drops"],
-        bottleneck_rate_mbps=q["rate_mbps"], retransmissions=retrans, mib=mib,
+        bottleneck_rate_mbps=q["rate_mbps"],
+        bottleneck_rate_after_warmup_mbps=q["rate_after_warmup_mbps"], retransmissions=retrans, mib=mib,
         queue_sampling=q, delay_line={"before_flows": line_before, **lres}, ping=pings,
         tbf=tbf, load_1m=os.getloadavg())
 
