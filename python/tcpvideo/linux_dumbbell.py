@@ -222,10 +222,17 @@ def _icmp_checksum(b: bytes) -> int:
 
 
 def ping(a: argparse.Namespace) -> None:
-    """ICMP echo (RFC 792) from each source address to the host; min/median RTT in ms."""
+    """ICMP echo (RFC 792) from each source address to the host; RTTs in ms, sorted.
+
+    The reply's arrival time is the kernel's receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME),
+    and the request's departure time is read just before sendto(), so the interpreter's wake-up
+    after the reply is not part of the RTT (it is ~0.1-0.3 ms on a loaded machine).
+    """
+    so_ts = getattr(socket, "SO_TIMESTAMPNS", 35)
     res = {}
     for src in a.sources.split(","):
         s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        s.setsockopt(socket.SOL_SOCKET, so_ts, 1)
         s.bind((src, 0))
         s.settimeout(1.0)
         ident = os.getpid() & 0xFFFF
@@ -234,17 +241,22 @@ def ping(a: argparse.Namespace) -> None:
             hdr = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
             payload = b"tcpvideo" * 7  # 56 bytes, like ping(8)
             pkt = struct.pack("!BBHHH", 8, 0, _icmp_checksum(hdr + payload), ident, seq) + payload
-            t = time.perf_counter()
+            t = time.time_ns()
             s.sendto(pkt, (a.host, 0))
             while True:
                 try:
-                    data = s.recv(2048)
+                    data, anc, _, _ = s.recvmsg(2048, 64)
                 except socket.timeout:
                     break
                 ihl = (data[0] & 0xF) * 4
                 typ, _, _, rid, rseq = struct.unpack("!BBHHH", data[ihl:ihl + 8])
                 if typ == 0 and rid == ident and rseq == seq:
-                    rtts.append((time.perf_counter() - t) * 1e3)
+                    rx = time.time_ns()
+                    for level, kind, val in anc:
+                        if level == socket.SOL_SOCKET and kind == so_ts and len(val) >= 16:
+                            sec, nsec = struct.unpack("=qq", val[:16])
+                            rx = sec * 1_000_000_000 + nsec
+                    rtts.append((rx - t) / 1e6)
                     break
             time.sleep(a.interval)
         s.close()
