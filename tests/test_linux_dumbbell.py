@@ -15,6 +15,11 @@ its instruments must be right before its numbers mean anything. One short run (2
   the run window, and drops imply retransmissions reported by the kernel.
 
 Skipped without root, tc/ip/ethtool or /dev/net/tun (like tests/test_linux_capture.py).
+
+The delay line itself is also tested without root (at the end): two AF_UNIX datagram socket
+pairs stand in for the TUN devices and carry hand-made IPv4 headers, so per-address delays (never
+early), the B->A source lookup, the default delay, order within an address and the counters are
+checked on any machine.
 """
 
 from __future__ import annotations
@@ -103,3 +108,110 @@ def test_delay_line_counters(run):
     assert data["bytes"] >= sum(f["bytes_read"] for f in run.flows)
     assert acks["packets"] > 0
     assert data["late_p50_us"] is not None and data["late_p50_us"] <= 1000
+
+
+# ----------------------------------------------------------------------------------------------
+# The delay line alone, no root: any two packet-preserving fds stand in for the TUN devices
+# (AF_UNIX datagram socket pairs), carrying hand-made IPv4 headers.
+# ----------------------------------------------------------------------------------------------
+def _ipv4(src: str, dst: str, payload: bytes = b"") -> bytes:
+    import socket
+    import struct
+
+    return (struct.pack("!BBHHHBBH", 0x45, 0, 20 + len(payload), 0, 0, 64, 6, 0)
+            + socket.inet_aton(src) + socket.inet_aton(dst) + payload)
+
+
+@pytest.fixture
+def line_fds():
+    import socket
+
+    try:
+        from tcpvideo._core import DelayLine  # noqa: F401
+    except ImportError:
+        pytest.skip("this build has no DelayLine")
+    a_app, a_line = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    b_line, b_app = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    for s in (a_line, b_line):
+        s.setblocking(False)
+    yield a_app, a_line, b_line, b_app
+    for s in (a_app, a_line, b_line, b_app):
+        s.close()
+
+
+def _recv_all(sock, n: int, timeout: float = 3.0) -> list[tuple[float, bytes]]:
+    import time
+
+    out = []
+    sock.settimeout(timeout)
+    while len(out) < n:
+        data = sock.recv(4096)
+        out.append((time.monotonic(), data))
+    return out
+
+
+def test_delay_line_delays_per_address_and_never_early(line_fds):
+    import time
+
+    from tcpvideo._core import DelayLine
+
+    a_app, a_line, b_line, b_app = line_fds
+    line = DelayLine(a_line.fileno(), b_line.fileno(),
+                     a_to_b={"10.99.0.1": 0.060, "10.99.0.2": 0.020},
+                     b_to_a={"10.99.0.1": 0.030}, default_a_to_b=0.005, default_b_to_a=0.0)
+    line.start()
+    try:
+        t0 = time.monotonic()
+        a_app.send(_ipv4("10.0.0.1", "10.99.0.1", b"slow"))   # 60 ms
+        a_app.send(_ipv4("10.0.0.1", "10.99.0.2", b"fast"))   # 20 ms: overtakes the first
+        a_app.send(_ipv4("10.0.0.1", "10.99.0.9", b"other"))  # not in the table: 5 ms default
+        a_app.send(b"\x60" + bytes(39))                        # IPv6: default too
+        got = _recv_all(b_app, 4)
+        b_app.send(_ipv4("10.99.0.1", "10.0.0.1", b"ack"))    # B->A keyed by source: 30 ms
+        t1 = time.monotonic()
+        back = _recv_all(a_app, 1)
+        st = line.stop()
+    finally:
+        line.stop()
+    by_payload = {d[20:]: t - t0 for t, d in got}
+    assert [d[20:] for _, d in got[:2]] != [b"slow", b"fast"], "no per-address delay"
+    assert by_payload[b"slow"] >= 0.060
+    assert by_payload[b"fast"] >= 0.020
+    assert by_payload[b"other"] >= 0.005
+    # generous upper bounds (shared CI machines); the accuracy is measured in bench/
+    assert by_payload[b"slow"] < 0.060 + 0.050
+    assert by_payload[b"fast"] < by_payload[b"slow"]
+    assert back[0][1][20:] == b"ack" and 0.030 <= back[0][0] - t1 < 0.030 + 0.050
+    assert st["error"] is None
+    assert st["a_to_b"]["packets"] == 4 and st["b_to_a"]["packets"] == 1
+    assert st["a_to_b"]["bytes"] == sum(len(d) for _, d in got)
+    assert st["a_to_b"]["non_ipv4"] == 1
+
+
+def test_delay_line_keeps_order_within_an_address(line_fds):
+    from tcpvideo._core import DelayLine
+
+    a_app, a_line, b_line, b_app = line_fds
+    line = DelayLine(a_line.fileno(), b_line.fileno(), a_to_b={"10.99.0.1": 0.010})
+    line.start()
+    try:
+        for i in range(200):
+            a_app.send(_ipv4("10.0.0.1", "10.99.0.1", i.to_bytes(4, "big")))
+        got = _recv_all(b_app, 200)
+    finally:
+        st = line.stop()
+    assert [int.from_bytes(d[20:], "big") for _, d in got] == list(range(200))
+    assert st["a_to_b"]["held_max"] >= 1 and st["a_to_b"]["write_errors"] == 0
+
+
+def test_delay_line_rejects_bad_tables():
+    try:
+        from tcpvideo._core import DelayLine
+    except ImportError:
+        pytest.skip("this build has no DelayLine")
+    with pytest.raises(ValueError):
+        DelayLine(3, 4, a_to_b={"not-an-ip": 0.01})
+    with pytest.raises(ValueError):
+        DelayLine(3, 4, default_a_to_b=-1.0)
+    with pytest.raises(ValueError):
+        DelayLine(3, 3)
