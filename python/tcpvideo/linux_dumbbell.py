@@ -53,6 +53,8 @@ Measured (``LinuxDumbbellResult``):
   [t0, t0+duration] using the sample times actually read, max = largest sample (a lower bound on
   the true peak: a queue of 1375 packets changes by <= ~9 packets per ms at 100 Mbit/s, plus
   bursts); drops = tbf drop counter over the same window; the sampler's own lateness reported;
+  a per-second series (queue at the second's start, max in the second, cumulative drops) is kept
+  in ``queue_sampling["per_second"]``;
 * the delay line: ICMP echo RTT per client address on the idle path before the flows (configured
   vs measured), and its release lateness percentiles and counters over the run.
 
@@ -375,7 +377,24 @@ def _queue_summary(cols: dict, t_start_ns: int, t_end_ns: int, t_warm_ns: int,
         "gap_p99_ms": gaps[int(0.99 * (len(gaps) - 1))] / 1e6,
         "gap_max_ms": gaps[-1] / 1e6,
         "error": cols.get("error"),
+        # per second of the run: [t_s, qlen at the first sample of the second, largest qlen in
+        # the second, cumulative drops since t0] (where a loss episode happened, for comparisons
+        # with a simulator's per-second queue and drop series)
+        "per_second": _per_second(ts, ql, drops, idx, t_start_ns),
     }
+
+
+def _per_second(ts, ql, drops, idx, t_start_ns) -> list[list]:
+    out: list[list] = []
+    d0 = drops[idx[0]]
+    for k in idx:
+        sec = int((ts[k] - t_start_ns) // 1_000_000_000)
+        if not out or out[-1][0] != sec:
+            out.append([sec, ql[k], ql[k], drops[k] - d0])
+        else:
+            out[-1][2] = max(out[-1][2], ql[k])
+            out[-1][3] = drops[k] - d0
+    return out
 
 
 def run(flows: Sequence[FlowSpec], cc: str, duration: float, warmup: float = 5.0,
