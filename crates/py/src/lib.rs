@@ -5,8 +5,12 @@
 use pyo3::prelude::*;
 
 mod cc;
+mod delayline;
+mod netns;
+mod qdisc_sampler;
 mod sim;
 mod trace;
+mod tun;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -14,5 +18,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cc::register(m)?;
     sim::register(m)?;
     trace::register(m)?;
+    tun::register(m)?;
+    delayline::register(m)?;
+    qdisc_sampler::register(m)?;
     Ok(())
 }
