@@ -61,6 +61,7 @@ which is ~0.4 GB before the simulation starts; reported separately).
 
 Usage:
     python bench/ns3/dumbbell.py --flows 10 --cc Cubic --duration 60 --seed 1 --json out.json
+    python bench/ns3/dumbbell.py --cc Bbr --duration 20 --bbr-trace bbr.txt   # + BBR internals
 
 Import ``run_dumbbell`` to call it from Python; it must run once per process (ns-3 keeps global
 state), so the benches run it in a subprocess (see ``run_in_subprocess``).
@@ -212,6 +213,58 @@ QStat& Stats() { return q; }
 """
 
 
+# Optional (--bbr-trace): every `interval` seconds, each sender's TcpBbr state (mode, pacing and
+# cwnd gain, BBR's own min RTT, max-filter bandwidth, cwnd, bytes in flight, pacing rate) and the
+# bottleneck queue length, to compare BBR's internals with tcpvideo's. The state ns-3 keeps
+# private (TcpSocketBase::m_congestionControl/m_tcb, TcpBbr::m_minRtt/m_maxBwFilter) is read with
+# the standard explicit-instantiation access idiom; nothing is modified.
+_BBR_TRACE_HELPERS = r"""
+namespace tvbbr {
+using namespace ns3;
+template <typename Tag, typename Tag::type M> struct Grab { friend typename Tag::type get(Tag) { return M; } };
+struct CcTag { typedef Ptr<TcpCongestionOps> TcpSocketBase::*type; friend type get(CcTag); };
+struct TcbTag { typedef Ptr<TcpSocketState> TcpSocketBase::*type; friend type get(TcbTag); };
+struct MinRttTag { typedef TracedValue<Time> TcpBbr::*type; friend type get(MinRttTag); };
+struct BwTag { typedef TcpBbr::MaxBandwidthFilter_t TcpBbr::*type; friend type get(BwTag); };
+template struct Grab<CcTag, &TcpSocketBase::m_congestionControl>;
+template struct Grab<TcbTag, &TcpSocketBase::m_tcb>;
+template struct Grab<MinRttTag, &TcpBbr::m_minRtt>;
+template struct Grab<BwTag, &TcpBbr::m_maxBwFilter>;
+static std::vector<Ptr<Application>> apps;
+static std::vector<std::string> rows;
+void Sample(double interval, double duration) {
+    char buf[256];
+    double t = Simulator::Now().GetSeconds();
+    snprintf(buf, sizeof buf, "Q %.3f %u", t, tvbench::q.len);
+    rows.push_back(buf);
+    for (size_t f = 0; f < apps.size(); f++) {
+        Ptr<Socket> so = DynamicCast<BulkSendApplication>(apps[f])->GetSocket();
+        Ptr<TcpSocketBase> tb = DynamicCast<TcpSocketBase>(so);
+        if (!tb) continue;
+        TcpSocketBase* sb = PeekPointer(tb);
+        Ptr<TcpBbr> bbr = DynamicCast<TcpBbr>(sb->*get(CcTag()));
+        Ptr<TcpSocketState> tcb = sb->*get(TcbTag());
+        if (!bbr || !tcb) continue;
+        TcpBbr* b = PeekPointer(bbr);
+        Time mr = (b->*get(MinRttTag())).Get();
+        double mrms = mr == Time::Max() ? -1.0 : mr.GetSeconds() * 1e3;
+        double bw = (b->*get(BwTag())).GetBest().GetBitRate() / 1e6;
+        snprintf(buf, sizeof buf, "B %.3f %zu %u %.2f %.2f %.2f %.2f %u %u %.2f %d", t, f,
+                 bbr->GetBbrState(), bbr->GetPacingGain(), bbr->GetCwndGain(), bw, mrms,
+                 tcb->m_cWnd.Get() / tcb->m_segmentSize, tcb->m_bytesInFlight.Get() / tcb->m_segmentSize,
+                 tcb->m_pacingRate.Get().GetBitRate() / 1e6, (int)tcb->m_congState.Get());
+        rows.push_back(buf);
+    }
+    if (t + interval <= duration + 1e-9) Simulator::Schedule(Seconds(interval), &Sample, interval, duration);
+}
+void Start(double interval, double duration) { Simulator::Schedule(Seconds(interval), &Sample, interval, duration); }
+void AddApp(Ptr<Application> a) { apps.push_back(a); }
+uint64_t RowCount() { return rows.size(); }
+std::string Row(uint64_t i) { return rows[i]; }
+}  // namespace tvbbr
+"""
+
+
 def draw_flows(n: int, seed: int, start_spread: float,
                rtt_mean_ms: float = 55.0, rtt_sd_ms: float = 5.0,
                bottleneck_delay_ms: float = BOTTLENECK_DELAY_MS,
@@ -253,11 +306,16 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
                  bottleneck_rate: str = BOTTLENECK_RATE,
                  access_rate: str = ACCESS_RATE,
                  server_rate: str = ACCESS_RATE,
-                 queue_pkts: int = BOTTLENECK_QUEUE_PKTS) -> dict:
+                 queue_pkts: int = BOTTLENECK_QUEUE_PKTS,
+                 bbr_trace: Optional[str] = None, bbr_trace_interval: float = 0.05) -> dict:
     """Build and run the dumbbell in this process; return the result dictionary.
 
     ``flow_list`` (list of {"rtt_ms", "start_s"}) replaces the seeded draws; rates are ns-3
-    DataRate strings ("100Mbps")."""
+    DataRate strings ("100Mbps"). ``bbr_trace`` (Bbr only): write BBR's per-flow state and the
+    bottleneck queue every ``bbr_trace_interval`` s to this text file ("Q t packets" and
+    "B t flow mode pacing_gain cwnd_gain max_bw_mbps min_rtt_ms cwnd_pkts inflight_pkts
+    pacing_mbps ca_state" lines; mode 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT; ca_state
+    TcpSocketState::TcpCongState_t, 0 OPEN, 1 DISORDER, 2 CWR, 3 RECOVERY, 4 LOSS)."""
     if cc not in CC_TYPES:
         raise ValueError(f"unknown cc {cc!r}; choose from {sorted(CC_TYPES)}")
     if flow_list is None:
@@ -271,6 +329,10 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     from ns import ns  # noqa: E402  (slow: Cling JIT; prints harmless "Failed to materialize")
     ns.cppyy.cppdef(_CPP_HELPERS)
     tv = ns.cppyy.gbl.tvbench
+    if bbr_trace:
+        if cc != "Bbr":
+            raise ValueError("--bbr-trace needs --cc Bbr")
+        ns.cppyy.cppdef(_BBR_TRACE_HELPERS)
     t_import = time.perf_counter() - t_import0
 
     ns.RngSeedManager.SetSeed(max(1, seed))
@@ -368,8 +430,12 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
         apps.Start(ns.NanoSeconds(start_ns))
         apps.Stop(stop)
         tv.AddBulk(apps.Get(0), start_ns / 1e9)
+        if bbr_trace:
+            ns.cppyy.gbl.tvbbr.AddApp(apps.Get(0))
 
     tv.ScheduleSnapshots(snapshot_interval, duration, warmup)
+    if bbr_trace:
+        ns.cppyy.gbl.tvbbr.Start(bbr_trace_interval, duration)
     ns.Simulator.Stop(stop)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     w0, c0 = time.perf_counter(), time.process_time()
@@ -392,6 +458,11 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     q_mean = st.area / duration
     q_mean_after = (st.area - st.areaAtWarm) / after
     attrs = _attributes(ns, cc_type)
+    if bbr_trace:
+        bt = ns.cppyy.gbl.tvbbr
+        with open(bbr_trace, "w") as fh:
+            for i in range(int(bt.RowCount())):
+                fh.write(str(bt.Row(i)) + "\n")
     ns.Simulator.Destroy()
 
     return {
@@ -532,6 +603,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--queue", type=int, default=BOTTLENECK_QUEUE_PKTS,
                    help="bottleneck drop-tail queue, packets")
     p.add_argument("--json", help="write the result here (default: stdout)")
+    p.add_argument("--bbr-trace", help="(Bbr) write BBR's per-flow state and the queue to this file")
+    p.add_argument("--bbr-trace-interval", type=float, default=0.05, help="seconds between samples")
     a = p.parse_args(argv)
     flow_list = None
     if a.flows_json:
@@ -541,7 +614,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                        start_spread=a.start_spread, flow_list=flow_list,
                        bottleneck_delay_ms=a.bottleneck_delay_ms, server_delay_ms=a.server_delay_ms,
                        bottleneck_rate=a.bottleneck_rate, access_rate=a.access_rate,
-                       server_rate=a.server_rate, queue_pkts=a.queue)
+                       server_rate=a.server_rate, queue_pkts=a.queue,
+                       bbr_trace=a.bbr_trace, bbr_trace_interval=a.bbr_trace_interval)
     text = json.dumps(res, indent=1)
     if a.json:
         with open(a.json, "w") as fh:
