@@ -127,7 +127,7 @@ DEVIATIONS = {
         "extra_acked_gain=0) 607/622/617 (-2/0/+4 %). Goodput agrees either way.",
         "Drops are not a BBR difference. All of them happen in the first ~10 s: late starters "
         "enter a full queue, keep a queue-inflated min RTT (80-100 ms and more vs 43-64 ms "
-        "base; one such flow held 1361 packets, seed 7) and the queue sits at its 1375-packet "
+        "base; one such flow held 1361 packets, seed 7) and the queue sits at or near its 1375-packet "
         "limit until "
         "PROBE_RTT. There ns-3's flows spend 15-37 % of seconds 3-5 in CA_LOSS after RTOs "
         "(no RACK-TLP: a lost retransmission waits for the RTO; see the common deviations), "
