@@ -67,6 +67,7 @@ TcpSocketBase hands PktsAcked, so the SRTT minimum is its base RTT.
 
 Usage:
     python bench/ns3/dumbbell.py --flows 10 --cc Cubic --duration 60 --seed 1 --json out.json
+    python bench/ns3/dumbbell.py --cc Bbr --duration 20 --bbr-trace bbr.txt   # + BBR internals
 
 ``--cong-trace`` adds ``results.cong_trace``: every congestion-state change of every sender with
 its cwnd and ssthresh then (segments), and per flow the first ssthresh change (slow-start exit by
@@ -330,6 +331,58 @@ uint32_t FirstSsCwnd(uint64_t f) { return firstSsCwnd[f]; }
 _CONG_STATE_NAMES = ["open", "disorder", "cwr", "recovery", "loss"]
 
 
+# Optional (--bbr-trace): every `interval` seconds, each sender's TcpBbr state (mode, pacing and
+# cwnd gain, BBR's own min RTT, max-filter bandwidth, cwnd, bytes in flight, pacing rate) and the
+# bottleneck queue length, to compare BBR's internals with tcpvideo's. The state ns-3 keeps
+# private (TcpSocketBase::m_congestionControl/m_tcb, TcpBbr::m_minRtt/m_maxBwFilter) is read with
+# the standard explicit-instantiation access idiom; nothing is modified.
+_BBR_TRACE_HELPERS = r"""
+namespace tvbbr {
+using namespace ns3;
+template <typename Tag, typename Tag::type M> struct Grab { friend typename Tag::type get(Tag) { return M; } };
+struct CcTag { typedef Ptr<TcpCongestionOps> TcpSocketBase::*type; friend type get(CcTag); };
+struct TcbTag { typedef Ptr<TcpSocketState> TcpSocketBase::*type; friend type get(TcbTag); };
+struct MinRttTag { typedef TracedValue<Time> TcpBbr::*type; friend type get(MinRttTag); };
+struct BwTag { typedef TcpBbr::MaxBandwidthFilter_t TcpBbr::*type; friend type get(BwTag); };
+template struct Grab<CcTag, &TcpSocketBase::m_congestionControl>;
+template struct Grab<TcbTag, &TcpSocketBase::m_tcb>;
+template struct Grab<MinRttTag, &TcpBbr::m_minRtt>;
+template struct Grab<BwTag, &TcpBbr::m_maxBwFilter>;
+static std::vector<Ptr<Application>> apps;
+static std::vector<std::string> rows;
+void Sample(double interval, double duration) {
+    char buf[256];
+    double t = Simulator::Now().GetSeconds();
+    snprintf(buf, sizeof buf, "Q %.3f %u", t, tvbench::q.len);
+    rows.push_back(buf);
+    for (size_t f = 0; f < apps.size(); f++) {
+        Ptr<Socket> so = DynamicCast<BulkSendApplication>(apps[f])->GetSocket();
+        Ptr<TcpSocketBase> tb = DynamicCast<TcpSocketBase>(so);
+        if (!tb) continue;
+        TcpSocketBase* sb = PeekPointer(tb);
+        Ptr<TcpBbr> bbr = DynamicCast<TcpBbr>(sb->*get(CcTag()));
+        Ptr<TcpSocketState> tcb = sb->*get(TcbTag());
+        if (!bbr || !tcb) continue;
+        TcpBbr* b = PeekPointer(bbr);
+        Time mr = (b->*get(MinRttTag())).Get();
+        double mrms = mr == Time::Max() ? -1.0 : mr.GetSeconds() * 1e3;
+        double bw = (b->*get(BwTag())).GetBest().GetBitRate() / 1e6;
+        snprintf(buf, sizeof buf, "B %.3f %zu %u %.2f %.2f %.2f %.2f %u %u %.2f %d", t, f,
+                 bbr->GetBbrState(), bbr->GetPacingGain(), bbr->GetCwndGain(), bw, mrms,
+                 tcb->m_cWnd.Get() / tcb->m_segmentSize, tcb->m_bytesInFlight.Get() / tcb->m_segmentSize,
+                 tcb->m_pacingRate.Get().GetBitRate() / 1e6, (int)tcb->m_congState.Get());
+        rows.push_back(buf);
+    }
+    if (t + interval <= duration + 1e-9) Simulator::Schedule(Seconds(interval), &Sample, interval, duration);
+}
+void Start(double interval, double duration) { Simulator::Schedule(Seconds(interval), &Sample, interval, duration); }
+void AddApp(Ptr<Application> a) { apps.push_back(a); }
+uint64_t RowCount() { return rows.size(); }
+std::string Row(uint64_t i) { return rows[i]; }
+}  // namespace tvbbr
+"""
+
+
 def draw_flows(n: int, seed: int, start_spread: float,
                rtt_mean_ms: float = 55.0, rtt_sd_ms: float = 5.0,
                bottleneck_delay_ms: float = BOTTLENECK_DELAY_MS,
@@ -373,13 +426,20 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
                  server_rate: str = ACCESS_RATE,
                  queue_pkts: int = BOTTLENECK_QUEUE_PKTS,
                  trace_interval_ms: Optional[float] = None,
-                 cong_trace: bool = False) -> dict:
+                 cong_trace: bool = False,
+                 bbr_trace: Optional[str] = None, bbr_trace_interval: float = 0.05) -> dict:
     """Build and run the dumbbell in this process; return the result dictionary.
 
     ``flow_list`` (list of {"rtt_ms", "start_s"}) replaces the seeded draws; rates are ns-3
-    DataRate strings ("100Mbps"). ``trace_interval_ms`` adds a "trace" result: the bottleneck
-    queue and each sender's cwnd, ssthresh, SRTT, last RTT sample, their minima and the
-    congestion state, sampled every that many ms (for debugging one algorithm; large output)."""
+    DataRate strings ("100Mbps"). Optional traces, for debugging one algorithm (large output):
+    ``trace_interval_ms`` adds a "trace" result: the bottleneck queue and each sender's cwnd,
+    ssthresh, SRTT, last RTT sample, their minima and the congestion state, sampled every that
+    many ms. ``cong_trace`` adds every congestion-state change (see the module header).
+    ``bbr_trace`` (Bbr only): write BBR's per-flow state and the bottleneck queue every
+    ``bbr_trace_interval`` s to this text file ("Q t packets" and "B t flow mode pacing_gain
+    cwnd_gain max_bw_mbps min_rtt_ms cwnd_pkts inflight_pkts pacing_mbps ca_state" lines; mode 0
+    STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT; ca_state TcpSocketState::TcpCongState_t, 0 OPEN,
+    1 DISORDER, 2 CWR, 3 RECOVERY, 4 LOSS)."""
     if cc not in CC_TYPES:
         raise ValueError(f"unknown cc {cc!r}; choose from {sorted(CC_TYPES)}")
     if flow_list is None:
@@ -395,6 +455,10 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     tv = ns.cppyy.gbl.tvbench
     if cong_trace:
         ns.cppyy.cppdef(_CPP_CONG_TRACE)
+    if bbr_trace:
+        if cc != "Bbr":
+            raise ValueError("--bbr-trace needs --cc Bbr")
+        ns.cppyy.cppdef(_BBR_TRACE_HELPERS)
     t_import = time.perf_counter() - t_import0
 
     ns.RngSeedManager.SetSeed(max(1, seed))
@@ -496,8 +560,12 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
         tv.AddBulk(apps.Get(0), start_ns / 1e9)
         if cong_trace:
             ns.cppyy.gbl.tvbench_cong.Add(apps.Get(0), start_ns / 1e9, MSS)
+        if bbr_trace:
+            ns.cppyy.gbl.tvbbr.AddApp(apps.Get(0))
 
     tv.ScheduleSnapshots(snapshot_interval, duration, warmup)
+    if bbr_trace:
+        ns.cppyy.gbl.tvbbr.Start(bbr_trace_interval, duration)
     ns.Simulator.Stop(stop)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     w0, c0 = time.perf_counter(), time.process_time()
@@ -532,6 +600,11 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
         cong_events = {"events": cong_events, "slow_start_exit": [
             {"flow": f, "t_s": float(ct.FirstSsT(f)), "cwnd_segments": int(ct.FirstSsCwnd(f))}
             for f in range(n)]}
+    if bbr_trace:
+        bt = ns.cppyy.gbl.tvbbr
+        with open(bbr_trace, "w") as fh:
+            for i in range(int(bt.RowCount())):
+                fh.write(str(bt.Row(i)) + "\n")
     ns.Simulator.Destroy()
 
     return {
@@ -699,6 +772,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--cong-trace", action="store_true",
                    help="record every sender's congestion-state changes with its cwnd and ssthresh "
                         "(results.cong_events)")
+    p.add_argument("--bbr-trace", help="(Bbr) write BBR's per-flow state and the queue to this file")
+    p.add_argument("--bbr-trace-interval", type=float, default=0.05, help="seconds between samples")
     a = p.parse_args(argv)
     flow_list = None
     if a.flows_json:
@@ -709,7 +784,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                        bottleneck_delay_ms=a.bottleneck_delay_ms, server_delay_ms=a.server_delay_ms,
                        bottleneck_rate=a.bottleneck_rate, access_rate=a.access_rate,
                        server_rate=a.server_rate, queue_pkts=a.queue,
-                       trace_interval_ms=a.trace_interval_ms, cong_trace=a.cong_trace)
+                       trace_interval_ms=a.trace_interval_ms, cong_trace=a.cong_trace,
+                       bbr_trace=a.bbr_trace, bbr_trace_interval=a.bbr_trace_interval)
     text = json.dumps(res, indent=1)
     if a.json:
         with open(a.json, "w") as fh:

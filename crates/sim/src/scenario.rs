@@ -306,6 +306,8 @@ pub struct TcpSpec {
     pub keepalive_idle: Option<Qty>,
     pub keepalive_interval: Option<Qty>,
     pub keepalive_probes: Option<u32>,
+    pub rack_tlp: Option<bool>,
+    pub frto: Option<bool>,
 }
 
 impl TcpSpec {
@@ -316,7 +318,7 @@ impl TcpSpec {
         }
         pick!(cc, cc_params, mss, initial_cwnd, rcv_buf, snd_buf, sack, timestamps, window_scaling, min_rto,
               initial_rto, max_rto, delayed_ack, quickack_segments, slow_start_after_idle, dupack_threshold, nagle,
-              keepalive_idle, keepalive_interval, keepalive_probes)
+              keepalive_idle, keepalive_interval, keepalive_probes, rack_tlp, frto)
     }
 }
 
@@ -999,6 +1001,16 @@ rtt_std = "5ms"
         assert_eq!(load_json(j, None).unwrap(), load_toml(t, None).unwrap());
         let e = load_json(r#"{"duration": "2s", "bogus": 1}"#, None).unwrap_err().0;
         assert!(e.starts_with("bogus: unknown field `bogus`"), "{e}");
+    }
+
+    #[test]
+    fn rack_tlp_and_frto_can_be_switched_off_per_scenario() {
+        let on = load_toml(TWO_HOSTS, None).unwrap();
+        let cfg = crate::sim::tcp_config(&on.flows[0].tcp, "tcp").unwrap();
+        assert!(cfg.rack_tlp && cfg.frto, "Linux defaults: both on");
+        let off = load_toml(&(TWO_HOSTS.to_string() + "[tcp]\nrack_tlp = false\nfrto = false\n"), None).unwrap();
+        let cfg = crate::sim::tcp_config(&off.flows[0].tcp, "tcp").unwrap();
+        assert!(!cfg.rack_tlp && !cfg.frto);
     }
 }
 

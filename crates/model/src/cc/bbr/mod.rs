@@ -45,13 +45,18 @@
 //! | extra_acked_win_rtts | 5 | rounds | `bbr_extra_acked_win_rtts` |
 //! | extra_acked_max_ms | 100 | ms | `bbr_extra_acked_max_us` |
 //! | seed | 0 | - | seed of the PRNG that picks the PROBE_BW start phase |
+//! | send_quantum_segs | 0 | segments | 0: `bbr_tso_segs_goal` from the pacing rate (Linux); > 0: a fixed quantum (not Linux: ns-3 TcpBbr's `m_sendQuantum` is 1 MSS) |
 //!
 //! Deviations from Linux (each also noted where it happens):
 //! - "in flight at the earliest departure time" (`bbr_packets_in_net_at_edt`) uses in-flight now
 //!   (plus the TSO goal when probing up): the model does not see the endpoint's pacing timestamp.
 //! - The min-RTT stamp starts at the first event rather than at connection setup, and delayed-ACK
-//!   samples are not told apart ([`min_rtt`]). PROBE_RTT does not itself mark the flow
-//!   application-limited ([`probe_rtt`]).
+//!   samples are not told apart ([`min_rtt`]).
+//! - Linux marks the connection application-limited on every ACK in PROBE_RTT (`tp->app_limited`
+//!   in `bbr_update_min_rtt`), a flag of the endpoint's rate sampler. The model keeps the marked
+//!   span of delivered bytes itself and treats a sample as application-limited when its packet
+//!   was sent inside that span (`prior_delivered` in it), which is what the flag does in Linux
+//!   ([`probe_rtt`]).
 //! - `seed` replaces the kernel's `prandom_u32_max`. Without an explicit `seed` parameter the
 //!   endpoint's per-connection seed ([`CongestionControl::on_init`]) is used, so flows differ.
 //! - The Loss state after an RTO (where Linux restores the saved cwnd only on leaving it) is
@@ -100,6 +105,7 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo { name: "extra_acked_win_rtts", default: 5.0, unit: "rounds", doc: "window of the ACK-aggregation max filter" },
     ParamInfo { name: "extra_acked_max_ms", default: 100.0, unit: "ms", doc: "cap of the ACK-aggregation allowance, as time at the bandwidth estimate" },
     ParamInfo { name: "seed", default: 0.0, unit: "-", doc: "seed of the PRNG choosing the PROBE_BW start phase (set per flow)" },
+    ParamInfo { name: "send_quantum_segs", default: 0.0, unit: "segments", doc: "segments per send quantum in the cwnd budget (3 quanta); 0 = Linux bbr_tso_segs_goal (~1 ms at the pacing rate, >= 2); ns-3 TcpBbr uses 1" },
 ];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -168,6 +174,11 @@ pub struct Bbr {
     idle_restart: bool,
     lost_total_bytes: u64,
     delivered_total_bytes: u64,
+    /// Fixed send quantum in segments (`send_quantum_segs`); 0 = Linux's TSO goal.
+    send_quantum_segs: u64,
+    /// Span of delivered-byte counts during which Linux's `tp->app_limited` is set by PROBE_RTT:
+    /// packets sent while `delivered` was in `[start, end]` carry the app-limited mark.
+    probe_rtt_app_limited: Option<(u64, u64)>,
 }
 
 fn param(p: &Params, name: &str) -> f64 {
@@ -228,6 +239,8 @@ impl Bbr {
             idle_restart: false,
             lost_total_bytes: 0,
             delivered_total_bytes: 0,
+            send_quantum_segs: param(p, "send_quantum_segs").max(0.0) as u64,
+            probe_rtt_app_limited: None,
         }
     }
 
@@ -269,7 +282,28 @@ impl Bbr {
     }
 
     fn tso_goal(&self) -> u64 {
+        if self.send_quantum_segs > 0 {
+            return self.send_quantum_segs;
+        }
         pacing::tso_segs_goal(self.pacing, self.mss)
+    }
+
+    /// The packet behind a rate sample was sent while PROBE_RTT had the connection marked
+    /// application-limited (Linux: its `tx.is_app_limited` came from `tp->app_limited`).
+    fn sent_in_probe_rtt_mark(&self, prior_delivered: u64) -> bool {
+        matches!(self.probe_rtt_app_limited, Some((start, end)) if prior_delivered >= start && prior_delivered <= end)
+    }
+
+    /// Linux `bbr_update_min_rtt` in PROBE_RTT: `tp->app_limited = delivered + in_flight`, so the
+    /// low-rate samples of PROBE_RTT (and of the round after it) do not lower the bandwidth
+    /// filter or count as plateau rounds. The mark is cleared by Linux once `delivered` passes
+    /// it; a mark set after that starts a new span.
+    fn mark_probe_rtt_app_limited(&mut self, delivered: u64, in_flight: u64) {
+        let end = (delivered + in_flight).max(1);
+        self.probe_rtt_app_limited = match self.probe_rtt_app_limited {
+            Some((start, old_end)) if delivered <= old_end => Some((start, end)),
+            _ => Some((delivered, end)),
+        };
     }
 
     /// Linux `bbr_inflight`: BDP at `gain` plus the quantization budget.
@@ -383,6 +417,7 @@ impl Bbr {
             self.probe_rtt.enter();
         }
         if self.mode == Mode::ProbeRtt {
+            self.mark_probe_rtt_app_limited(ack.delivered_total_bytes, ack.bytes_in_flight);
             let inflight = self.segs_ceil(ack.bytes_in_flight);
             let delivered = ack.delivered_total_bytes;
             let round = &mut self.round;
@@ -482,6 +517,12 @@ impl CongestionControl for Bbr {
 
     /// Linux `bbr_main`: update the model, then pacing rate and cwnd.
     fn on_ack(&mut self, ack: &AckEvent) {
+        // A sample from a packet sent during PROBE_RTT is application-limited, as in Linux.
+        let mut ack = *ack;
+        if let Some(r) = ack.rate.as_mut() {
+            r.is_app_limited |= self.sent_in_probe_rtt_mark(r.prior_delivered_bytes);
+        }
+        let ack = &ack;
         self.min_rtt.start(ack.now);
         self.delivered_total_bytes = ack.delivered_total_bytes;
         let acked = self.w.acked_segments(ack.acked_bytes);

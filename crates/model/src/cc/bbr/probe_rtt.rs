@@ -6,11 +6,12 @@
 //! least 200 ms (`bbr_probe_rtt_mode_ms`) and at least one packet-timed round, then restores the
 //! pre-PROBE_RTT cwnd and returns to PROBE_BW (or STARTUP if the pipe was never full).
 //!
-//! Deviation: Linux also marks the connection application-limited while in PROBE_RTT so the
-//! low-rate samples it yields do not lower the bandwidth filter; that flag belongs to the
-//! endpoint's rate estimator, not to us. The max filter is unaffected in practice (a max filter
-//! ignores low samples), but the endpoint should set `is_app_limited` during PROBE_RTT to match
-//! Linux exactly.
+//! Linux also marks the connection application-limited on every ACK in PROBE_RTT so the
+//! low-rate samples it yields neither lower the bandwidth filter nor count for plateau detection.
+//! That flag belongs to the endpoint's rate sampler in Linux; [`super::Bbr`] keeps the marked span
+//! of delivered bytes itself and applies it to the samples whose packets were sent inside it. It
+//! matters on short paths, where the 200 ms of PROBE_RTT last more than the 10-round bandwidth
+//! window: without the mark the estimate would collapse to the 4-packet rate.
 
 use std::time::Duration;
 

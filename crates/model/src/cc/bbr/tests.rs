@@ -317,3 +317,57 @@ fn after_a_timeout_cwnd_regrows_from_one_and_is_restored_only_when_the_loss_epis
     }
     assert!(bbr.cwnd() >= before.min(bbr.inflight_target(bbr.bw(), bbr.cwnd_gain) * MSS), "cwnd {} not restored toward {}", bbr.cwnd() / MSS, before / MSS);
 }
+
+#[test]
+fn probe_rtt_samples_are_app_limited_so_a_short_path_keeps_its_bandwidth_estimate() {
+    // 20 Mbit/s, 5 ms: the 200 ms of PROBE_RTT are ~40 round trips, four times the 10-round
+    // bandwidth window. Linux marks the connection app-limited in PROBE_RTT (bbr_update_min_rtt),
+    // so the 4-packet samples never replace the estimate; without the mark it would fall to
+    // ~4 packets per RTT (~9 Mbit/s here) and PROBE_BW would restart from that.
+    let cfg = PathConfig::new(20, 5, 1000);
+    let capacity = cfg.capacity;
+    let mut p = FluidPath::new(cfg);
+    let mut bbr = Bbr::new(&CcConfig::default());
+    let mut probe_rtt_seen = false;
+    let mut lowest_in_or_after = None::<Bandwidth>;
+    p.run(&mut bbr, Time::from_millis(10_800), |_, b| {
+        if b.mode() == Mode::ProbeRtt {
+            probe_rtt_seen = true;
+        }
+        if probe_rtt_seen {
+            let bw = b.max_bw();
+            lowest_in_or_after = Some(lowest_in_or_after.map_or(bw, |l| l.min(bw)));
+        }
+    });
+    assert!(probe_rtt_seen, "no PROBE_RTT in 10.8 s");
+    assert_eq!(bbr.mode(), Mode::ProbeBw, "PROBE_RTT should be over by 10.8 s");
+    let low = lowest_in_or_after.unwrap();
+    assert!(low >= capacity.scale(0.9), "bandwidth estimate fell to {low} during/after PROBE_RTT (capacity {capacity})");
+}
+
+#[test]
+fn a_fixed_send_quantum_replaces_the_tso_goal_in_the_cwnd_budget() {
+    // ns-3's TcpBbr budgets 3 x 1 MSS; Linux 3 x bbr_tso_segs_goal (2 segments at 20 Mbit/s).
+    let cfg = path();
+    let bdp = bdp_segments(&cfg);
+    let run = |quantum: Option<f64>| {
+        let mut p = FluidPath::new(path());
+        let mut params = Params::default();
+        if let Some(q) = quantum {
+            params.0.insert("send_quantum_segs".into(), q);
+        }
+        let mut bbr = Bbr::with_params(&CcConfig::default(), &params);
+        let mut max_cwnd = 0u64;
+        p.run(&mut bbr, Time::from_secs(4), |s, b| {
+            if b.mode() == Mode::ProbeBw && s.now > Time::from_secs(1) && b.cycle_index() != 0 {
+                max_cwnd = max_cwnd.max(s.cwnd / MSS);
+            }
+        });
+        max_cwnd
+    };
+    let linux = run(None);
+    let ns3 = run(Some(1.0));
+    // Linux: ceil(2 BDP) + 6, rounded up to even; a fixed quantum of 1: ceil(2 BDP) + 3, even.
+    assert!(linux as f64 >= 2.0 * bdp + 6.0 - 0.5, "linux cwnd {linux}, 2 BDP {}", 2.0 * bdp);
+    assert!(linux >= ns3 + 2 && linux <= ns3 + 4, "budget difference: linux {linux}, quantum 1 {ns3}");
+}
