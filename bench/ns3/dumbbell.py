@@ -59,6 +59,12 @@ clock and CPU time of
 Simulator::Run, Simulator::GetEventCount(), peak RSS (getrusage, includes the cppyy/Cling JIT,
 which is ~0.4 GB before the simulation starts; reported separately).
 
+Optional, for debugging one algorithm (``--trace-interval-ms``, result key ``trace``): the
+bottleneck queue and every sender's cwnd, ssthresh, SRTT, last RTT sample, the minima of both and
+its congestion state, sampled on a fixed grid (C++ callbacks keep each socket's latest value).
+ns-3's TcpVegas keeps baseRTT/minRTT private, but in 3.44 its RTT input is the SRTT that
+TcpSocketBase hands PktsAcked, so the SRTT minimum is its base RTT.
+
 Usage:
     python bench/ns3/dumbbell.py --flows 10 --cc Cubic --duration 60 --seed 1 --json out.json
 
@@ -194,12 +200,68 @@ void HookSocket(Ptr<Application> a, uint64_t f) {
     NS_ABORT_UNLESS(so->TraceConnectWithoutContext("CongState",
         MakeBoundCallback(&OnCongState, f)));
 }
+// Optional per-flow sender trace (--trace-interval-ms): the latest value of each socket trace
+// source, sampled on a fixed grid together with the bottleneck queue. ns-3's TcpVegas keeps its
+// baseRTT/minRTT private; its RTT input is whatever TcpSocketBase hands PktsAcked (3.44: the
+// smoothed RTT), so the min of the "RTT" (SRTT) trace is what its baseRTT can be.
+struct FlowNow {
+    double cwnd = 0, ssthresh = 0, srtt = 0, minSrtt = 0, lastRtt = 0, minLastRtt = 0;
+    uint32_t state = 0;
+};
+static std::vector<FlowNow> fnow;
+static std::vector<double> trT;
+static std::vector<uint32_t> trQ;
+static std::vector<std::vector<FlowNow>> trF;
+static bool tracing = false;
+void OnCwnd(uint64_t f, uint32_t, uint32_t v) { fnow[f].cwnd = v; }
+void OnSsth(uint64_t f, uint32_t, uint32_t v) { fnow[f].ssthresh = v; }
+void OnSrtt(uint64_t f, Time, Time v) {
+    double ms = v.GetSeconds() * 1e3;
+    fnow[f].srtt = ms;
+    if (ms > 0 && (fnow[f].minSrtt == 0 || ms < fnow[f].minSrtt)) fnow[f].minSrtt = ms;
+}
+void OnLastRtt(uint64_t f, Time, Time v) {
+    double ms = v.GetSeconds() * 1e3;
+    fnow[f].lastRtt = ms;
+    if (ms > 0 && (fnow[f].minLastRtt == 0 || ms < fnow[f].minLastRtt)) fnow[f].minLastRtt = ms;
+}
+void OnState(uint64_t f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t v) {
+    fnow[f].state = v;
+}
+void TraceSample() {
+    trT.push_back(Simulator::Now().GetSeconds());
+    trQ.push_back(q.len);
+    trF.push_back(fnow);
+}
+void StartTracing(double interval, double duration) {
+    // Scheduled up front (before Simulator::Stop), so the sample at t = duration runs too.
+    tracing = true;
+    uint64_t n = (uint64_t)(duration / interval + 1e-9);
+    for (uint64_t i = 0; i <= n; i++) {
+        Simulator::Schedule(NanoSeconds(std::llround(i * interval * 1e9)), &TraceSample);
+    }
+}
+void HookTrace(Ptr<Application> a, uint64_t f) {
+    Ptr<Socket> so = DynamicCast<BulkSendApplication>(a)->GetSocket();
+    NS_ABORT_UNLESS(so);
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, f)));
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsth, f)));
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnSrtt, f)));
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("LastRTT", MakeBoundCallback(&OnLastRtt, f)));
+    NS_ABORT_UNLESS(so->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnState, f)));
+}
 void AddBulk(Ptr<Application> a, double start) {
     uint64_t f = recoveries.size();
     recoveries.push_back(0);
     rtoLosses.push_back(0);
+    fnow.push_back(FlowNow());
     Simulator::Schedule(Seconds(start) + NanoSeconds(1), &HookSocket, a, f);
+    if (tracing) Simulator::Schedule(Seconds(start) + NanoSeconds(1), &HookTrace, a, f);
 }
+uint64_t TraceCount() { return trT.size(); }
+double TraceT(uint64_t i) { return trT[i]; }
+uint64_t TraceQ(uint64_t i) { return trQ[i]; }
+FlowNow& TraceF(uint64_t i, uint64_t f) { return trF[i][f]; }
 uint64_t Recoveries(uint64_t f) { return recoveries[f]; }
 uint64_t RtoLosses(uint64_t f) { return rtoLosses[f]; }
 uint64_t SnapCount() { return snaps.size(); }
@@ -253,11 +315,14 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
                  bottleneck_rate: str = BOTTLENECK_RATE,
                  access_rate: str = ACCESS_RATE,
                  server_rate: str = ACCESS_RATE,
-                 queue_pkts: int = BOTTLENECK_QUEUE_PKTS) -> dict:
+                 queue_pkts: int = BOTTLENECK_QUEUE_PKTS,
+                 trace_interval_ms: Optional[float] = None) -> dict:
     """Build and run the dumbbell in this process; return the result dictionary.
 
     ``flow_list`` (list of {"rtt_ms", "start_s"}) replaces the seeded draws; rates are ns-3
-    DataRate strings ("100Mbps")."""
+    DataRate strings ("100Mbps"). ``trace_interval_ms`` adds a "trace" result: the bottleneck
+    queue and each sender's cwnd, ssthresh, SRTT, last RTT sample, their minima and the
+    congestion state, sampled every that many ms (for debugging one algorithm; large output)."""
     if cc not in CC_TYPES:
         raise ValueError(f"unknown cc {cc!r}; choose from {sorted(CC_TYPES)}")
     if flow_list is None:
@@ -351,6 +416,8 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     stop = ns.Seconds(duration)
+    if trace_interval_ms:
+        tv.StartTracing(trace_interval_ms / 1e3, duration)
     for i, f in enumerate(flow_list):
         sink_helper = ns.PacketSinkHelper(
             "ns3::TcpSocketFactory",
@@ -392,6 +459,7 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
     q_mean = st.area / duration
     q_mean_after = (st.area - st.areaAtWarm) / after
     attrs = _attributes(ns, cc_type)
+    trace = _collect_trace(tv, n) if trace_interval_ms else None
     ns.Simulator.Destroy()
 
     return {
@@ -462,6 +530,7 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
                 "cumulative_drops": [int(tv.SnapDrops(k)) for k in range(len(snaps_t))],
             },
         },
+        **({"trace": trace} if trace else {}),
         "cost": {
             "wall_run_s": wall,
             "cpu_run_s": cpu,  # process CPU time of Run: less sensitive to a shared machine
@@ -473,6 +542,23 @@ def run_dumbbell(flows: int = 10, cc: str = "Cubic", duration: float = 60.0, see
             "load_avg_1m_at_end": os.getloadavg()[0],
         },
     }
+
+
+def _collect_trace(tv, n: int) -> dict:
+    """The --trace-interval-ms samples as columns (cwnd/ssthresh in segments, RTTs in ms)."""
+    k = int(tv.TraceCount())
+    cols = ("cwnd", "ssthresh", "srtt", "minSrtt", "lastRtt", "minLastRtt", "state")
+    flows = []
+    for f in range(n):
+        rows = [tv.TraceF(i, f) for i in range(k)]
+        d = {c: [float(getattr(r, c)) for r in rows] for c in cols}
+        flows.append({"cwnd_segs": [x / MSS for x in d["cwnd"]],
+                      "ssthresh_segs": [min(x, 4294967295.0) / MSS for x in d["ssthresh"]],
+                      "srtt_ms": d["srtt"], "min_srtt_ms": d["minSrtt"],
+                      "last_rtt_ms": d["lastRtt"], "min_last_rtt_ms": d["minLastRtt"],
+                      "cong_state": [int(x) for x in d["state"]]})
+    return {"t_s": [float(tv.TraceT(i)) for i in range(k)],
+            "queue_pkts": [int(tv.TraceQ(i)) for i in range(k)], "flows": flows}
 
 
 def _bytes_at(t: float, ts: list[float], snaps: list[list[int]], n: int) -> list[float]:
@@ -531,6 +617,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--server-rate", default=ACCESS_RATE)
     p.add_argument("--queue", type=int, default=BOTTLENECK_QUEUE_PKTS,
                    help="bottleneck drop-tail queue, packets")
+    p.add_argument("--trace-interval-ms", type=float, default=None,
+                   help="also sample the bottleneck queue and every sender's cwnd, ssthresh, "
+                        "SRTT and last RTT on this grid (result key \"trace\")")
     p.add_argument("--json", help="write the result here (default: stdout)")
     a = p.parse_args(argv)
     flow_list = None
@@ -541,7 +630,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                        start_spread=a.start_spread, flow_list=flow_list,
                        bottleneck_delay_ms=a.bottleneck_delay_ms, server_delay_ms=a.server_delay_ms,
                        bottleneck_rate=a.bottleneck_rate, access_rate=a.access_rate,
-                       server_rate=a.server_rate, queue_pkts=a.queue)
+                       server_rate=a.server_rate, queue_pkts=a.queue,
+                       trace_interval_ms=a.trace_interval_ms)
     text = json.dumps(res, indent=1)
     if a.json:
         with open(a.json, "w") as fh:

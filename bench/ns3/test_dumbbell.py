@@ -89,3 +89,24 @@ def test_explicit_flows_set_the_access_delay_to_half_rtt_minus_shared_links(tmp_
     # Vegas keeps only a few packets per flow queued: far below the 1375-packet buffer.
     assert r["results"]["queue_mean_after_warmup_pkts"] < 50
     assert r["results"]["bottleneck_drops"] == 0
+
+
+@needs_ns3
+def test_trace_samples_each_sender_on_the_grid_with_rtts_no_smaller_than_the_path(tmp_path):
+    flows = [{"rtt_ms": 40.0, "start_s": 0.0}, {"rtt_ms": 60.0, "start_s": 0.5}]
+    r = _run(tmp_path, ("cc", "Vegas"), ("duration", 2.0), ("warmup", 1.0), ("flow_list", flows),
+             ("extra_args", ["--trace-interval-ms", "50"]))
+    tr = r["trace"]
+    assert len(tr["t_s"]) == len(tr["queue_pkts"]) == 41  # 0, 0.05, ..., 2.0 s
+    assert tr["t_s"][1] == pytest.approx(0.05)
+    late = tr["flows"][1]
+    before = [i for i, t in enumerate(tr["t_s"]) if t < 0.5]
+    assert all(late["cwnd_segs"][i] == 0 for i in before)  # not started yet: nothing recorded
+    for f, rtt in zip(tr["flows"], (40.0, 60.0)):
+        assert f["cwnd_segs"][-1] >= 2
+        # Timestamp RTTs are whole ms; the path adds serialization, so the minimum is >= the base
+        # RTT rounded down, and SRTT's minimum is never below the smallest sample.
+        assert f["min_last_rtt_ms"][-1] >= int(rtt) - 1
+        assert f["min_srtt_ms"][-1] >= f["min_last_rtt_ms"][-1] - 1e-9
+    # The queue column is the bottleneck's, bounded by its limit.
+    assert max(tr["queue_pkts"]) <= dumbbell.BOTTLENECK_QUEUE_PKTS

@@ -2,18 +2,16 @@
 //! behaviour the scenario asks for. Small scenarios so CI stays fast; run with `--release`.
 //! tshark checks are skipped (with a message) when tshark is missing.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
+
+use common::out_dir;
 
 use tcpvideo_sim::scenario::load_toml;
 use tcpvideo_sim::sim::{run_scenario, Results};
 use tcpvideo_sim::tcp::TcpLogEvent;
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tcpvideo-sim-tests-{}", std::process::id())).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 fn run(text: &str, seed: Option<u64>, dir: &Path) -> Results {
     let sc = load_toml(text, seed).unwrap_or_else(|e| panic!("scenario: {e}"));
@@ -43,41 +41,10 @@ fn assert_not_malformed(pcap: &Path) {
     assert_eq!(count(pcap, "_ws.malformed || _ws.expert.severity >= \"error\""), 0, "{}", pcap.display());
 }
 
-/// Server — router — client; the WAN link (router→client) may be lossy.
+/// Server — router — client; the WAN link (router→client) may be lossy; pcap at the server.
 fn path(rate: &str, loss: &str, flow: &str, extra: &str) -> String {
-    format!(
-        r#"
-duration = "10s"
-[[node]]
-name = "server"
-[[node]]
-name = "router"
-kind = "router"
-[[node]]
-name = "client"
-[[link]]
-name = "access"
-a = "server"
-b = "router"
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-name = "wan"
-a = "router"
-b = "client"
-rate = "{rate}"
-delay = "19ms"
-queue = 200
-{loss}
-[[flow]]
-client = "client"
-server = "server"
-{flow}
-[record]
-pcap = [{{ link = "access", at = "server" }}]
-{extra}
-"#
-    )
+    common::Path { rate, queue: 200, wan_extra: loss, flow, pcap_at: ("access", "server"), record_extra: extra }
+        .toml()
 }
 
 #[test]

@@ -17,7 +17,11 @@
 //! bottleneck link is read back (classic pcap, Ethernet/IPv4/TCP as crates/sim/src/pcap.rs writes
 //! it) and every ACK after the window has reached the buffer is checked.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
+
+use common::out_dir;
 
 use tcpvideo_sim::scenario::load_toml;
 use tcpvideo_sim::sim::run_scenario;
@@ -26,41 +30,18 @@ const RCV_BUF: u64 = 256 * 1024;
 /// Payload of a full segment: MSS 1460 minus the 12-byte timestamp option.
 const SEG: u64 = 1448;
 
-const SCENARIO: &str = r#"
-duration = "10s"
-[[node]]
-name = "server"
-[[node]]
-name = "router"
-kind = "router"
-[[node]]
-name = "client"
-[[link]]
-name = "access"
-a = "server"
-b = "router"
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-name = "wan"
-a = "router"
-b = "client"
-rate = "20Mbps"
-delay = "19ms"
-queue = 50
-[[flow]]
-client = "client"
-server = "server"
-tcp = { cc = "cubic", rcv_buf = "256KiB" }
-[record]
-pcap = [{ link = "wan", at = "client" }]
-"#;
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tcpvideo-sim-tests-{}", std::process::id())).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn scenario() -> String {
+    common::Path {
+        rate: "20Mbps",
+        queue: 50,
+        wan_extra: "",
+        flow: r#"tcp = { cc = "cubic", rcv_buf = "256KiB" }"#,
+        pcap_at: ("wan", "client"),
+        record_extra: "",
+    }
+    .toml()
 }
+
 
 /// The TCP fields of one captured frame that the check needs.
 struct Seg {
@@ -131,7 +112,7 @@ fn read_pcap(path: &Path) -> Vec<Seg> {
 #[test]
 fn receiver_acks_every_second_segment_after_the_window_reaches_the_buffer() {
     let d = out_dir("receiver_acks");
-    let sc = load_toml(SCENARIO, Some(1)).unwrap_or_else(|e| panic!("scenario: {e}"));
+    let sc = load_toml(&scenario(), Some(1)).unwrap_or_else(|e| panic!("scenario: {e}"));
     let r = run_scenario(sc, Some(&d)).expect("run");
     let f = &r.flows[0];
     assert!(f.retrans_fast + f.retrans_timeout > 0, "the 50-packet queue makes CUBIC lose packets: {f:?}");

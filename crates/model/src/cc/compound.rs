@@ -236,6 +236,19 @@ impl CongestionControl for Compound {
         }
     }
 
+    /// Forced threshold (undo of a spurious congestion event, restart after idle). The total
+    /// threshold is split like [`Self::ssthresh`] builds it: the delay window planned for the end
+    /// of recovery keeps its share and the loss window's threshold takes the rest, so
+    /// `ssthresh()` reads back what was set.
+    fn set_ssthresh(&mut self, bytes: u64) {
+        if bytes == u64::MAX {
+            self.w.ssthresh = u64::MAX;
+            return;
+        }
+        let total = bytes / self.w.mss_bytes;
+        self.w.ssthresh = total.saturating_sub(self.dwnd_after_recovery).max(2);
+    }
+
     fn in_slow_start(&self) -> bool {
         self.w.in_slow_start()
     }
@@ -305,6 +318,22 @@ mod tests {
         assert_eq!(cc.loss_window(), 50);
         assert_eq!(cc.dwnd(), 30, "dwnd = win(1-beta) - cwnd/2 = 80 - 50");
         assert_eq!(cc.cwnd(), 80 * MSS);
+    }
+
+    #[test]
+    fn undo_restores_the_threshold_from_before_a_spurious_loss() {
+        let mut cc = Compound::new(&CcConfig::default());
+        cc.w.cwnd = 100;
+        cc.w.ssthresh = 120;
+        cc.dwnd = 60;
+        let prior = cc.ssthresh();
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 160 * MSS);
+        assert!(cc.ssthresh() < prior, "the event lowers the threshold");
+        // The endpoint's undo (Linux tcp_undo_cwnd_reduction): ssthresh = max(ssthresh, prior).
+        cc.set_ssthresh(prior);
+        assert_eq!(cc.ssthresh(), prior);
+        cc.on_recovery_exit(Time::ZERO);
+        assert!(cc.loss_window() >= 2);
     }
 
     #[test]

@@ -195,7 +195,7 @@ pub trait CongestionControl: Send {
     /// max(ssthresh, ¾·cwnd) before the window decays) and `tcp_undo_cwnd_reduction` (ssthresh =
     /// max(ssthresh, prior_ssthresh) when a congestion event proves spurious). Window-based
     /// algorithms implement it; the default ignores it (algorithms whose ssthresh is not a
-    /// plain window threshold, e.g. BBR, Compound).
+    /// plain window threshold, e.g. BBR).
     fn set_ssthresh(&mut self, _bytes: u64) {}
 
     /// Pacing rate requested by the algorithm; `None` means "send as the window allows".

@@ -42,7 +42,23 @@
 //! delayed-ACK timeout) puts it on its Reno fallback, which only grows.
 //!
 //! Parameters: `alpha` = 2, `beta` = 4, `gamma` = 1 (segments queued),
-//! `slow_start_every_other_rtt` = 0 (bool, not in Linux).
+//! `slow_start_every_other_rtt` = 0 (bool, not in Linux), and three knobs that are NOT Linux and
+//! exist only to reproduce ns-3 3.44's `TcpVegas` for validation (bench/cc_vs_ns3.py), all 0 =
+//! Linux by default:
+//! - `rtt_from_srtt` (bool): Vegas's RTT input is the smoothed RTT on every ACK. ns-3's
+//!   `TcpSocketBase::ProcessAck` calls `PktsAcked(tcb, segsAcked, m_tcb->m_srtt)`, so ns-3's
+//!   baseRTT is the minimum SRTT and its "minimum RTT of the round" is the minimum SRTT, and every
+//!   ACK counts as a sample (its `cntRTT <= 2` Reno fallback practically never triggers). Linux
+//!   hands `tcp_vegas_pkts_acked` the RTT of the newest segment this ACK delivered (`ca_rtt_us`).
+//!   This is what changes the dynamics most: the per-ACK minimum of a round sees no queue until
+//!   the window exceeds the pipe for a whole round, so Linux leaves slow start late on a large
+//!   queue; an average rises within the round with the queue each slow-start burst builds, so
+//!   ns-3 leaves slow start early, before any standing queue — and later flows never measure one
+//!   into their base RTT.
+//! - `diff_over_rtt` (bool): ns-3's diff = cwnd − ⌊cwnd·baseRTT/RTT⌋, i.e. divided by the RTT and
+//!   rounded up, against Linux's ⌊cwnd·(RTT − baseRTT)/baseRTT⌋.
+//! - `slow_start_one_per_ack` (bool): ns-3's `TcpNewReno::SlowStart` adds one segment per ACK
+//!   (×1.5 per RTT with delayed ACKs), Linux `tcp_slow_start` the segments ACKed (×2).
 //!
 //! Deviations from Linux: sequence numbers are emulated from bytes (a round ends when the bytes
 //! delivered, counted from `acked_bytes`, exceed delivered + in-flight at the previous boundary);
@@ -66,6 +82,24 @@ pub const PARAMS: &[ParamInfo] = &[
         unit: "bool",
         doc: "grow in slow start only every other RTT (Brakmo & Peterson; Linux does not)",
     },
+    ParamInfo {
+        name: "rtt_from_srtt",
+        default: 0.0,
+        unit: "bool",
+        doc: "not Linux: feed Vegas the smoothed RTT on every ACK instead of the ACK's RTT sample (ns-3 3.44)",
+    },
+    ParamInfo {
+        name: "diff_over_rtt",
+        default: 0.0,
+        unit: "bool",
+        doc: "not Linux: diff = cwnd - floor(cwnd*base/rtt) instead of cwnd*(rtt-base)/base (ns-3)",
+    },
+    ParamInfo {
+        name: "slow_start_one_per_ack",
+        default: 0.0,
+        unit: "bool",
+        doc: "not Linux: slow start adds 1 segment per ACK, not the segments ACKed (ns-3 TcpNewReno)",
+    },
 ];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
@@ -83,6 +117,9 @@ pub struct Vegas {
     beta: u64,
     gamma: u64,
     every_other_rtt: bool,
+    rtt_from_srtt: bool,
+    diff_over_rtt: bool,
+    slow_start_one_per_ack: bool,
 
     doing_vegas_now: bool,
     /// Emulated `beg_snd_nxt`: delivered + in flight (bytes) at the last round boundary.
@@ -116,6 +153,9 @@ impl Vegas {
             beta: get("beta").max(0.0) as u64,
             gamma: get("gamma").max(0.0) as u64,
             every_other_rtt: get("slow_start_every_other_rtt") != 0.0,
+            rtt_from_srtt: get("rtt_from_srtt") != 0.0,
+            diff_over_rtt: get("diff_over_rtt") != 0.0,
+            slow_start_one_per_ack: get("slow_start_one_per_ack") != 0.0,
             doing_vegas_now: false,
             beg_snd_nxt_bytes: 0,
             cnt_rtt: 0,
@@ -155,6 +195,10 @@ impl Vegas {
             return;
         }
         if self.w.in_slow_start() {
+            if self.slow_start_one_per_ack {
+                self.w.slow_start(acked.min(1));
+                return;
+            }
             acked = self.w.slow_start(acked);
             if acked == 0 {
                 return;
@@ -166,6 +210,8 @@ impl Vegas {
 
     fn slow_start(&mut self, acked: u64) {
         if !self.every_other_rtt || self.ss_grow_this_round {
+            // ns-3 TcpNewReno::SlowStart: one segment per ACK that acknowledges anything.
+            let acked = if self.slow_start_one_per_ack { acked.min(1) } else { acked };
             self.w.slow_start(acked);
         }
     }
@@ -183,7 +229,12 @@ impl Vegas {
         let base = self.base_rtt_us.max(1);
         let cwnd = self.w.cwnd;
         let target_cwnd = cwnd * base / rtt.max(1);
-        let diff = cwnd * rtt.saturating_sub(base) / base;
+        let diff = if self.diff_over_rtt {
+            // ns-3: segCwnd − ⌊segCwnd·baseRtt/minRtt⌋ = ⌈cwnd·(rtt − base)/rtt⌉ (roughly).
+            cwnd - target_cwnd.min(cwnd)
+        } else {
+            cwnd * rtt.saturating_sub(base) / base
+        };
         if diff > self.gamma && self.w.in_slow_start() {
             // Going too fast: leave slow start at the rate actually achieved.
             self.w.cwnd = cwnd.min(target_cwnd + 1);
@@ -211,7 +262,10 @@ impl CongestionControl for Vegas {
         let acked = self.w.acked_segments(ack.acked_bytes);
         self.delivered_bytes += ack.acked_bytes;
         // Linux tcp_vegas_pkts_acked: runs on every ACK with an RTT sample.
-        if let Some(rtt) = ack.rtt_sample {
+        // ns-3 3.44 TcpSocketBase hands PktsAcked m_tcb->m_srtt (never zero after the handshake),
+        // so with `rtt_from_srtt` every ACK is a "sample" of the smoothed RTT.
+        let sample = if self.rtt_from_srtt { Some(ack.srtt) } else { ack.rtt_sample };
+        if let Some(rtt) = sample {
             let vrtt = rtt.as_micros() as u64 + 1;
             self.base_rtt_us = self.base_rtt_us.min(vrtt);
             self.min_rtt_us = self.min_rtt_us.min(vrtt);
@@ -478,6 +532,110 @@ mod tests {
         assert_eq!(cc.cwnd(), 20 * MSS);
         cc.on_ack(&ack(Time::from_millis(1), MSS, Duration::from_millis(50), 20 * MSS));
         assert!(cc.doing_vegas_now);
+    }
+
+    fn with(knobs: &[(&str, f64)]) -> Params {
+        Params(knobs.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+    }
+
+    #[test]
+    fn srtt_knob_feeds_the_smoothed_rtt_and_counts_every_ack() {
+        // Every ACK carries srtt = 80 ms while its own RTT sample says 50 ms (or has none).
+        let feed = |p: &Params, sample: Option<Duration>| {
+            let mut cc = Vegas::with_params(&CcConfig::default(), p);
+            cc.w.cwnd = 40;
+            cc.w.ssthresh = 40;
+            let mut t = Time::ZERO;
+            for _ in 0..4 {
+                for i in 0..40u64 {
+                    t += Duration::from_millis(2);
+                    let mut a = ack(t, MSS, Duration::from_millis(50), (40 - i) * MSS);
+                    a.rtt_sample = sample;
+                    a.srtt = Duration::from_millis(80);
+                    cc.on_ack(&a);
+                }
+            }
+            cc
+        };
+        let linux = feed(&Params::default(), Some(Duration::from_millis(50)));
+        let ns3 = feed(&with(&[("rtt_from_srtt", 1.0)]), Some(Duration::from_millis(50)));
+        assert_eq!(linux.base_rtt_us(), Some(50_001));
+        assert_eq!(ns3.base_rtt_us(), Some(80_001));
+        // No RTT sample at all (e.g. every ACK Karn-excluded): Linux counts no sample and runs its
+        // Reno fallback; with the smoothed RTT every ACK counts as one (ns-3 PktsAcked).
+        let linux = feed(&Params::default(), None);
+        let ns3 = feed(&with(&[("rtt_from_srtt", 1.0)]), None);
+        assert_eq!(linux.base_rtt_us(), None);
+        assert_eq!(ns3.base_rtt_us(), Some(80_001));
+        assert!(ns3.cnt_rtt > 2, "every ACK is a sample: {}", ns3.cnt_rtt);
+    }
+
+    #[test]
+    fn ns3_diff_divides_by_the_rtt_and_rounds_the_target_down() {
+        // base 50 ms, round-minimum 56 ms, cwnd 40. Linux: 40·6/50 = 4.8 → 4 ≤ β: hold.
+        // ns-3: 40 − ⌊40·50/56⌋ = 40 − 35 = 5 > β: −1.
+        let run = |p: &Params| {
+            let mut cc = Vegas::with_params(&CcConfig::default(), p);
+            cc.w.cwnd = 40;
+            cc.w.ssthresh = 40;
+            let t = round(&mut cc, Time::ZERO, Duration::from_millis(50), 40);
+            let t = round(&mut cc, t, Duration::from_millis(56), 41);
+            let before = cc.cwnd() / MSS;
+            round(&mut cc, t, Duration::from_millis(56), 41);
+            (before, cc.cwnd() / MSS)
+        };
+        let (b, a) = run(&Params::default());
+        assert_eq!(a, b, "Linux holds");
+        let (b, a) = run(&with(&[("diff_over_rtt", 1.0)]));
+        assert_eq!(a, b - 1, "ns-3 shrinks");
+    }
+
+    #[test]
+    fn ns3_slow_start_adds_one_segment_per_ack_not_per_segment_acked() {
+        // One round of the initial 10-segment window, ACKed by 5 delayed ACKs of 2 segments.
+        let run = |p: &Params| {
+            let mut cc = Vegas::with_params(&CcConfig::default(), p);
+            let rtt = Duration::from_millis(50);
+            let mut t = Time::ZERO;
+            for i in 0..5u64 {
+                t += Duration::from_millis(10);
+                cc.on_ack(&ack(t, 2 * MSS, rtt, (10 - 2 * i) * MSS));
+            }
+            cc.cwnd() / MSS
+        };
+        // The first ACK is a round boundary with one sample: Reno slow start either way.
+        assert_eq!(run(&Params::default()), 20, "Linux tcp_slow_start: +2 per ACK");
+        assert_eq!(run(&with(&[("slow_start_one_per_ack", 1.0)])), 15, "ns-3: +1 per ACK");
+    }
+
+    #[test]
+    fn smoothed_rtt_input_leaves_slow_start_before_the_queue_stands() {
+        // One flow, 12 Mbit/s, 40 ms (BDP ≈ 42 segments), a buffer that never overflows. With
+        // per-ACK samples the round minimum sees no queue until the window exceeds the pipe for a
+        // whole round, so Linux leaves slow start late, on a large queue; the smoothed RTT rises
+        // with the queue each slow-start burst builds inside the round (ns-3 3.44's input), so
+        // the exit comes earlier and with a much smaller queue.
+        let exit_queue = |p: &Params| {
+            let mut path = SharedPath::new(Bandwidth::from_mbps(12), 1000, MSS);
+            path.add_flow(Box::new(Vegas::with_params(&CcConfig::default(), p)), Duration::from_millis(40), Time::ZERO);
+            let mut max_q = 0;
+            let mut exit = None;
+            path.run_until(Time::from_secs(3), |p, i| {
+                if exit.is_none() {
+                    max_q = max_q.max(p.queue_len());
+                    if !p.flows[i].cc.in_slow_start() {
+                        exit = Some(p.flows[i].cc.cwnd() / MSS);
+                    }
+                }
+            });
+            assert_eq!(path.flows[0].drops, 0);
+            (max_q, exit.expect("left slow start"))
+        };
+        let (linux_q, linux_cwnd) = exit_queue(&Params::default());
+        let (ns3_q, ns3_cwnd) = exit_queue(&with(&[("rtt_from_srtt", 1.0)]));
+        assert!(linux_q >= 42, "Linux: queue {linux_q} before the exit (cwnd {linux_cwnd})");
+        assert!(2 * ns3_q <= linux_q, "smoothed RTT: queue {ns3_q} vs Linux {linux_q}");
+        assert!(ns3_cwnd < linux_cwnd, "exit window {ns3_cwnd} vs Linux {linux_cwnd}");
     }
 
     #[test]
