@@ -111,7 +111,8 @@ class Monitor(threading.Thread):
         self.snapshot_at, self.snapshot_fn = snapshot_at, snapshot
         self.snapshot = None
         self.samples: list[dict] = []  # ss: t_s, peer, cc, cwnd, ssthresh, rtt_ms, minrtt_ms
-        self.queue: list[tuple[float, int]] = []  # (t_s since t0, tbf backlog packets)
+        # (t_s since t0, tbf backlog packets, tbf drops so far)
+        self.queue: list[tuple[float, int, int]] = []
         self.t0: float | None = None
         self.stop_ev = threading.Event()
         self.ns_re = re.compile(rf"^tvt-{os.getpid()}-\d+-(srv|rtr)$")
@@ -149,9 +150,9 @@ class Monitor(threading.Thread):
                 continue
             r = subprocess.run(["ip", "netns", "exec", ns["rtr"], "tc", "-s", "qdisc", "show"],
                                capture_output=True, text=True)
-            q = parse_tbf_backlog(r.stdout)
+            q = parse_tbf(r.stdout)
             if q is not None:
-                self.queue.append((round(time.time() - self.t0, 3), q))
+                self.queue.append((round(time.time() - self.t0, 3), *q))
             if (self.snapshot_fn and self.snapshot is None
                     and time.time() >= self.t0 + self.snapshot_at):
                 try:
@@ -171,15 +172,19 @@ class Monitor(threading.Thread):
         return self
 
 
-def parse_tbf_backlog(text: str) -> int | None:
-    """Backlog in packets of the tbf qdisc in `tc -s qdisc show` output (None if absent)."""
-    in_tbf = False
+def parse_tbf(text: str) -> tuple[int, int] | None:
+    """(backlog packets, dropped packets) of the tbf qdisc in `tc -s qdisc show` output."""
+    in_tbf, dropped = False, None
     for line in text.splitlines():
         if line.startswith("qdisc "):
             in_tbf = line.split()[1] == "tbf"
+        elif in_tbf and "dropped" in line:
+            m = re.search(r"dropped (\d+)", line)
+            dropped = int(m.group(1)) if m else None
         elif in_tbf and line.strip().startswith("backlog"):
             m = re.search(r"(\d+)p", line)
-            return int(m.group(1)) if m else None
+            if m and dropped is not None:
+                return int(m.group(1)), dropped
     return None
 
 
@@ -324,26 +329,44 @@ def print_flows(row: dict) -> None:
               "ACKed per +1 cwnd); segs/ACK: segments per ACK in TCP_CA_Open over the whole run.)")
 
 
-def tcpvideo_queue_series(cc: str, a) -> list[tuple[float, int]]:
+def tcpvideo_queue_series(cc: str, a) -> list[tuple[float, int, int]]:
     """tcpvideo's bottleneck queue over time: the cc_vs_ns3 scenario again (same seed, so the
-    same run), with queue samples every --queue-interval (run_tcpvideo samples every second)."""
+    same run), with queue samples every --queue-interval (run_tcpvideo samples every second),
+    and its retransmissions so far (= its drops: nothing else is lost) at each sample."""
     import tcpvideo
 
     sc = dumbbell_scenario(cc, a.flows, a.duration, a.seed, a.start_spread)
-    sc["record"] = {"sample_interval": f"{a.queue_interval * 1e3:g}ms", "events": False}
-    q = tcpvideo.simulate(sc, seed=a.seed).queues
-    return [(r["t_s"], r["packets"]) for r in q.to_pylist()
-            if r["link"] == "bottleneck" and r["from"] == "r1"]
+    sc["record"] = {"sample_interval": f"{a.queue_interval * 1e3:g}ms", "events": True}
+    res = tcpvideo.simulate(sc, seed=a.seed)
+    rtx = sorted(e["t_s"] for e in res.events.select(["t_s", "kind"]).to_pylist()
+                 if e["kind"] == "retransmit")
+    out, k = [], 0
+    for r in res.queues.to_pylist():
+        if r["link"] == "bottleneck" and r["from"] == "r1":
+            while k < len(rtx) and rtx[k] <= r["t_s"]:
+                k += 1
+            out.append((r["t_s"], r["packets"], k))
+    return out
 
 
 WINDOWS = (0, 0.5, 1, 1.5, 2, 3, 5, 10, 20, 30, 40, 50, 60)
 
 
-def window_means(series: list[tuple[float, int]], edges) -> list[float | None]:
+def window_means(series, edges) -> list[float | None]:
     out = []
     for lo, hi in zip(edges, edges[1:]):
-        v = [q for t, q in series if lo <= t < hi]
+        v = [x[1] for x in series if lo <= x[0] < hi]
         out.append(sum(v) / len(v) if v else None)
+    return out
+
+
+def window_increase(series, edges) -> list[int | None]:
+    """Increase of the cumulative count (third item) over each window."""
+    out = []
+    for lo, hi in zip(edges, edges[1:]):
+        before = [x[2] for x in series if x[0] < lo]
+        inside = [x[2] for x in series if lo <= x[0] < hi]
+        out.append(inside[-1] - (before[-1] if before else 0) if inside else None)
     return out
 
 
@@ -351,21 +374,26 @@ def print_queue_series(row: dict, duration: float) -> None:
     qs = row["queue_series"]
     edges = [e for e in WINDOWS if e < duration] + [duration]
     tv, lx = window_means(qs["tcpvideo"], edges), window_means(qs["linux"], edges)
-    lx_max = [max((q for t, q in qs["linux"] if lo <= t < hi), default=None)
+    lx_max = [max((x[1] for x in qs["linux"] if lo <= x[0] < hi), default=None)
               for lo, hi in zip(edges, edges[1:])]
-    lx_min = [min((q for t, q in qs["linux"] if lo <= t < hi), default=None)
+    lx_min = [min((x[1] for x in qs["linux"] if lo <= x[0] < hi), default=None)
               for lo, hi in zip(edges, edges[1:])]
-    tv_min = [min((q for t, q in qs["tcpvideo"] if lo <= t < hi), default=None)
+    tv_min = [min((x[1] for x in qs["tcpvideo"] if lo <= x[0] < hi), default=None)
               for lo, hi in zip(edges, edges[1:])]
-    print(f"\n{row['cc']}: bottleneck queue over time, packets (mean in the window; min..max)")
-    print(f"{'window s':>11} | {'tcpvideo':>8} {'(min)':>6} | {'linux':>6} {'(min..max)':>12}")
+    tv_d, lx_d = window_increase(qs["tcpvideo"], edges), window_increase(qs["linux"], edges)
+    print(f"\n{row['cc']}: bottleneck queue over time, packets (mean in the window; min..max), "
+          "and drops in the window")
+    print(f"{'window s':>11} | {'tcpvideo':>8} {'(min)':>6} | {'linux':>6} {'(min..max)':>12} | "
+          f"{'drops tv / lx':>13}")
     for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
         print(f"{lo:5g}-{hi:<5g} | {_f(tv[i], '8.0f')} {_f(tv_min[i], '6d')} | {_f(lx[i], '6.0f')} "
-              f"{_f(lx_min[i], '5d'):>5}..{_f(lx_max[i], '<5d')}")
+              f"{_f(lx_min[i], '5d'):>5}..{_f(lx_max[i], '<5d')} | "
+              f"{_f(tv_d[i], '5d')} / {_f(lx_d[i], '5d')}")
     if not qs.get("linux_t0_found", True):
         print("  (linux: t0 not found, times are wrong)")
-    print("(tcpvideo: its bottleneck queue sampled every --queue-interval; linux: tbf backlog polled "
-          "with tc every --queue-interval from outside the run, t = 0 at the run's t0)")
+    print("(tcpvideo: its bottleneck queue sampled every --queue-interval, drops = its "
+          "retransmissions, counted when retransmitted (about one RTT after the drop); linux: tbf backlog and drop counter polled with tc every "
+          "--queue-interval from outside the run, t = 0 at the run's t0)")
 
 
 def ss_summary(samples: list[dict]) -> dict:
