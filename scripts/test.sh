@@ -5,12 +5,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v tshark >/dev/null 2>&1; then
+# System tools the tests drive: tshark (pcap cross-checks), ethtool/iproute2 (namespaces), clang,
+# bpftool and the libbpf headers (the BPF congestion-control ports of bench/bpf_cc/).
+need=()
+command -v tshark >/dev/null 2>&1 || need+=(tshark)
+command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v clang >/dev/null 2>&1 || need+=(clang)
+command -v bpftool >/dev/null 2>&1 || need+=(bpftool)
+[ -e /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
+if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark ethtool iproute2 >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "tshark missing and not root: the tshark cross-checks will be skipped" >&2
+    echo "missing ${need[*]} and not root: the tests that need them will be skipped" >&2
   fi
 fi
 
