@@ -122,18 +122,49 @@ def _sleep_until(t: float) -> None:
         time.sleep(min(left, 0.5))
 
 
-def _send_until(conn: socket.socket, end: float, out: dict) -> None:
-    block = memoryview(b"\x5a" * (1 << 20))
-    conn.settimeout(0.05)
-    sent = 0
+# Bulk senders feed the socket with sendfile(2) from a sparse file (pages of zeros) under a
+# kernel send timeout that ends at the end of the run: the thread stays inside one system call,
+# so the socket never runs dry because ten Python threads wait for the interpreter lock on a
+# loaded machine. (With send() in a Python loop it did, now and then: Linux then sees nothing in
+# flight and raises CA_EVENT_TX_START, which restarts Vegas and resets an idle window.)
+_SPARSE_BYTES = 1 << 30
+
+
+def _sparse_source() -> int:
+    """A read-only fd of a 1 GiB sparse file (unlinked at once; no disk or memory behind it)."""
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="tcpvideo-bulk-")
     try:
-        while time.time() < end:
+        os.ftruncate(fd, _SPARSE_BYTES)
+    finally:
+        os.unlink(path)
+    return fd
+
+
+def _send_until(conn: socket.socket, end: float, out: dict) -> None:
+    src = _sparse_source()
+    conn.setblocking(True)
+    sent, offset = 0, 0
+    try:
+        while True:
+            left = end - time.time()
+            if left <= 0:
+                break
+            # SO_SNDTIMEO bounds the time one call may wait for buffer space in total.
+            sec = int(left)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                            struct.pack("ll", sec, int((left - sec) * 1e6)))
             try:
-                sent += conn.send(block)
-            except socket.timeout:
-                pass
+                n = os.sendfile(conn.fileno(), src, offset, _SPARSE_BYTES - offset)
+            except (BlockingIOError, InterruptedError):
+                continue  # the timeout expired with nothing sent: the loop checks the clock
+            sent += n
+            offset = (offset + n) % _SPARSE_BYTES
     except OSError as e:
         out["error"] = str(e)
+    finally:
+        os.close(src)
     info = tcp_info(conn)  # at the end of the measured run, before the close
     out.update(sent=sent, info=info)
     conn.close()
