@@ -391,10 +391,20 @@ def main(argv=None) -> int:
     p.add_argument("--linux-json", action="append", default=[], metavar="FILE",
                    help="JSON of a bench/cc_vs_linux.py run (repeatable: one per run); the verdict "
                         "then shows where tcpvideo falls in real Linux's spread")
+    p.add_argument("--replay", metavar="JSON",
+                   help="print the table and verdict of a saved run (its --json) without running")
     p.add_argument("--no-ns3-matched", action="store_true",
                    help="skip the extra tcpvideo run with ns-3's parameter choices")
     a = p.parse_args(argv)
     overrides = parse_tv_params(a.tv_param)
+    if a.replay:
+        with open(a.replay) as fh:
+            saved = json.load(fh)
+        print(f"replay of {a.replay}: {saved['flows']} flows, {saved['duration_s']:g} s, "
+              f"seed {saved['seed']}")
+        print_table(saved["rows"])
+        print_verdict(saved["rows"], load_linux_runs(a.linux_json))
+        return 0
 
     if a.warmup >= a.duration:
         a.warmup = a.duration / 2
@@ -562,12 +572,16 @@ def print_verdict(rows: list[dict], linux_runs: dict[str, list[dict]]) -> None:
         if lx:
             for name, key, _, spec in metrics:
                 vals = [run[key] for run in lx]
-                tv = lin["tcpvideo"][key]
-                lo, hi = min(vals), max(vals)
-                where = "inside" if lo <= tv <= hi else ("below" if tv < lo else "above")
-                print(f"      real Linux ({len(vals)} run{'s' if len(vals) > 1 else ''}): {name} "
-                      f"{format(lo, spec)}–{format(hi, spec)}; tcpvideo {format(tv, spec)} is {where} "
-                      f"that range; ns-3 {format(lin['ns3'][key], spec)}.")
+                mean = sum(vals) / len(vals)
+                tv, ns = lin["tcpvideo"][key], lin["ns3"][key]
+                spread = (f" (runs {format(min(vals), spec)}–{format(max(vals), spec)})"
+                          if len(vals) > 1 else "")
+                inside = " inside the runs' range," if len(vals) > 1 and min(vals) <= tv <= max(vals) else ""
+                closer = "tcpvideo" if abs(tv - mean) <= abs(ns - mean) else "ns-3"
+                print(f"      real Linux, {len(vals)} run{'s' if len(vals) > 1 else ''}: {name} "
+                      f"{mean:{spec.replace('d', '.0f')}}{spread}; tcpvideo {format(tv, spec)} "
+                      f"({rel(tv, mean):+.1%}),{inside} ns-3 {format(ns, spec)} ({rel(ns, mean):+.1%}): "
+                      f"{closer} is closer")
         elif cc in ("vegas", "bic"):
             print("      real Linux: this kernel has no tcp_vegas/tcp_bic module "
                   "(see bench/cc_bpf_vs_tcpvideo.py for BPF ports run on real Linux TCP).")
