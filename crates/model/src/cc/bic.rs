@@ -328,9 +328,14 @@ impl CongestionControl for Bic {
         self.w.cwnd_cnt = 0;
         if signal == CongestionSignal::Timeout {
             self.w.enter_loss();
-            if self.rto_reset {
-                self.reset(); // bictcp_state(TCP_CA_Loss)
-            }
+            self.on_timeout_in_loss_episode(_now, _bytes_in_flight);
+        }
+    }
+
+    /// Linux `bictcp_state(TCP_CA_Loss)`, on every RTO (also one inside a loss episode).
+    fn on_timeout_in_loss_episode(&mut self, _now: Time, _bytes_in_flight: u64) {
+        if self.rto_reset {
+            self.reset();
         }
     }
 
@@ -531,6 +536,20 @@ mod tests {
         cc.set_cwnd(160 * MSS);
         cc.on_restart_after_idle(Time::from_secs(3), 10 * MSS);
         assert_eq!((cc.cwnd() / MSS, cc.ssthresh() / MSS), (10, 120));
+    }
+
+    #[test]
+    fn a_timeout_inside_a_recovery_episode_resets_w_max_without_a_second_cut() {
+        // Linux tcp_enter_loss during Recovery: no second ssthresh(), but set_state(TCP_CA_Loss)
+        // runs bictcp_reset.
+        let mut cc = Bic::new(&CcConfig::default());
+        cc.set_cwnd(100 * MSS);
+        cc.on_congestion_event(Time::ZERO, CongestionSignal::FastRetransmit, 0);
+        let ssthresh = cc.ssthresh();
+        assert_eq!(cc.w_max_segments(), 100);
+        cc.on_timeout_in_loss_episode(Time::from_secs(1), 0);
+        assert_eq!(cc.w_max_segments(), 0);
+        assert_eq!(cc.ssthresh(), ssthresh);
     }
 
     #[test]

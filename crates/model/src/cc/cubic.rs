@@ -358,6 +358,17 @@ impl Cubic {
     }
 
     /// Linux `bictcp_reset`.
+    /// Linux `cubictcp_state(TCP_CA_Loss)`: on every RTO, also one inside a loss episode.
+    fn loss_state(&mut self, now: Time, bytes_in_flight: u64) {
+        let w_max = self.last_max_cwnd;
+        self.reset();
+        if self.rto_keeps_w_max {
+            self.last_max_cwnd = w_max;
+        }
+        let snd_nxt = self.delivered_bytes + bytes_in_flight;
+        self.hystart_reset(now, snd_nxt);
+    }
+
     fn reset(&mut self) {
         self.cnt = 0;
         self.last_max_cwnd = 0;
@@ -586,15 +597,12 @@ impl CongestionControl for Cubic {
         self.w.cwnd_cnt = 0;
         if signal == CongestionSignal::Timeout {
             self.w.enter_loss();
-            // cubictcp_state(TCP_CA_Loss)
-            let w_max = self.last_max_cwnd;
-            self.reset();
-            if self.rto_keeps_w_max {
-                self.last_max_cwnd = w_max;
-            }
-            let snd_nxt = self.delivered_bytes + _bytes_in_flight;
-            self.hystart_reset(now, snd_nxt);
+            self.loss_state(now, _bytes_in_flight);
         }
+    }
+
+    fn on_timeout_in_loss_episode(&mut self, now: Time, bytes_in_flight: u64) {
+        self.loss_state(now, bytes_in_flight);
     }
 
     fn on_spurious_congestion(&mut self, _now: Time) {
@@ -920,6 +928,21 @@ mod tests {
         // A restart window at or above cwnd (TX_START only) changes neither.
         cc.on_restart_after_idle(t + Duration::from_secs(4), u64::MAX);
         assert_eq!((cc.cwnd(), cc.ssthresh()), (10 * MSS, 150 * MSS));
+    }
+
+    #[test]
+    fn a_timeout_inside_a_recovery_episode_resets_the_cubic_state_without_a_second_cut() {
+        // Linux tcp_enter_loss during Recovery: no second ssthresh(), but set_state(TCP_CA_Loss)
+        // runs bictcp_reset (W_max = 0) and the HyStart reset. ns-3 keeps W_max.
+        let (mut cc, t) = cubic_after_loss_at(100, Duration::from_millis(50), &Params::default());
+        let ssthresh = cc.ssthresh();
+        assert_eq!(cc.w_max_segments(), 100);
+        cc.on_timeout_in_loss_episode(t + Duration::from_secs(1), 70 * MSS);
+        assert_eq!(cc.w_max_segments(), 0);
+        assert_eq!(cc.ssthresh(), ssthresh);
+        let (mut ns3, t) = cubic_after_loss_at(100, Duration::from_millis(50), &params(&[("rto_keeps_w_max", 1.0)]));
+        ns3.on_timeout_in_loss_episode(t + Duration::from_secs(1), 70 * MSS);
+        assert_eq!(ns3.w_max_segments(), 100);
     }
 
     #[test]

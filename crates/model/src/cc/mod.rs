@@ -158,6 +158,12 @@ pub trait CongestionControl: Send {
     /// The endpoint found the previous congestion event spurious and restores state (undo).
     fn on_spurious_congestion(&mut self, _now: Time) {}
 
+    /// A further retransmission timeout inside a loss episode whose threshold was already reduced
+    /// (Linux `tcp_enter_loss` skips `ssthresh()` then, but `tcp_set_ca_state(TCP_CA_Loss)` still
+    /// calls the algorithm's `set_state`, so per-algorithm loss resets run again). The endpoint
+    /// sets cwnd to one segment itself. Default: nothing.
+    fn on_timeout_in_loss_episode(&mut self, _now: Time, _bytes_in_flight: u64) {}
+
     /// A data segment is about to be sent with nothing in flight (Linux `tcp_event_data_sent` →
     /// `CA_EVENT_TX_START`): after any idle period however short, and also for the first
     /// retransmission after an RTO (everything in flight was marked lost). Called for every

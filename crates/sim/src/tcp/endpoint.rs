@@ -608,7 +608,9 @@ impl TcpEndpoint {
                     self.undo_prior_ssthresh = self.current_ssthresh();
                     self.cc.on_congestion_event(now, CongestionSignal::Timeout, in_flight);
                 } else {
-                    // Linux tcp_enter_loss: ssthresh already reduced in this episode; cwnd → 1.
+                    // Linux tcp_enter_loss: ssthresh already reduced in this episode; cwnd → 1;
+                    // the algorithm's set_state(TCP_CA_Loss) still runs.
+                    self.cc.on_timeout_in_loss_episode(now, in_flight);
                     self.cc.set_cwnd(self.snd_mss);
                 }
                 self.sb.mark_all_lost();

@@ -566,24 +566,30 @@ impl CongestionControl for Bbr {
         self.min_rtt.start(now);
         self.save_cwnd();
         if signal == CongestionSignal::Timeout {
-            self.in_loss = true;
-            // Approximation of high_seq: what was in flight at the RTO must be delivered.
-            self.loss_end_delivered = self.delivered_total_bytes + bytes_in_flight;
             self.w.enter_loss();
-            self.prev_ca_state = CaState::Loss;
-            self.full.full_bw = Bandwidth::ZERO; // Linux bbr_set_state: full_bw = 0 only
-            // Linux treats an RTO like the end of a round and feeds the lt sampler a loss.
-            let x = LtInput {
-                now,
-                round_start: true,
-                losses: true,
-                app_limited: false,
-                delivered_total: self.delivered_total_bytes,
-                lost_total: self.lost_total_bytes,
-            };
-            if self.lt.on_ack(&x, self.mode == Mode::ProbeBw) == LtAction::StopAndReprobe {
-                self.reset_probe_bw_mode(now);
-            }
+            self.on_timeout_in_loss_episode(now, bytes_in_flight);
+        }
+    }
+
+    /// Linux `tcp_enter_loss` (high_seq = snd_nxt) and `bbr_set_state(TCP_CA_Loss)`, on every RTO
+    /// including one inside a loss episode.
+    fn on_timeout_in_loss_episode(&mut self, now: Time, bytes_in_flight: u64) {
+        self.in_loss = true;
+        // Approximation of high_seq: what was in flight at the RTO must be delivered.
+        self.loss_end_delivered = self.delivered_total_bytes + bytes_in_flight;
+        self.prev_ca_state = CaState::Loss;
+        self.full.full_bw = Bandwidth::ZERO; // Linux bbr_set_state: full_bw = 0 only
+        // Linux treats an RTO like the end of a round and feeds the lt sampler a loss.
+        let x = LtInput {
+            now,
+            round_start: true,
+            losses: true,
+            app_limited: false,
+            delivered_total: self.delivered_total_bytes,
+            lost_total: self.lost_total_bytes,
+        };
+        if self.lt.on_ack(&x, self.mode == Mode::ProbeBw) == LtAction::StopAndReprobe {
+            self.reset_probe_bw_mode(now);
         }
     }
 
