@@ -391,6 +391,9 @@ def main(argv=None) -> int:
     p.add_argument("--linux-json", action="append", default=[], metavar="FILE",
                    help="JSON of a bench/cc_vs_linux.py run (repeatable: one per run); the verdict "
                         "then shows where tcpvideo falls in real Linux's spread")
+    p.add_argument("--ns3-from", metavar="JSON",
+                   help="take ns-3's rows from a saved run (its --json) instead of running ns-3 "
+                        "again (ns-3 is deterministic; the flows, duration and seed must match)")
     p.add_argument("--replay", metavar="JSON",
                    help="print the table and verdict of a saved run (its --json) without running")
     p.add_argument("--no-ns3-matched", action="store_true",
@@ -422,7 +425,8 @@ def main(argv=None) -> int:
         tv = run_tcpvideo(cc, a.flows, a.duration, a.seed, a.start_spread, a.warmup,
                           overrides.get(cc))
         try:
-            ns = run_ns3(cc, tv["flows"], a.duration, a.seed, a.warmup)
+            ns = (reuse_ns3(a.ns3_from, cc, tv["flows"], a) if a.ns3_from
+                  else run_ns3(cc, tv["flows"], a.duration, a.seed, a.warmup))
         except Exception as e:  # keep the other rows; say which one is missing and why
             print(f"  {cc}: ns-3 run failed: {e}", flush=True)
             continue
@@ -445,6 +449,23 @@ def main(argv=None) -> int:
     save(a, rows)
     print(f"\nJSON: {a.json}")
     return 0
+
+
+def reuse_ns3(path: str, cc: str, flows: list[dict], a) -> dict:
+    """ns-3's result for `cc` from a saved run, refusing one made for other flows or settings."""
+    with open(path) as fh:
+        saved = json.load(fh)
+    if (saved["flows"], saved["duration_s"], saved["seed"]) != (a.flows, a.duration, a.seed):
+        raise ValueError(f"{path} is for {saved['flows']} flows, {saved['duration_s']} s, seed "
+                         f"{saved['seed']}")
+    for row in saved["rows"]:
+        if row["cc"] == cc and not row.get("ns3_matched"):
+            same = [(round(f["rtt_ms"], 6), round(f["start_s"], 6)) for f in flows]
+            theirs = [(round(f["rtt_ms"], 6), round(f["start_s"], 6)) for f in row["tcpvideo"]["flows"]]
+            if same != theirs:
+                raise ValueError(f"{path}: {cc} was run with other flows")
+            return {**row["ns3"], "raw": {"config": row["ns3_config"]}}
+    raise ValueError(f"{path} has no {cc} row")
 
 
 def parse_tv_params(items: list[str]) -> dict[str, dict[str, float]]:
