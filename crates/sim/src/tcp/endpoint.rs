@@ -1189,6 +1189,21 @@ impl TcpEndpoint {
                     } else {
                         self.exit_recovery(now, log);
                     }
+                    // Linux tcp_fastretrans_alert, step E: the state is Open again and the same
+                    // ACK goes on through the default branch; if loss beyond the recovery point
+                    // is already marked (tcp_time_to_recover: lost_out, or DupThresh without
+                    // RACK) a new recovery starts at once. Without this, the one ACK in between
+                    // ran with cwnd = ssthresh over a pipe that PRR had kept far below it (after
+                    // a slow-start overshoot: hundreds of segments) and sent the difference as
+                    // one burst into the full queue.
+                    if self.sack_ok {
+                        if !rack_mode {
+                            newly_lost += self.sb.mark_lost_by_sack(dupthresh);
+                        }
+                        if self.sb.lost_out.pkts > 0 || (!rack_mode && self.sb.sacked_pkts() >= dupthresh) {
+                            newly_lost += self.enter_recovery(now, prior_in_flight, log);
+                        }
+                    }
                 } else if self.sack_ok {
                     if !rack_mode {
                         newly_lost += self.sb.mark_lost_by_sack(dupthresh);
