@@ -200,8 +200,10 @@ pub struct TcpEndpoint {
     /// ssthresh before it (Linux `prior_ssthresh` = tcp_current_ssthresh), restored by an undo.
     undo_prior_ssthresh: u64,
     /// Retransmissions of the recovery episode not yet reported unnecessary by a D-SACK (Linux
-    /// `undo_retrans`).
-    undo_retrans: u64,
+    /// `undo_retrans`): at the start the retransmissions still outstanding (a recovery that
+    /// starts on the ACK ending the previous one inherits them), -1 if none (Linux
+    /// tcp_init_undo), then +1 per retransmission (a -1 becomes 1).
+    undo_retrans: i64,
     /// Data transmissions so far (orders segments sent at the same instant, for RACK).
     xmit_count: u64,
     /// Highest SND.NXT when a tail-loss probe was sent; 0 = no probe outstanding.
@@ -1318,7 +1320,10 @@ impl TcpEndpoint {
         self.undo_prior_cwnd = self.cc.cwnd();
         self.undo_prior_ssthresh = self.current_ssthresh();
         self.undo_possible = true;
-        self.undo_retrans = 0;
+        self.undo_retrans = match self.sb.retrans_out.pkts {
+            0 => -1,
+            n => n as i64,
+        };
         self.retrans_stamp = None;
         self.cc.on_congestion_event(now, CongestionSignal::FastRetransmit, prior_in_flight);
         let ssthresh_pkts = (self.cc.ssthresh() / self.snd_mss).max(1);
@@ -1682,7 +1687,7 @@ impl TcpEndpoint {
             self.retrans_stamp = Some(now);
         }
         if self.ca == CaState::Recovery {
-            self.undo_retrans += 1;
+            self.undo_retrans = self.undo_retrans.max(0) + 1;
         }
         self.tx_start_check(now);
         let tx = self.rate.on_send(now, self.sb.packets_out.pkts == 0);

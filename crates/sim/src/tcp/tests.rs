@@ -1768,5 +1768,9 @@ fn recovery_ending_with_loss_already_marked_starts_the_next_on_the_same_ack() {
         assert_eq!(marks[2], (true, marks[1].1), "{cc} rack={rack_tlp}: the next recovery starts on the exit ACK: {marks:?}");
         assert_eq!(h.client.stats().bytes_received, 400 * MSS);
         assert_eq!(h.server.stats().rto_count, 0, "{cc} rack={rack_tlp}");
+        // The second recovery inherits the first one's outstanding retransmissions (Linux
+        // tcp_init_undo: undo_retrans = retrans_out); having made none of its own does not make
+        // it spurious, so its end keeps the reduced window (no undo to the prior cwnd).
+        assert_eq!(h.server.stats().spurious_recoveries, 0, "{cc}: {marks:?}");
     }
 }
