@@ -200,8 +200,10 @@ pub struct TcpEndpoint {
     /// ssthresh before it (Linux `prior_ssthresh` = tcp_current_ssthresh), restored by an undo.
     undo_prior_ssthresh: u64,
     /// Retransmissions of the recovery episode not yet reported unnecessary by a D-SACK (Linux
-    /// `undo_retrans`).
-    undo_retrans: u64,
+    /// `undo_retrans`): at the start the retransmissions still outstanding (a recovery that
+    /// starts on the ACK ending the previous one inherits them), -1 if none (Linux
+    /// tcp_init_undo), then +1 per retransmission (a -1 becomes 1).
+    undo_retrans: i64,
     /// Data transmissions so far (orders segments sent at the same instant, for RACK).
     xmit_count: u64,
     /// Highest SND.NXT when a tail-loss probe was sent; 0 = no probe outstanding.
@@ -1189,6 +1191,21 @@ impl TcpEndpoint {
                     } else {
                         self.exit_recovery(now, log);
                     }
+                    // Linux tcp_fastretrans_alert, step E: the state is Open again and the same
+                    // ACK goes on through the default branch; if loss beyond the recovery point
+                    // is already marked (tcp_time_to_recover: lost_out, or DupThresh without
+                    // RACK) a new recovery starts at once. Without this, the one ACK in between
+                    // ran with cwnd = ssthresh over a pipe that PRR had kept far below it (after
+                    // a slow-start overshoot: hundreds of segments) and sent the difference as
+                    // one burst into the full queue.
+                    if self.sack_ok {
+                        if !rack_mode {
+                            newly_lost += self.sb.mark_lost_by_sack(dupthresh);
+                        }
+                        if self.sb.lost_out.pkts > 0 || (!rack_mode && self.sb.sacked_pkts() >= dupthresh) {
+                            newly_lost += self.enter_recovery(now, prior_in_flight, log);
+                        }
+                    }
                 } else if self.sack_ok {
                     if !rack_mode {
                         newly_lost += self.sb.mark_lost_by_sack(dupthresh);
@@ -1303,7 +1320,10 @@ impl TcpEndpoint {
         self.undo_prior_cwnd = self.cc.cwnd();
         self.undo_prior_ssthresh = self.current_ssthresh();
         self.undo_possible = true;
-        self.undo_retrans = 0;
+        self.undo_retrans = match self.sb.retrans_out.pkts {
+            0 => -1,
+            n => n as i64,
+        };
         self.retrans_stamp = None;
         self.cc.on_congestion_event(now, CongestionSignal::FastRetransmit, prior_in_flight);
         let ssthresh_pkts = (self.cc.ssthresh() / self.snd_mss).max(1);
@@ -1667,7 +1687,7 @@ impl TcpEndpoint {
             self.retrans_stamp = Some(now);
         }
         if self.ca == CaState::Recovery {
-            self.undo_retrans += 1;
+            self.undo_retrans = self.undo_retrans.max(0) + 1;
         }
         self.tx_start_check(now);
         let tx = self.rate.on_send(now, self.sb.packets_out.pkts == 0);

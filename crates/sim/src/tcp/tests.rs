@@ -1719,3 +1719,58 @@ fn acks_in_the_loss_state_are_not_in_recovery_so_the_window_slow_starts() {
     assert_eq!(in_loss_cwnds.first(), Some(&1), "{in_loss_cwnds:?}");
     assert!(in_loss_cwnds.iter().any(|&c| c >= 2), "{in_loss_cwnds:?}");
 }
+
+#[test]
+fn recovery_ending_with_loss_already_marked_starts_the_next_on_the_same_ack() {
+    // Linux tcp_fastretrans_alert: the ACK that ends a recovery (step D: snd_una reached
+    // high_seq; cwnd = ssthresh) goes on through step E's default branch, so loss already marked
+    // beyond the recovery point (tcp_time_to_recover: lost_out > 0) starts the next recovery on
+    // that same ACK, before anything is sent with the intermediate window. Round 3 (segments 31..70)
+    // loses 41..60 and the first retransmission of 60, so the recovery ends ~2 RTTs after it
+    // started; new data 100..103, sent during it beyond the recovery point, is lost too and
+    // marked by RACK ~1 RTT before that end. (RACK: RFC 6675 alone would need an RTO for the
+    // lost retransmission.)
+    for cc in ["bic", "reno"] {
+        let rack_tlp = true;
+        let c = TcpConfig {
+            cc: cc.into(),
+            ..TcpConfig::default()
+        };
+        let mut h = Harness::pair(&c, ms(50));
+        // A serializer spaces the ACKs (0.6 ms per data segment), so the ACK after the exit
+        // comes later, not at the same instant.
+        h.rate = Some(Bandwidth::from_mbps(20));
+        h.establish();
+        let seg = |n: u32| 5_000_001u32.wrapping_add((n - 1) * MSS as u32);
+        let mut seen = std::collections::HashMap::<u32, u32>::new();
+        h.drops.push(DropRule::Pred(Box::new(move |p| {
+            if p.src_node != SERVER || p.payload_len == 0 {
+                return false;
+            }
+            let k = seen.entry(p.seq).or_insert(0);
+            *k += 1;
+            let n = p.seq.wrapping_sub(seg(1)) / MSS as u32 + 1;
+            ((41..=60).contains(&n) && *k == 1) || (n == 60 && *k == 2) || ((100..=103).contains(&n) && *k == 1)
+        })));
+        h.send(SERVER, 400 * MSS);
+        h.run_for(Duration::from_secs(5));
+        let marks: Vec<(bool, Time)> = h
+            .log
+            .iter()
+            .filter_map(|e| match *e {
+                TcpLogEvent::EnterRecovery { at, .. } => Some((true, at)),
+                TcpLogEvent::ExitRecovery { at, .. } => Some((false, at)),
+                _ => None,
+            })
+            .collect();
+        assert!(marks.len() >= 3, "{cc} rack={rack_tlp}: {marks:?}");
+        assert!(marks[0].0 && !marks[1].0, "{cc} rack={rack_tlp}: {marks:?}");
+        assert_eq!(marks[2], (true, marks[1].1), "{cc} rack={rack_tlp}: the next recovery starts on the exit ACK: {marks:?}");
+        assert_eq!(h.client.stats().bytes_received, 400 * MSS);
+        assert_eq!(h.server.stats().rto_count, 0, "{cc} rack={rack_tlp}");
+        // The second recovery inherits the first one's outstanding retransmissions (Linux
+        // tcp_init_undo: undo_retrans = retrans_out); having made none of its own does not make
+        // it spurious, so its end keeps the reduced window (no undo to the prior cwnd).
+        assert_eq!(h.server.stats().spurious_recoveries, 0, "{cc}: {marks:?}");
+    }
+}
