@@ -265,7 +265,7 @@ def dumbbell_scenario(cc: str, flows: int, duration: float, seed: int, start_spr
         "duration": f"{duration}s",
         "seed": seed,
         "tcp": {
-            "cc": cc, "mss": 1448, "initial_cwnd": 10, "sack": True, "timestamps": True,
+            "cc": cc, "mss": 1460, "initial_cwnd": 10, "sack": True, "timestamps": True,
             "window_scaling": True, "min_rto": "200ms", "delayed_ack": "40ms",
             "rcv_buf": "32MiB", "snd_buf": "32MiB",
         },
