@@ -51,7 +51,9 @@
 //! - "in flight at the earliest departure time" (`bbr_packets_in_net_at_edt`) uses in-flight now
 //!   (plus the TSO goal when probing up): the model does not see the endpoint's pacing timestamp.
 //! - The min-RTT stamp starts at the first event rather than at connection setup, and delayed-ACK
-//!   samples are not told apart ([`min_rtt`]).
+//!   samples are not told apart ([`min_rtt`]). The value starts, as Linux `bbr_init`, from the
+//!   connection's min RTT (`tcp_min_rtt`: the handshake RTT), taken on the first ACK with an RTT
+//!   sample (the endpoint's `min_rtt` is a placeholder before that).
 //! - Linux marks the connection application-limited on every ACK in PROBE_RTT (`tp->app_limited`
 //!   in `bbr_update_min_rtt`), a flag of the endpoint's rate sampler. The model keeps the marked
 //!   span of delivered bytes itself and treats a sample as application-limited when its packet
@@ -524,6 +526,13 @@ impl CongestionControl for Bbr {
         }
         let ack = &ack;
         self.min_rtt.start(ack.now);
+        // Linux bbr_init: min_rtt_us = tcp_min_rtt(tp), the connection's min RTT when it is
+        // established, i.e. the handshake (SYN/ACK) RTT. A flow that starts while the queue is
+        // still short keeps that value even if its first data already waits behind a grown
+        // queue. The endpoint's `min_rtt` is that value (and real) once it has any RTT sample.
+        if self.min_rtt.value.is_none() && ack.rtt_sample.is_some() && !ack.min_rtt.is_zero() {
+            self.min_rtt.value = Some(ack.min_rtt);
+        }
         self.delivered_total_bytes = ack.delivered_total_bytes;
         let acked = self.w.acked_segments(ack.acked_bytes);
         let lost_bytes = ack.rate.map_or(0, |r| r.newly_lost_bytes);

@@ -371,3 +371,42 @@ fn a_fixed_send_quantum_replaces_the_tso_goal_in_the_cwnd_budget() {
     assert!(linux as f64 >= 2.0 * bdp + 6.0 - 0.5, "linux cwnd {linux}, 2 BDP {}", 2.0 * bdp);
     assert!(linux >= ns3 + 2 && linux <= ns3 + 4, "budget difference: linux {linux}, quantum 1 {ns3}");
 }
+
+/// Linux bbr_init takes `tcp_min_rtt(tp)` at connection setup: the handshake RTT. A flow whose
+/// SYN/ACK crossed an empty queue but whose first data waits behind a grown one keeps the
+/// handshake value, not the queue-inflated data RTT.
+#[test]
+fn min_rtt_starts_from_the_connection_min_rtt_of_the_handshake() {
+    let mut bbr = Bbr::new(&CcConfig::default());
+    let handshake = Duration::from_millis(50);
+    let data_rtt = Duration::from_millis(80);
+    let mut ack = rate_ack(Time::from_millis(200), 2 * MSS, 0, 10, false);
+    ack.rtt_sample = Some(data_rtt);
+    ack.srtt = Duration::from_millis(65);
+    ack.min_rtt = handshake; // the endpoint's smallest RTT so far: the SYN/ACK sample
+    bbr.on_ack(&ack);
+    assert_eq!(bbr.min_rtt(), Some(handshake));
+    // Later, larger samples within the window do not replace it.
+    ack.now = Time::from_millis(300);
+    ack.delivered_total_bytes = 20 * MSS;
+    bbr.on_ack(&ack);
+    assert_eq!(bbr.min_rtt(), Some(handshake));
+}
+
+/// Without any RTT sample the endpoint's `min_rtt` is a placeholder (its initial RTO): BBR must
+/// not take it as a path RTT (Linux: `tcp_min_rtt` is ~0U, "no RTT yet").
+#[test]
+fn min_rtt_ignores_the_endpoint_placeholder_before_any_sample() {
+    let mut bbr = Bbr::new(&CcConfig::default());
+    let mut ack = rate_ack(Time::from_millis(200), 2 * MSS, 0, 10, false);
+    ack.rtt_sample = None;
+    ack.srtt = Duration::from_secs(1);
+    ack.min_rtt = Duration::from_secs(1);
+    bbr.on_ack(&ack);
+    assert_eq!(bbr.min_rtt(), None);
+    ack.now = Time::from_millis(260);
+    ack.rtt_sample = Some(Duration::from_millis(60));
+    ack.min_rtt = Duration::from_millis(60);
+    bbr.on_ack(&ack);
+    assert_eq!(bbr.min_rtt(), Some(Duration::from_millis(60)));
+}
