@@ -1154,11 +1154,9 @@ impl TcpEndpoint {
         }
         match self.ca {
             CaState::Open | CaState::Disorder => {
-                if self.sack_ok && !rack_mode {
-                    newly_lost += self.sb.mark_lost_by_sack(dupthresh);
-                }
-                let by_dupthresh = !rack_mode && self.sb.sacked_pkts() >= dupthresh;
-                if self.sb.lost_out.pkts > 0 || by_dupthresh {
+                let (marked, recover) = self.time_to_recover(dupthresh, rack_mode);
+                newly_lost += marked;
+                if recover {
                     newly_lost += self.enter_recovery(now, prior_in_flight, log);
                 } else {
                     self.ca = if self.sb.sacked_pkts() > 0 { CaState::Disorder } else { CaState::Open };
@@ -1199,10 +1197,9 @@ impl TcpEndpoint {
                     // a slow-start overshoot: hundreds of segments) and sent the difference as
                     // one burst into the full queue.
                     if self.sack_ok {
-                        if !rack_mode {
-                            newly_lost += self.sb.mark_lost_by_sack(dupthresh);
-                        }
-                        if self.sb.lost_out.pkts > 0 || (!rack_mode && self.sb.sacked_pkts() >= dupthresh) {
+                        let (marked, recover) = self.time_to_recover(dupthresh, rack_mode);
+                        newly_lost += marked;
+                        if recover {
                             newly_lost += self.enter_recovery(now, prior_in_flight, log);
                         }
                     }
@@ -1371,6 +1368,15 @@ impl TcpEndpoint {
                 self.cc.set_ssthresh(ss);
             }
         }
+    }
+
+    /// Linux `tcp_time_to_recover` (with `tcp_identify_packet_loss` for a non-RACK SACK sender):
+    /// mark segments lost by DupThresh, then say whether a recovery must start — loss is marked,
+    /// or (without RACK) DupThresh segments are SACKed. Returns (segments newly marked, start?).
+    fn time_to_recover(&mut self, dupthresh: u64, rack_mode: bool) -> (u64, bool) {
+        let marked = if self.sack_ok && !rack_mode { self.sb.mark_lost_by_sack(dupthresh) } else { 0 };
+        let by_dupthresh = !rack_mode && self.sb.sacked_pkts() >= dupthresh;
+        (marked, self.sb.lost_out.pkts > 0 || by_dupthresh)
     }
 
     /// Linux `tcp_is_cwnd_limited`.
