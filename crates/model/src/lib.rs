@@ -8,8 +8,10 @@
 //! Layout:
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
+//! - [`splitmix`]: the seedable SplitMix64 generator and seed hash.
 
 pub mod cc;
+pub mod splitmix;
 pub mod units;
 
 pub use units::{Bandwidth, Time};
