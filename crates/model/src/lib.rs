@@ -8,8 +8,10 @@
 //! Layout:
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
+//! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
 
 pub mod cc;
+pub mod ethle;
 pub mod units;
 
 pub use units::{Bandwidth, Time};
