@@ -70,59 +70,116 @@ const HZ: u64 = 1000;
 /// `delayed_ack` is packets/ACK << 4 (Linux `ACK_RATIO_SHIFT`).
 const ACK_RATIO_SHIFT: u32 = 4;
 
+const PARAM_BETA: ParamInfo =
+    ParamInfo { name: "beta", default: 0.8, unit: "ratio", doc: "multiplicative decrease above low_window (Linux 819/1024)" };
+const PARAM_MAX_INCREMENT: ParamInfo = ParamInfo {
+    name: "max_increment",
+    default: 16.0,
+    unit: "segments/RTT",
+    doc: "S_max: largest increase per RTT during the binary search and far above W_max",
+};
+const PARAM_LOW_WINDOW: ParamInfo =
+    ParamInfo { name: "low_window", default: 14.0, unit: "segments", doc: "at or below this cwnd, behave as Reno" };
+const PARAM_SMOOTH_PART: ParamInfo = ParamInfo {
+    name: "smooth_part",
+    default: 20.0,
+    unit: "RTTs",
+    doc: "RTTs to cover the last B segments to W_max (S_min = B/smooth_part per RTT)",
+};
+const PARAM_FAST_CONVERGENCE: ParamInfo = ParamInfo {
+    name: "fast_convergence",
+    default: 1.0,
+    unit: "bool",
+    doc: "on a loss below the previous W_max, set W_max = cwnd*(1+beta)/2",
+};
+const PARAM_INITIAL_SSTHRESH: ParamInfo =
+    ParamInfo { name: "initial_ssthresh", default: 0.0, unit: "segments", doc: "initial ssthresh, 0 = unlimited" };
+const PARAM_DELAYED_ACK_RATIO: ParamInfo = ParamInfo {
+    name: "delayed_ack_ratio",
+    default: 1.0,
+    unit: "bool",
+    doc: "not a Linux knob: 1 = divide cnt by the delayed-ACK ratio (Linux); 0 = none (ns-3 TcpBic)",
+};
+const PARAM_FAST_CONVERGENCE_RATIO: ParamInfo = ParamInfo {
+    name: "fast_convergence_ratio",
+    default: 0.0,
+    unit: "ratio",
+    doc: "not a Linux knob: W_max = ratio*cwnd on fast convergence; 0 = Linux (1+beta)/2 (ns-3: beta)",
+};
+const PARAM_SS_ONE_PER_ACK: ParamInfo = ParamInfo {
+    name: "ss_one_per_ack",
+    default: 0.0,
+    unit: "bool",
+    doc: "not a Linux knob: 1 = slow start +1 segment per ACK (ns-3 TcpBic); 0 = +segments ACKed (Linux)",
+};
+const PARAM_NS3_AI_COUNTER: ParamInfo = ParamInfo {
+    name: "ns3_ai_counter",
+    default: 0.0,
+    unit: "bool",
+    doc: "not a Linux knob: 1 = +1 segment once more than cnt ACKed, excess discarded (ns-3 TcpBic)",
+};
+const PARAM_RTO_RESET: ParamInfo = ParamInfo {
+    name: "rto_reset",
+    default: 1.0,
+    unit: "bool",
+    doc: "not a Linux knob: 1 = an RTO resets W_max (Linux bictcp_state); 0 = keep it (ns-3 TcpBic)",
+};
+
 pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo { name: "beta", default: 0.8, unit: "ratio", doc: "multiplicative decrease above low_window (Linux 819/1024)" },
-    ParamInfo {
-        name: "max_increment",
-        default: 16.0,
-        unit: "segments/RTT",
-        doc: "S_max: largest increase per RTT during the binary search and far above W_max",
-    },
-    ParamInfo { name: "low_window", default: 14.0, unit: "segments", doc: "at or below this cwnd, behave as Reno" },
-    ParamInfo {
-        name: "smooth_part",
-        default: 20.0,
-        unit: "RTTs",
-        doc: "RTTs to cover the last B segments to W_max (S_min = B/smooth_part per RTT)",
-    },
-    ParamInfo {
-        name: "fast_convergence",
-        default: 1.0,
-        unit: "bool",
-        doc: "on a loss below the previous W_max, set W_max = cwnd*(1+beta)/2",
-    },
-    ParamInfo { name: "initial_ssthresh", default: 0.0, unit: "segments", doc: "initial ssthresh, 0 = unlimited" },
-    ParamInfo {
-        name: "delayed_ack_ratio",
-        default: 1.0,
-        unit: "bool",
-        doc: "not a Linux knob: 1 = divide cnt by the delayed-ACK ratio (Linux); 0 = none (ns-3 TcpBic)",
-    },
-    ParamInfo {
-        name: "fast_convergence_ratio",
-        default: 0.0,
-        unit: "ratio",
-        doc: "not a Linux knob: W_max = ratio*cwnd on fast convergence; 0 = Linux (1+beta)/2 (ns-3: beta)",
-    },
-    ParamInfo {
-        name: "ss_one_per_ack",
-        default: 0.0,
-        unit: "bool",
-        doc: "not a Linux knob: 1 = slow start +1 segment per ACK (ns-3 TcpBic); 0 = +segments ACKed (Linux)",
-    },
-    ParamInfo {
-        name: "ns3_ai_counter",
-        default: 0.0,
-        unit: "bool",
-        doc: "not a Linux knob: 1 = +1 segment once more than cnt ACKed, excess discarded (ns-3 TcpBic)",
-    },
-    ParamInfo {
-        name: "rto_reset",
-        default: 1.0,
-        unit: "bool",
-        doc: "not a Linux knob: 1 = an RTO resets W_max (Linux bictcp_state); 0 = keep it (ns-3 TcpBic)",
-    },
+    PARAM_BETA,
+    PARAM_MAX_INCREMENT,
+    PARAM_LOW_WINDOW,
+    PARAM_SMOOTH_PART,
+    PARAM_FAST_CONVERGENCE,
+    PARAM_INITIAL_SSTHRESH,
+    PARAM_DELAYED_ACK_RATIO,
+    PARAM_FAST_CONVERGENCE_RATIO,
+    PARAM_SS_ONE_PER_ACK,
+    PARAM_NS3_AI_COUNTER,
+    PARAM_RTO_RESET,
 ];
+
+/// BIC's parameters, typed: read from the scenario's by-name values once ([`PARAMS`] documents them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BicParams {
+    pub max_increment: u64,
+    pub low_window: u64,
+    pub smooth_part: u64,
+    pub fast_convergence: bool,
+    pub delayed_ack_ratio: bool,
+    pub ss_one_per_ack: bool,
+    pub ns3_ai_counter: bool,
+    pub rto_reset: bool,
+    pub initial_ssthresh: u64,
+    pub beta: u64,
+    pub fc_ratio: f64,
+}
+
+impl BicParams {
+    /// Read the by-name values (defaults where absent) once, converting and clamping each as
+    /// the algorithm uses it.
+    pub fn from_params(p: &Params) -> BicParams {
+        BicParams {
+            max_increment: (p.get(&PARAM_MAX_INCREMENT).max(1.0)) as u64,
+            low_window: p.get(&PARAM_LOW_WINDOW).max(0.0) as u64,
+            smooth_part: p.get(&PARAM_SMOOTH_PART).max(1.0) as u64,
+            fast_convergence: p.get(&PARAM_FAST_CONVERGENCE) != 0.0,
+            delayed_ack_ratio: p.get(&PARAM_DELAYED_ACK_RATIO) != 0.0,
+            ss_one_per_ack: p.get(&PARAM_SS_ONE_PER_ACK) != 0.0,
+            ns3_ai_counter: p.get(&PARAM_NS3_AI_COUNTER) != 0.0,
+            rto_reset: p.get(&PARAM_RTO_RESET) != 0.0,
+            initial_ssthresh: p.get(&PARAM_INITIAL_SSTHRESH).max(0.0) as u64,
+            beta: ((p.get(&PARAM_BETA) * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1),
+            fc_ratio: p.get(&PARAM_FAST_CONVERGENCE_RATIO),
+        }
+    }
+}
+
+impl Default for BicParams {
+    fn default() -> Self {
+        BicParams::from_params(&Params::default())
+    }
+}
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "bic",
@@ -171,30 +228,30 @@ impl Bic {
     }
 
     pub fn with_params(cfg: &CcConfig, p: &Params) -> Bic {
-        let get = |name: &str| {
-            let info = PARAMS.iter().find(|i| i.name == name).expect("declared parameter");
-            p.get(info)
-        };
+        Self::with_typed_params(cfg, &BicParams::from_params(p))
+    }
+
+    /// Build from parameters already read and converted ([`BicParams::from_params`]).
+    pub fn with_typed_params(cfg: &CcConfig, t: &BicParams) -> Bic {
         let mut w = SegmentWindow::new(cfg);
-        let initial_ssthresh = get("initial_ssthresh").max(0.0) as u64;
+        let initial_ssthresh = t.initial_ssthresh;
         if initial_ssthresh > 0 {
             w.ssthresh = initial_ssthresh;
         }
-        let beta = ((get("beta") * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1);
-        let fc_ratio = get("fast_convergence_ratio");
+        let beta = t.beta;
+        let fc_ratio = t.fc_ratio;
         let mut b = Bic {
             w,
             beta,
-            max_increment: (get("max_increment").max(1.0)) as u64,
-            low_window: get("low_window").max(0.0) as u64,
-            smooth_part: get("smooth_part").max(1.0) as u64,
-            fast_convergence: get("fast_convergence") != 0.0,
-            delayed_ack_ratio: get("delayed_ack_ratio") != 0.0,
-            fast_convergence_ratio: (fc_ratio > 0.0)
-                .then(|| ((fc_ratio * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE)),
-            ss_one_per_ack: get("ss_one_per_ack") != 0.0,
-            ns3_ai_counter: get("ns3_ai_counter") != 0.0,
-            rto_reset: get("rto_reset") != 0.0,
+            max_increment: t.max_increment,
+            low_window: t.low_window,
+            smooth_part: t.smooth_part,
+            fast_convergence: t.fast_convergence,
+            delayed_ack_ratio: t.delayed_ack_ratio,
+            fast_convergence_ratio: (fc_ratio > 0.0).then(|| ((fc_ratio * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE)),
+            ss_one_per_ack: t.ss_one_per_ack,
+            ns3_ai_counter: t.ns3_ai_counter,
+            rto_reset: t.rto_reset,
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -366,6 +423,15 @@ impl CongestionControl for Bic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_parameters_default_to_the_linux_module_parameters() {
+        let t = BicParams::default();
+        assert_eq!((t.beta, t.max_increment, t.low_window, t.smooth_part), (819, 16, 14, 20));
+        assert!(t.fast_convergence && t.delayed_ack_ratio);
+        let over = BicParams::from_params(&params(&[("smooth_part", 0.0), ("low_window", -3.0)]));
+        assert_eq!((over.smooth_part, over.low_window), (1, 0), "clamped to at least 1 and 0");
+    }
     use crate::cc::testing::one_round;
     use std::time::Duration;
 

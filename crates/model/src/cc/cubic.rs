@@ -103,99 +103,153 @@ const PACING_SS_RATIO_PERCENT: u64 = 200;
 /// Linux `tcp_pacing_ca_ratio` default (percent).
 const PACING_CA_RATIO_PERCENT: u64 = 120;
 
+const PARAM_BETA: ParamInfo =
+    ParamInfo { name: "beta", default: 0.7, unit: "ratio", doc: "multiplicative decrease: ssthresh = beta*cwnd (Linux beta=717/1024)" };
+const PARAM_C: ParamInfo =
+    ParamInfo { name: "c", default: 0.4, unit: "segments/s^3", doc: "cubic scaling constant C (Linux bic_scale=41, i.e. 410/1024)" };
+const PARAM_FAST_CONVERGENCE: ParamInfo = ParamInfo {
+    name: "fast_convergence",
+    default: 1.0,
+    unit: "bool",
+    doc: "on a loss below the previous W_max, set W_max = cwnd*(1+beta)/2",
+};
+const PARAM_TCP_FRIENDLINESS: ParamInfo = ParamInfo {
+    name: "tcp_friendliness",
+    default: 1.0,
+    unit: "bool",
+    doc: "never grow slower than AIMD with alpha=3(1-beta)/(1+beta) (Reno-friendly region)",
+};
+const PARAM_HYSTART: ParamInfo =
+    ParamInfo { name: "hystart", default: 1.0, unit: "bool", doc: "hybrid slow start: leave slow start before loss" };
+const PARAM_HYSTART_DETECT: ParamInfo = ParamInfo {
+    name: "hystart_detect",
+    default: 3.0,
+    unit: "bitmask",
+    doc: "HyStart signals: 1 = ACK train, 2 = delay increase, 3 = both",
+};
+const PARAM_HYSTART_LOW_WINDOW: ParamInfo =
+    ParamInfo { name: "hystart_low_window", default: 16.0, unit: "segments", doc: "HyStart runs only when cwnd >= this" };
+const PARAM_HYSTART_ACK_DELTA_US: ParamInfo =
+    ParamInfo { name: "hystart_ack_delta_us", default: 2000.0, unit: "us", doc: "largest ACK spacing still counted as one ACK train" };
+const PARAM_INITIAL_SSTHRESH: ParamInfo = ParamInfo {
+    name: "initial_ssthresh",
+    default: 0.0,
+    unit: "segments",
+    doc: "initial ssthresh, 0 = unlimited; applied only when hystart = 0 (as Linux)",
+};
+const PARAM_HYSTART_DELAY_SHIFT: ParamInfo = ParamInfo {
+    name: "hystart_delay_shift",
+    default: 3.0,
+    unit: "bits",
+    doc: "not a Linux knob: delay threshold = delay_min >> shift, clamped (Linux 3; ns-3 0)",
+};
+const PARAM_HYSTART_DELAY_MAX_US: ParamInfo = ParamInfo {
+    name: "hystart_delay_max_us",
+    default: HYSTART_DELAY_MAX_US as f64,
+    unit: "us",
+    doc: "not a Linux knob: upper clamp of the delay threshold (Linux 16 ms; ns-3 1 s)",
+};
+const PARAM_HYSTART_TRAIN_SHIFT: ParamInfo = ParamInfo {
+    name: "hystart_train_shift",
+    default: 1.0,
+    unit: "bits",
+    doc: "not a Linux knob: ACK train must exceed (delay_min + ack_delay) >> shift (Linux 1 unpaced; ns-3 0)",
+};
+const PARAM_HYSTART_FIRST_SAMPLES_ONLY: ParamInfo = ParamInfo {
+    name: "hystart_first_samples_only",
+    default: 0.0,
+    unit: "bool",
+    doc: "not a Linux knob: 1 = round RTT = min of its first 8 samples only (ns-3); 0 = all (Linux)",
+};
+const PARAM_DELAY_HOLDOFF_MS: ParamInfo = ParamInfo {
+    name: "delay_holdoff_ms",
+    default: 1000.0,
+    unit: "ms",
+    doc: "not a Linux knob: ignore RTT samples this long after an epoch starts (Linux HZ = 1 s; ns-3 10 ms)",
+};
+const PARAM_CA_ONE_PER_ACK: ParamInfo = ParamInfo {
+    name: "ca_one_per_ack",
+    default: 0.0,
+    unit: "bool",
+    doc: "not a Linux knob: 1 = at most +1 segment per ACK in congestion avoidance (ns-3)",
+};
+const PARAM_RTO_KEEPS_W_MAX: ParamInfo = ParamInfo {
+    name: "rto_keeps_w_max",
+    default: 0.0,
+    unit: "bool",
+    doc: "not a Linux knob: 1 = an RTO keeps W_max (ns-3 CubicReset); 0 = zero it (Linux)",
+};
+
 pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "beta",
-        default: 0.7,
-        unit: "ratio",
-        doc: "multiplicative decrease: ssthresh = beta*cwnd (Linux beta=717/1024)",
-    },
-    ParamInfo {
-        name: "c",
-        default: 0.4,
-        unit: "segments/s^3",
-        doc: "cubic scaling constant C (Linux bic_scale=41, i.e. 410/1024)",
-    },
-    ParamInfo {
-        name: "fast_convergence",
-        default: 1.0,
-        unit: "bool",
-        doc: "on a loss below the previous W_max, set W_max = cwnd*(1+beta)/2",
-    },
-    ParamInfo {
-        name: "tcp_friendliness",
-        default: 1.0,
-        unit: "bool",
-        doc: "never grow slower than AIMD with alpha=3(1-beta)/(1+beta) (Reno-friendly region)",
-    },
-    ParamInfo { name: "hystart", default: 1.0, unit: "bool", doc: "hybrid slow start: leave slow start before loss" },
-    ParamInfo {
-        name: "hystart_detect",
-        default: 3.0,
-        unit: "bitmask",
-        doc: "HyStart signals: 1 = ACK train, 2 = delay increase, 3 = both",
-    },
-    ParamInfo {
-        name: "hystart_low_window",
-        default: 16.0,
-        unit: "segments",
-        doc: "HyStart runs only when cwnd >= this",
-    },
-    ParamInfo {
-        name: "hystart_ack_delta_us",
-        default: 2000.0,
-        unit: "us",
-        doc: "largest ACK spacing still counted as one ACK train",
-    },
-    ParamInfo {
-        name: "initial_ssthresh",
-        default: 0.0,
-        unit: "segments",
-        doc: "initial ssthresh, 0 = unlimited; applied only when hystart = 0 (as Linux)",
-    },
-    ParamInfo {
-        name: "hystart_delay_shift",
-        default: 3.0,
-        unit: "bits",
-        doc: "not a Linux knob: delay threshold = delay_min >> shift, clamped (Linux 3; ns-3 0)",
-    },
-    ParamInfo {
-        name: "hystart_delay_max_us",
-        default: HYSTART_DELAY_MAX_US as f64,
-        unit: "us",
-        doc: "not a Linux knob: upper clamp of the delay threshold (Linux 16 ms; ns-3 1 s)",
-    },
-    ParamInfo {
-        name: "hystart_train_shift",
-        default: 1.0,
-        unit: "bits",
-        doc: "not a Linux knob: ACK train must exceed (delay_min + ack_delay) >> shift (Linux 1 unpaced; ns-3 0)",
-    },
-    ParamInfo {
-        name: "hystart_first_samples_only",
-        default: 0.0,
-        unit: "bool",
-        doc: "not a Linux knob: 1 = round RTT = min of its first 8 samples only (ns-3); 0 = all (Linux)",
-    },
-    ParamInfo {
-        name: "delay_holdoff_ms",
-        default: 1000.0,
-        unit: "ms",
-        doc: "not a Linux knob: ignore RTT samples this long after an epoch starts (Linux HZ = 1 s; ns-3 10 ms)",
-    },
-    ParamInfo {
-        name: "ca_one_per_ack",
-        default: 0.0,
-        unit: "bool",
-        doc: "not a Linux knob: 1 = at most +1 segment per ACK in congestion avoidance (ns-3)",
-    },
-    ParamInfo {
-        name: "rto_keeps_w_max",
-        default: 0.0,
-        unit: "bool",
-        doc: "not a Linux knob: 1 = an RTO keeps W_max (ns-3 CubicReset); 0 = zero it (Linux)",
-    },
+    PARAM_BETA,
+    PARAM_C,
+    PARAM_FAST_CONVERGENCE,
+    PARAM_TCP_FRIENDLINESS,
+    PARAM_HYSTART,
+    PARAM_HYSTART_DETECT,
+    PARAM_HYSTART_LOW_WINDOW,
+    PARAM_HYSTART_ACK_DELTA_US,
+    PARAM_INITIAL_SSTHRESH,
+    PARAM_HYSTART_DELAY_SHIFT,
+    PARAM_HYSTART_DELAY_MAX_US,
+    PARAM_HYSTART_TRAIN_SHIFT,
+    PARAM_HYSTART_FIRST_SAMPLES_ONLY,
+    PARAM_DELAY_HOLDOFF_MS,
+    PARAM_CA_ONE_PER_ACK,
+    PARAM_RTO_KEEPS_W_MAX,
 ];
+
+/// CUBIC's parameters, typed: read from the scenario's by-name values once ([`PARAMS`] documents them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicParams {
+    pub fast_convergence: bool,
+    pub tcp_friendliness: bool,
+    pub hystart: bool,
+    pub hystart_detect: u32,
+    pub hystart_low_window: u64,
+    pub hystart_ack_delta_us: u64,
+    pub hystart_delay_shift: u32,
+    pub hystart_delay_max_us: u64,
+    pub hystart_train_shift: u32,
+    pub hystart_first_samples_only: bool,
+    pub delay_holdoff_ms: u64,
+    pub ca_one_per_ack: bool,
+    pub rto_keeps_w_max: bool,
+    pub beta: u64,
+    pub cube_rtt_scale: u64,
+    pub initial_ssthresh: u64,
+}
+
+impl CubicParams {
+    /// Read the by-name values (defaults where absent) once, converting and clamping each as
+    /// the algorithm uses it.
+    pub fn from_params(p: &Params) -> CubicParams {
+        CubicParams {
+            fast_convergence: p.get(&PARAM_FAST_CONVERGENCE) != 0.0,
+            tcp_friendliness: p.get(&PARAM_TCP_FRIENDLINESS) != 0.0,
+            hystart: p.get(&PARAM_HYSTART) != 0.0,
+            hystart_detect: p.get(&PARAM_HYSTART_DETECT).max(0.0) as u32,
+            hystart_low_window: p.get(&PARAM_HYSTART_LOW_WINDOW).max(0.0) as u64,
+            hystart_ack_delta_us: p.get(&PARAM_HYSTART_ACK_DELTA_US).max(0.0) as u64,
+            hystart_delay_shift: p.get(&PARAM_HYSTART_DELAY_SHIFT).clamp(0.0, 31.0) as u32,
+            hystart_delay_max_us: p.get(&PARAM_HYSTART_DELAY_MAX_US).max(HYSTART_DELAY_MIN_US as f64) as u64,
+            hystart_train_shift: p.get(&PARAM_HYSTART_TRAIN_SHIFT).clamp(0.0, 31.0) as u32,
+            hystart_first_samples_only: p.get(&PARAM_HYSTART_FIRST_SAMPLES_ONLY) != 0.0,
+            delay_holdoff_ms: p.get(&PARAM_DELAY_HOLDOFF_MS).max(0.0) as u64,
+            ca_one_per_ack: p.get(&PARAM_CA_ONE_PER_ACK) != 0.0,
+            rto_keeps_w_max: p.get(&PARAM_RTO_KEEPS_W_MAX) != 0.0,
+            beta: ((p.get(&PARAM_BETA) * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1),
+            cube_rtt_scale: ((p.get(&PARAM_C) * 1024.0).round() as u64).max(1),
+            initial_ssthresh: p.get(&PARAM_INITIAL_SSTHRESH).max(0.0) as u64,
+        }
+    }
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        CubicParams::from_params(&Params::default())
+    }
+}
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "cubic",
@@ -297,31 +351,32 @@ impl Cubic {
     }
 
     pub fn with_params(cfg: &CcConfig, p: &Params) -> Cubic {
-        let get = |name: &str| {
-            let info = PARAMS.iter().find(|i| i.name == name).expect("declared parameter");
-            p.get(info)
-        };
-        let beta = ((get("beta") * BETA_SCALE as f64).round() as u64).clamp(1, BETA_SCALE - 1);
-        let cube_rtt_scale = ((get("c") * 1024.0).round() as u64).max(1);
+        Self::with_typed_params(cfg, &CubicParams::from_params(p))
+    }
+
+    /// Build from parameters already read and converted ([`CubicParams::from_params`]).
+    pub fn with_typed_params(cfg: &CcConfig, t: &CubicParams) -> Cubic {
+        let beta = t.beta;
+        let cube_rtt_scale = t.cube_rtt_scale;
         let mut cc = Cubic {
             w: SegmentWindow::new(cfg),
             beta,
             cube_rtt_scale,
             cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / cube_rtt_scale,
             beta_scale: 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta),
-            fast_convergence: get("fast_convergence") != 0.0,
-            tcp_friendliness: get("tcp_friendliness") != 0.0,
-            hystart: get("hystart") != 0.0,
-            hystart_detect: get("hystart_detect").max(0.0) as u32,
-            hystart_low_window: get("hystart_low_window").max(0.0) as u64,
-            hystart_ack_delta_us: get("hystart_ack_delta_us").max(0.0) as u64,
-            hystart_delay_shift: get("hystart_delay_shift").clamp(0.0, 31.0) as u32,
-            hystart_delay_max_us: get("hystart_delay_max_us").max(HYSTART_DELAY_MIN_US as f64) as u64,
-            hystart_train_shift: get("hystart_train_shift").clamp(0.0, 31.0) as u32,
-            hystart_first_samples_only: get("hystart_first_samples_only") != 0.0,
-            delay_holdoff_ms: get("delay_holdoff_ms").max(0.0) as u64,
-            ca_one_per_ack: get("ca_one_per_ack") != 0.0,
-            rto_keeps_w_max: get("rto_keeps_w_max") != 0.0,
+            fast_convergence: t.fast_convergence,
+            tcp_friendliness: t.tcp_friendliness,
+            hystart: t.hystart,
+            hystart_detect: t.hystart_detect,
+            hystart_low_window: t.hystart_low_window,
+            hystart_ack_delta_us: t.hystart_ack_delta_us,
+            hystart_delay_shift: t.hystart_delay_shift,
+            hystart_delay_max_us: t.hystart_delay_max_us,
+            hystart_train_shift: t.hystart_train_shift,
+            hystart_first_samples_only: t.hystart_first_samples_only,
+            delay_holdoff_ms: t.delay_holdoff_ms,
+            ca_one_per_ack: t.ca_one_per_ack,
+            rto_keeps_w_max: t.rto_keeps_w_max,
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -344,7 +399,7 @@ impl Cubic {
             last_ack_time: None,
             undo: UndoMarker::default(),
         };
-        let initial_ssthresh = get("initial_ssthresh").max(0.0) as u64;
+        let initial_ssthresh = t.initial_ssthresh;
         if !cc.hystart && initial_ssthresh > 0 {
             cc.w.ssthresh = initial_ssthresh;
         }
@@ -402,8 +457,7 @@ impl Cubic {
         } else {
             PACING_CA_RATIO_PERCENT
         };
-        let rate_bytes_per_sec =
-            (self.w.mss_bytes as u128 * self.w.cwnd as u128 * ratio as u128 * 1_000_000) / (100 * srtt_us as u128);
+        let rate_bytes_per_sec = (self.w.mss_bytes as u128 * self.w.cwnd as u128 * ratio as u128 * 1_000_000) / (100 * srtt_us as u128);
         if rate_bytes_per_sec == 0 {
             return 0;
         }
@@ -440,8 +494,7 @@ impl Cubic {
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
             } else {
-                let thresh =
-                    (self.delay_min_us >> self.hystart_delay_shift).clamp(HYSTART_DELAY_MIN_US, self.hystart_delay_max_us);
+                let thresh = (self.delay_min_us >> self.hystart_delay_shift).clamp(HYSTART_DELAY_MIN_US, self.hystart_delay_max_us);
                 if self.curr_rtt_us > self.delay_min_us + thresh {
                     self.found = true;
                     self.w.ssthresh = self.w.cwnd;
@@ -501,13 +554,9 @@ impl Cubic {
             // t = time since epoch start + delay_min, in 1/1024 s: the target one RTT ahead.
             let t = ((nj.saturating_sub(epoch) + usecs_to_jiffies(self.delay_min_us)) << BICTCP_HZ) / HZ;
             let offs = t.abs_diff(self.bic_k) as u128;
-            let delta = ((self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ))
-                .min(u64::MAX as u128) as u64;
-            let target = if t < self.bic_k {
-                self.bic_origin_point.saturating_sub(delta)
-            } else {
-                self.bic_origin_point.saturating_add(delta)
-            };
+            let delta = ((self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)).min(u64::MAX as u128) as u64;
+            let target =
+                if t < self.bic_k { self.bic_origin_point.saturating_sub(delta) } else { self.bic_origin_point.saturating_add(delta) };
             self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
             // Bandwidth still unknown: grow at least 5 % per RTT.
             if self.last_max_cwnd == 0 && self.cnt > 20 {
@@ -581,11 +630,8 @@ impl CongestionControl for Cubic {
         // Linux cubictcp_recalc_ssthresh.
         self.epoch_start = None;
         let cwnd = self.w.cwnd;
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-            cwnd * (BETA_SCALE + self.beta) / (2 * BETA_SCALE)
-        } else {
-            cwnd
-        };
+        self.last_max_cwnd =
+            if cwnd < self.last_max_cwnd && self.fast_convergence { cwnd * (BETA_SCALE + self.beta) / (2 * BETA_SCALE) } else { cwnd };
         self.w.ssthresh = (cwnd * self.beta / BETA_SCALE).max(2);
         self.w.cwnd_cnt = 0;
         if signal == CongestionSignal::Timeout {
@@ -640,6 +686,16 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_parameters_default_to_the_linux_module_parameters() {
+        let t = CubicParams::default();
+        assert_eq!((t.beta, t.cube_rtt_scale), (717, 410), "beta = 717/1024, bic_scale 41 -> 410");
+        assert!(t.fast_convergence && t.tcp_friendliness && t.hystart);
+        assert_eq!((t.hystart_detect, t.hystart_low_window, t.hystart_ack_delta_us), (3, 16, 2000));
+        let over = CubicParams::from_params(&params(&[("beta", 0.5), ("hystart", 0.0), ("hystart_delay_shift", 99.0)]));
+        assert_eq!((over.beta, over.hystart, over.hystart_delay_shift), (512, false, 31), "shift clamped to 31");
+    }
     use crate::cc::testing::{ack, one_round};
     use std::time::Duration;
 
@@ -685,10 +741,7 @@ mod tests {
             if elapsed >= cp {
                 let expected = w_cubic(elapsed, w_max, BETA * w_max);
                 let got = (cc.cwnd() / MSS) as f64;
-                assert!(
-                    (got - expected).abs() <= 0.02 * expected,
-                    "t = {elapsed:.2}s: cwnd {got} vs W_cubic {expected:.1}"
-                );
+                assert!((got - expected).abs() <= 0.02 * expected, "t = {elapsed:.2}s: cwnd {got} vs W_cubic {expected:.1}");
                 checkpoints.remove(0);
             }
         }

@@ -72,35 +72,80 @@ use crate::units::Time;
 
 const RTT_INFINITE_US: u64 = 0x7fff_ffff;
 
+const PARAM_ALPHA: ParamInfo =
+    ParamInfo { name: "alpha", default: 2.0, unit: "segments", doc: "grow when fewer than this many segments are queued" };
+const PARAM_BETA: ParamInfo =
+    ParamInfo { name: "beta", default: 4.0, unit: "segments", doc: "shrink when more than this many segments are queued" };
+const PARAM_GAMMA: ParamInfo =
+    ParamInfo { name: "gamma", default: 1.0, unit: "segments", doc: "leave slow start when more than this many are queued" };
+const PARAM_SLOW_START_EVERY_OTHER_RTT: ParamInfo = ParamInfo {
+    name: "slow_start_every_other_rtt",
+    default: 0.0,
+    unit: "bool",
+    doc: "grow in slow start only every other RTT (Brakmo & Peterson; Linux does not)",
+};
+const PARAM_RTT_FROM_SRTT: ParamInfo = ParamInfo {
+    name: "rtt_from_srtt",
+    default: 0.0,
+    unit: "bool",
+    doc: "not Linux: feed Vegas the smoothed RTT on every ACK instead of the ACK's RTT sample (ns-3 3.44)",
+};
+const PARAM_DIFF_OVER_RTT: ParamInfo = ParamInfo {
+    name: "diff_over_rtt",
+    default: 0.0,
+    unit: "bool",
+    doc: "not Linux: diff = cwnd - floor(cwnd*base/rtt) instead of cwnd*(rtt-base)/base (ns-3)",
+};
+const PARAM_SLOW_START_ONE_PER_ACK: ParamInfo = ParamInfo {
+    name: "slow_start_one_per_ack",
+    default: 0.0,
+    unit: "bool",
+    doc: "not Linux: slow start adds 1 segment per ACK, not the segments ACKed (ns-3 TcpNewReno)",
+};
+
 pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo { name: "alpha", default: 2.0, unit: "segments", doc: "grow when fewer than this many segments are queued" },
-    ParamInfo { name: "beta", default: 4.0, unit: "segments", doc: "shrink when more than this many segments are queued" },
-    ParamInfo { name: "gamma", default: 1.0, unit: "segments", doc: "leave slow start when more than this many are queued" },
-    ParamInfo {
-        name: "slow_start_every_other_rtt",
-        default: 0.0,
-        unit: "bool",
-        doc: "grow in slow start only every other RTT (Brakmo & Peterson; Linux does not)",
-    },
-    ParamInfo {
-        name: "rtt_from_srtt",
-        default: 0.0,
-        unit: "bool",
-        doc: "not Linux: feed Vegas the smoothed RTT on every ACK instead of the ACK's RTT sample (ns-3 3.44)",
-    },
-    ParamInfo {
-        name: "diff_over_rtt",
-        default: 0.0,
-        unit: "bool",
-        doc: "not Linux: diff = cwnd - floor(cwnd*base/rtt) instead of cwnd*(rtt-base)/base (ns-3)",
-    },
-    ParamInfo {
-        name: "slow_start_one_per_ack",
-        default: 0.0,
-        unit: "bool",
-        doc: "not Linux: slow start adds 1 segment per ACK, not the segments ACKed (ns-3 TcpNewReno)",
-    },
+    PARAM_ALPHA,
+    PARAM_BETA,
+    PARAM_GAMMA,
+    PARAM_SLOW_START_EVERY_OTHER_RTT,
+    PARAM_RTT_FROM_SRTT,
+    PARAM_DIFF_OVER_RTT,
+    PARAM_SLOW_START_ONE_PER_ACK,
 ];
+
+/// Vegas's parameters, typed: read from the scenario's by-name values once ([`PARAMS`] documents them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VegasParams {
+    pub alpha: u64,
+    pub beta: u64,
+    pub gamma: u64,
+    pub every_other_rtt: bool,
+    pub rtt_from_srtt: bool,
+    pub diff_over_rtt: bool,
+    pub slow_start_one_per_ack: bool,
+}
+
+impl VegasParams {
+    /// Read the by-name values (defaults where absent) once, converting and clamping each as
+    /// the algorithm uses it.
+    pub fn from_params(p: &Params) -> VegasParams {
+        VegasParams {
+            alpha: p.get(&PARAM_ALPHA).max(0.0) as u64,
+            beta: p.get(&PARAM_BETA).max(0.0) as u64,
+            gamma: p.get(&PARAM_GAMMA).max(0.0) as u64,
+            every_other_rtt: p.get(&PARAM_SLOW_START_EVERY_OTHER_RTT) != 0.0,
+            rtt_from_srtt: p.get(&PARAM_RTT_FROM_SRTT) != 0.0,
+            diff_over_rtt: p.get(&PARAM_DIFF_OVER_RTT) != 0.0,
+            slow_start_one_per_ack: p.get(&PARAM_SLOW_START_ONE_PER_ACK) != 0.0,
+        }
+    }
+}
+
+impl Default for VegasParams {
+    fn default() -> Self {
+        VegasParams::from_params(&Params::default())
+    }
+}
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "vegas",
@@ -143,19 +188,20 @@ impl Vegas {
     }
 
     pub fn with_params(cfg: &CcConfig, p: &Params) -> Vegas {
-        let get = |name: &str| {
-            let info = PARAMS.iter().find(|i| i.name == name).expect("declared parameter");
-            p.get(info)
-        };
+        Self::with_typed_params(cfg, &VegasParams::from_params(p))
+    }
+
+    /// Build from parameters already read and converted ([`VegasParams::from_params`]).
+    pub fn with_typed_params(cfg: &CcConfig, t: &VegasParams) -> Vegas {
         let mut v = Vegas {
             w: SegmentWindow::new(cfg),
-            alpha: get("alpha").max(0.0) as u64,
-            beta: get("beta").max(0.0) as u64,
-            gamma: get("gamma").max(0.0) as u64,
-            every_other_rtt: get("slow_start_every_other_rtt") != 0.0,
-            rtt_from_srtt: get("rtt_from_srtt") != 0.0,
-            diff_over_rtt: get("diff_over_rtt") != 0.0,
-            slow_start_one_per_ack: get("slow_start_one_per_ack") != 0.0,
+            alpha: t.alpha,
+            beta: t.beta,
+            gamma: t.gamma,
+            every_other_rtt: t.every_other_rtt,
+            rtt_from_srtt: t.rtt_from_srtt,
+            diff_over_rtt: t.diff_over_rtt,
+            slow_start_one_per_ack: t.slow_start_one_per_ack,
             doing_vegas_now: false,
             beg_snd_nxt_bytes: 0,
             cnt_rtt: 0,
@@ -343,6 +389,16 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_parameters_default_to_the_linux_module_parameters() {
+        let t = VegasParams::default();
+        assert_eq!((t.alpha, t.beta, t.gamma), (2, 4, 1));
+        assert!(!t.rtt_from_srtt && !t.diff_over_rtt && !t.slow_start_one_per_ack);
+        let mut p = Params::default();
+        p.0.insert("alpha".into(), 3.0);
+        assert_eq!(VegasParams::from_params(&p).alpha, 3);
+    }
     use crate::cc::testing::ack;
     use crate::cc::testing_path::SharedPath;
     use crate::units::Bandwidth;
