@@ -11,10 +11,12 @@
 //! - [`delivery`]: ustreamer's startup and token-bucket pacing, Trickle, pacing cap (seed 003).
 //! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
 //! - [`splitmix`]: the seedable SplitMix64 generator and seed hash.
+//! - [`seq`]: 32-bit TCP sequence numbers to stream offsets (simulator and analyzer).
 
 pub mod cc;
 pub mod delivery;
 pub mod ethle;
+pub mod seq;
 pub mod splitmix;
 pub mod units;
 

@@ -26,6 +26,8 @@
 
 use std::collections::VecDeque;
 
+use tcpvideo_model::seq::unwrap_seq;
+
 use crate::app::{AppState, HttpTx, Proto};
 use crate::burst::{Burst, BurstTracker};
 use crate::decode::{flags, TcpPacket};
@@ -62,12 +64,11 @@ impl FlowKey {
     }
 }
 
-/// 32-bit sequence number → 64-bit stream offset, nearest to a reference offset.
+/// 32-bit sequence number → 64-bit stream offset, nearest to a reference offset (the model's
+/// [`unwrap_seq`], shared with the simulator's endpoint).
 #[inline]
 fn unwrap(seq: u32, base: u32, reference: u64) -> i64 {
-    let r = seq.wrapping_sub(base);
-    let d = r.wrapping_sub(reference as u32) as i32 as i64;
-    reference as i64 + d
+    unwrap_seq(seq, base, reference)
 }
 
 #[derive(Clone, Copy, Debug)]

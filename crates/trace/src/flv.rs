@@ -1,5 +1,5 @@
 //! FLV tag parsing on a reassembled TCP byte stream, to attribute each data packet to the video
-//! frame it carries (seed 000 §3: I, P and voice frames; Tables 4–5, Fig. 6).
+//! frame it carries (Zhou et al. §3: I, P and voice frames; Tables 4–5, Fig. 6).
 //!
 //! FLV (Adobe Flash Video File Format Specification v10.1, Annex E): a 9-byte header
 //! ("FLV", version 1, flags, header size), PreviousTagSize0, then tags: type (8 audio, 9 video,

@@ -91,9 +91,9 @@ pub struct AnalyzeOptions {
     /// Micro-burst: at least this many data packets (Trickle §5.2: 4).
     pub burst_min_packets: u32,
     /// A reordered packet arriving more than this after its hole opened is a "timeout
-    /// reordering" (seed 000 §2.1: 0.2 s, Linux's minimum RTO).
+    /// reordering" (Zhou et al. §2.1: 0.2 s, Linux's minimum RTO).
     pub timeout_reordering: Duration,
-    /// Window for "upload stall causes download stall" (seed 000 §2.3: ±1 s).
+    /// Window for "upload stall causes download stall" (Zhou et al. §2.3: ±1 s).
     pub pairing_window: Duration,
     /// A flow silent for this long is finished and leaves memory (a later packet on the same
     /// 5-tuple starts a new flow).

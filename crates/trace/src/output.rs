@@ -1,6 +1,6 @@
 //! Result tables and the summary: per-flow, per-stall, per-retransmission, per-burst and
 //! per-HTTP-transaction rows, the seed's aggregate tables, and the upload→download stall pairing
-//! of seed 000 §2.3 (Table 3).
+//! of Zhou et al. §2.3 (Table 3).
 //!
 //! Aggregates follow the seed's definitions:
 //! - Table 1: upload flows bucketed by reordering rate, mean throughput, size and FCT;

@@ -1,4 +1,4 @@
-//! Retransmission detection and the typing of timeout retransmissions (seed 000 §3.2, Table 5).
+//! Retransmission detection and the typing of timeout retransmissions (Zhou et al. §3.2, Table 5).
 //!
 //! A server data segment whose sequence range lies (partly) below the highest sequence already
 //! sent is a retransmission. Its *kind* comes from what preceded it at the server:

@@ -3,7 +3,7 @@
 //! publish / play (§7.2), so that each data packet is attributed to the audio (message type 8)
 //! or video (type 9, I or P by the FLV VideoTagHeader FrameType nibble) message it carries, and
 //! the flow gets a channel key "app/stream" to pair a publisher's upload with the viewers'
-//! downloads of the same channel (seed 000 §2.3).
+//! downloads of the same channel (Zhou et al. §2.3).
 //!
 //! Both directions start with a fixed-size handshake: the client sends C0 (1 byte) + C1 (1536)
 //! and later C2 (1536); the server sends S0 + S1 + S2 (1 + 1536 + 1536). Each direction thus

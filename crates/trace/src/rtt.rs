@@ -14,6 +14,12 @@
 //! min_rto) (Linux keeps `mdev_max_us ≥ tcp_rto_min_us`, so the 200 ms floor is added to SRTT).
 //! Before any sample the RTO is `initial_rto` (1 s, RFC 6298 §2.1). Each timeout doubles the RTO
 //! (§5.5) until a new sample arrives (§5.7 lets the backed-off value persist until then).
+//!
+//! A deliberate twin of the simulator's estimator (`crates/sim/src/tcp/rtt.rs`): that one *is*
+//! the sender and follows Linux exactly (mdev_max, the low-sample filter); this one *infers* what
+//! an unknown server stack would compute from a capture, so it offers RFC 6298 or Linux style,
+//! tolerates missing packets and keeps per-flow statistics. Shared code would tie the analyzer's
+//! inference to the simulator's single stack.
 
 use crate::RtoStyle;
 

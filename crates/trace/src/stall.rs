@@ -1,4 +1,4 @@
-//! Stall detection and classification (seed 000 §2.1–§2.2, Table 2).
+//! Stall detection and classification (Zhou et al. §2.1–§2.2, Table 2).
 //!
 //! Seed 000 §2.1: "TCP stall is defined as an event where the duration between two consecutive
 //! packets received/sent by the server is larger than min(τ·SRTT, RTO). Parameter τ is set to 2

@@ -1,7 +1,7 @@
 //! CCP — Capacity and Congestion Probing: delay-based congestion avoidance by a proportional
 //! controller on the path's storage (Cavendish, Kumazoe, Tsuru, Oie, Gerla, "Capacity and
 //! Congestion Probing: TCP Congestion Avoidance via Path Capacity and Storage Estimation",
-//! IEEE INTERNET 2010 — seed 001's reference [3]; control law as seed 001 §IV.C, Eq. 4).
+//! IEEE INTERNET 2010 — seed 001's reference [3]; control law as Cavendish et al. §IV.C, Eq. 4).
 //! Also the shared core of CCPLCA ([`super::ccplca`]) and CCPLB ([`super::ccplb`]).
 //!
 //! In congestion avoidance, on every ACK, the window is set — not incremented — to
@@ -329,7 +329,7 @@ impl<V: Variant + 'static> CongestionControl for CcpFamily<V> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::cc::testing_path::{FluidPath, PathConfig};
+    use crate::cc::testing_path::{DropTailPath, PathConfig};
 
     pub const MSS: u64 = 1448;
 
@@ -348,7 +348,7 @@ pub(crate) mod tests {
 
     #[test]
     fn capacity_estimate_is_the_bottleneck_rate() {
-        let mut p = FluidPath::new(path(1000));
+        let mut p = DropTailPath::new(path(1000));
         let mut cc = Ccp::with_params(&CcConfig::default(), &Params::default(), Plain);
         p.run(&mut cc, Time::from_secs(2), |_, _| {});
         let c = cc.core.capacity().as_mbps_f64();
@@ -361,7 +361,7 @@ pub(crate) mod tests {
         let bdp = path(1000).bdp_bytes() as f64 / MSS as f64;
         let (b, kp) = (120.0, 2.0);
         let target = (kp * b - 3.0 * bdp) / (kp + 3.0);
-        let mut p = FluidPath::new(path(1000));
+        let mut p = DropTailPath::new(path(1000));
         let mut cc = Ccp::with_params(&CcConfig::default(), &params(&[("storage_segments", b), ("kp", kp)]), Plain);
         let mut late = Vec::new();
         p.run(&mut cc, Time::from_secs(6), |s, _| {
@@ -382,7 +382,7 @@ pub(crate) mod tests {
         let cfg = path(100);
         let bdp = cfg.bdp_bytes() as f64 / MSS as f64;
         let target = (2.0 * 100.0 - bdp) / 5.0;
-        let mut p = FluidPath::new(cfg);
+        let mut p = DropTailPath::new(cfg);
         let mut cc = Ccp::with_params(&CcConfig::default(), &Params::default(), Plain);
         let mut late = Vec::new();
         let mut delivered_at_4s = 0;
@@ -405,7 +405,7 @@ pub(crate) mod tests {
         let run = |drop: Vec<u64>| {
             let mut cfg = path(1000);
             cfg.drop_segments = drop;
-            let mut p = FluidPath::new(cfg);
+            let mut p = DropTailPath::new(cfg);
             let mut cc = Ccp::with_params(&CcConfig::default(), &params(&[("storage_segments", 120.0)]), Plain);
             let mut trace = Vec::new();
             p.run(&mut cc, Time::from_secs(5), |s, _| trace.push((s.now, s.cwnd)));

@@ -1,4 +1,4 @@
-//! CCPLB — CCP with Large Buffer (seed 001 §V "LargeBuffer", Eq. 5).
+//! CCPLB — CCP with Large Buffer (Cavendish et al. §V "LargeBuffer", Eq. 5).
 //!
 //! ```text
 //!   cwnd_k = [Kp(B − x_k) − in_flight_k] / 2 + POB / POBRate
@@ -91,7 +91,7 @@ impl Variant for Lb {
 mod tests {
     use super::*;
     use crate::cc::ccp::tests::{path, MSS};
-    use crate::cc::testing_path::FluidPath;
+    use crate::cc::testing_path::DropTailPath;
     use crate::cc::CcConfig;
     use crate::units::{Bandwidth, Time};
     use std::time::Duration;
@@ -103,7 +103,7 @@ mod tests {
         p.0.insert("pob_rate".into(), pob_rate);
         p.0.insert("storage_segments".into(), 120.0);
         let mut cc = CcpLb::with_params(&CcConfig::default(), &p, Lb::new(&p, MSS));
-        let mut fp = FluidPath::new(path(2000));
+        let mut fp = DropTailPath::new(path(2000));
         let mut sum = 0.0;
         let mut n = 0.0;
         fp.run(&mut cc, Time::from_secs(6), |s, _| {

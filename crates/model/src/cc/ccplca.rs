@@ -1,4 +1,4 @@
-//! CCPLCA — CCP with Limited Congestion Avoidance (seed 001 §V, "LimitedCongestionAvoidance").
+//! CCPLCA — CCP with Limited Congestion Avoidance (Cavendish et al. §V, "LimitedCongestionAvoidance").
 //!
 //! In congestion avoidance the window is `max(cwnd_vr, cwnd_ccp)`: `cwnd_ccp` is CCP's Eq. 4
 //! ([`super::ccp`]) and `cwnd_vr = VR · rtt / MSS` the smallest window that, at the RTT of the
@@ -77,7 +77,7 @@ impl Variant for Lca {
 mod tests {
     use super::*;
     use crate::cc::ccp::tests::{path, MSS};
-    use crate::cc::testing_path::FluidPath;
+    use crate::cc::testing_path::DropTailPath;
     use crate::cc::{CcConfig, CongestionControl};
     use crate::units::Time;
 
@@ -87,7 +87,7 @@ mod tests {
         // the pipe at base RTT and more as the queue grows: the floor must bind and hold.
         let mut cc = CcpLca::with_params(&CcConfig::default(), &Params::default(), Lca::new(&Params::default()));
         cc.on_app_info(&AppInfo { video_rate: Some(Bandwidth::from_mbps(16)), ..Default::default() });
-        let mut p = FluidPath::new(path(100));
+        let mut p = DropTailPath::new(path(100));
         let mut checked = 0;
         let mut bound = 0;
         p.run(&mut cc, Time::from_secs(6), |s, cc| {
@@ -108,7 +108,7 @@ mod tests {
     #[test]
     fn without_a_video_rate_it_is_ccp() {
         let run = |lca: bool| {
-            let mut p = FluidPath::new(path(100));
+            let mut p = DropTailPath::new(path(100));
             let mut trace = Vec::new();
             if lca {
                 let mut cc = CcpLca::with_params(&CcConfig::default(), &Params::default(), Lca::new(&Params::default()));

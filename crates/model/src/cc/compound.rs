@@ -257,7 +257,7 @@ impl CongestionControl for Compound {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testing_path::{FluidPath, PathConfig};
+    use crate::cc::testing_path::{DropTailPath, PathConfig};
 
     const MSS: u64 = 1448;
 
@@ -265,7 +265,7 @@ mod tests {
     fn run(until_s: u64) -> Vec<(Time, u64, u64)> {
         let mut cfg = PathConfig::new(50, 40, 2000);
         cfg.drop_segments = vec![30];
-        let mut path = FluidPath::new(cfg);
+        let mut path = DropTailPath::new(cfg);
         let mut cc = Compound::new(&CcConfig::default());
         let mut trace = Vec::new();
         path.run(&mut cc, Time::from_secs(until_s), |s, cc| trace.push((s.now, cc.dwnd(), s.queue_bytes / MSS)));

@@ -61,7 +61,7 @@
 //! pacing rate is Linux's default 2·cwnd·MSS/srtt in slow start and the GSO max size 64 KiB; the
 //! halving applies because plain CUBIC does not pace (`SK_PACING_NONE`).
 //!
-//! Version: Linux 6.14+ (this machine runs 6.18), i.e. including the HyStart round-start fix
+//! Version: Linux 6.14+, i.e. including the HyStart round-start fix
 //! (rounds are tracked below `hystart_low_window` too, detection only above it). Not modelled:
 //! the 2024 proposals by Zhang & Xu (α = 1 once W_est ≥ cwnd_prior, Reno estimate one RTT ahead),
 //! which we did not find merged.
@@ -411,7 +411,6 @@ impl Cubic {
         self.last_max_cwnd
     }
 
-    /// Linux `bictcp_reset`.
     /// Linux `cubictcp_state(TCP_CA_Loss)`: on every RTO, also one inside a loss episode.
     fn loss_state(&mut self, now: Time, bytes_in_flight: u64) {
         let w_max = self.last_max_cwnd;
@@ -423,6 +422,7 @@ impl Cubic {
         self.hystart_reset(now, snd_nxt);
     }
 
+    /// Linux `bictcp_reset`.
     fn reset(&mut self) {
         self.cnt = 0;
         self.last_max_cwnd = 0;

@@ -33,7 +33,7 @@
 //! is called. No backoff, no spurious-RTO undo.
 //!
 //! Two faces: [`SharedPath`] owns boxed congestion controls of several flows (fairness tests);
-//! [`FluidPath`] drives one borrowed, concretely typed congestion control, so a test can inspect
+//! [`DropTailPath`] drives one borrowed, concretely typed congestion control, so a test can inspect
 //! the algorithm's internals after every ACK. Both are the same [`Bottleneck`] engine.
 
 use std::cmp::Ordering;
@@ -91,7 +91,7 @@ impl Ord for Scheduled {
 }
 
 /// A sender on the path: its congestion control (`H` is a box, a borrow, or `()` while a
-/// [`FluidPath`] is at rest) and the sender-side state the path keeps for it. Counters are in
+/// [`DropTailPath`] is at rest) and the sender-side state the path keeps for it. Counters are in
 /// segments.
 pub struct PathFlow<H> {
     pub cc: H,
@@ -526,7 +526,7 @@ impl PathConfig {
     }
 }
 
-/// What a [`FluidPath`] test sees after every ACK.
+/// What a [`DropTailPath`] test sees after every ACK.
 #[derive(Clone, Copy, Debug)]
 pub struct Snapshot {
     pub now: Time,
@@ -543,9 +543,9 @@ pub struct Snapshot {
     pub rtt: Duration,
 }
 
-/// One flow on a [`Bottleneck`], its congestion control lent for each [`FluidPath::run`] so the
+/// One flow on a [`Bottleneck`], its congestion control lent for each [`DropTailPath::run`] so the
 /// test keeps the concrete type. Counters mirror the flow's after every run.
-pub struct FluidPath {
+pub struct DropTailPath {
     pub now: Time,
     /// Bytes delivered (ACKed) so far.
     pub delivered: u64,
@@ -555,13 +555,13 @@ pub struct FluidPath {
     path: Option<Bottleneck<()>>,
 }
 
-impl FluidPath {
-    pub fn new(cfg: PathConfig) -> FluidPath {
+impl DropTailPath {
+    pub fn new(cfg: PathConfig) -> DropTailPath {
         let mut path = Bottleneck::new(cfg.capacity, cfg.queue_limit_segments as usize, cfg.mss);
         let propagation = cfg.base_rtt.saturating_sub(cfg.capacity.transmit_time(cfg.mss));
         path.add_flow((), propagation, Time::ZERO);
         path.flows[0].drop_tx = cfg.drop_segments.clone();
-        FluidPath { now: Time::ZERO, delivered: 0, losses: 0, congestion_events: 0, rtos: 0, path: Some(path) }
+        DropTailPath { now: Time::ZERO, delivered: 0, losses: 0, congestion_events: 0, rtos: 0, path: Some(path) }
     }
 
     /// Bytes delivered (ACKed) so far.
@@ -634,7 +634,7 @@ mod tests {
 
     #[test]
     fn unqueued_segment_sees_the_base_rtt_and_a_saturated_link_delivers_its_capacity() {
-        let mut path = FluidPath::new(PathConfig::new(10, 20, 10_000));
+        let mut path = DropTailPath::new(PathConfig::new(10, 20, 10_000));
         let mut cc = Reno::new(&CcConfig::default());
         let mut first_rtt = None;
         let mut delivered_at_1s = None;
@@ -654,7 +654,7 @@ mod tests {
     fn listed_segment_is_lost_detected_after_three_more_and_recovered() {
         let mut cfg = PathConfig::new(10, 20, 10_000);
         cfg.drop_segments = vec![15];
-        let mut path = FluidPath::new(cfg);
+        let mut path = DropTailPath::new(cfg);
         let mut cc = Reno::new(&CcConfig::default());
         path.run(&mut cc, Time::from_millis(500), |_, _| {});
         assert_eq!(path.losses, 1);
@@ -668,7 +668,7 @@ mod tests {
         // (1 s before any RTT sample, RFC 6298 §2.1) finds the losses.
         let mut cfg = PathConfig::new(10, 20, 10_000);
         cfg.drop_segments = (0..10).collect();
-        let mut path = FluidPath::new(cfg);
+        let mut path = DropTailPath::new(cfg);
         let mut cc = Reno::new(&CcConfig::default());
         path.run(&mut cc, Time::from_millis(990), |_, _| {});
         assert_eq!((path.rtos, path.losses, path.delivered), (0, 0, 0), "stalled until the RTO");

@@ -10,6 +10,9 @@
 //!    1/8 (the "Eifel" low-sample filter), so the RTO does not grow when the RTT suddenly drops.
 //! 3. Gains are the RFC's: α = 1/8 for SRTT, β = 1/4 for MDEV.
 //!
+//! The capture analyzer has a deliberate twin (`crates/trace/src/rtt.rs`) that infers an unknown
+//! server's SRTT/RTO from a capture (RFC 6298 or Linux style); this one is the sender's own.
+//!
 //! Backoff (RFC 6298 §5.5): each expiration doubles the timer, capped at `max_rto`; the backoff is
 //! cleared by the next valid RTT sample (Linux clears `icsk_backoff` on new ACKed data with a
 //! sample). Karn's rule (§3 of the RFC) is the caller's job: samples from retransmitted segments

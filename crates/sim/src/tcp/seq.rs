@@ -31,8 +31,7 @@ pub fn to_wire(isn: u32, off: u64) -> u32 {
 /// zero-window probe using SND.UNA − 1 right after the SYN) is representable.
 #[inline]
 pub fn unwrap(isn: u32, near: u64, seq: u32) -> i64 {
-    let delta = seq.wrapping_sub(to_wire(isn, near)) as i32;
-    near as i64 + delta as i64
+    tcpvideo_model::seq::unwrap_seq(seq, isn, near)
 }
 
 #[cfg(test)]

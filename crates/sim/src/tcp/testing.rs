@@ -312,9 +312,6 @@ impl Harness {
         };
         if let Some(d) = dir {
             let (_, p) = self.wire[d].pop_front().unwrap();
-            if self.keep_trace && std::env::var("TCP_HARNESS_DEBUG").is_ok() {
-                eprintln!("deliver {} {}->{} fl={:02x} state {:?}", now, p.src_node, p.dst_node, p.flags, self.ep(p.dst_node).state());
-            }
             let mut out = std::mem::take(&mut self.out);
             let mut log = std::mem::take(&mut self.log);
             self.ep(p.dst_node).on_packet(now, &p, &mut out, &mut log);

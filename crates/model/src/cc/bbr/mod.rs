@@ -489,8 +489,8 @@ impl Bbr {
         (cwnd, false)
     }
 
-    /// Linux `bbr_set_cwnd`.
-    fn set_cwnd(&mut self, ack: &AckEvent, acked: u64, losses: u64, bw: Bandwidth, state: CaState) {
+    /// Linux `bbr_set_cwnd` (named apart from the trait's `set_cwnd`, which forces the window).
+    fn update_cwnd(&mut self, ack: &AckEvent, acked: u64, losses: u64, bw: Bandwidth, state: CaState) {
         if acked > 0 {
             let (mut cwnd, conserving) = self.recover_or_restore(ack, acked, losses, state);
             if !conserving {
@@ -566,7 +566,7 @@ impl CongestionControl for Bbr {
 
         let bw = self.bw();
         self.set_pacing_rate(bw, self.pacing_gain, ack.srtt);
-        self.set_cwnd(ack, acked, losses, bw, state);
+        self.update_cwnd(ack, acked, losses, bw, state);
     }
 
     /// Linux `bbr_ssthresh` (save cwnd, keep ssthresh) and, on RTO, `tcp_enter_loss` +
@@ -612,9 +612,6 @@ impl CongestionControl for Bbr {
         self.lt.reset(now, self.delivered_total_bytes, self.lost_total_bytes);
     }
 
-    /// Linux `bbr_cwnd_event(CA_EVENT_TX_START)`: after idle, pace at 1×bw in PROBE_BW and possibly
-    /// finish PROBE_RTT. cwnd is NOT reduced: Linux skips `tcp_cwnd_restart` for algorithms with
-    /// `cong_control`.
     /// The connection's seed replaces the kernel's per-flow randomness (`get_random_u32_below`) in
     /// the PROBE_BW start phase, unless the scenario set the `seed` parameter explicitly.
     fn on_init(&mut self, seed: u64) {
@@ -623,7 +620,10 @@ impl CongestionControl for Bbr {
         }
     }
 
-    /// Only when application-limited, as Linux (after an RTO of a bulk flow nothing happens).
+    /// Linux `bbr_cwnd_event(CA_EVENT_TX_START)`: after idle, pace at 1×bw in PROBE_BW and possibly
+    /// finish PROBE_RTT. cwnd is NOT reduced: Linux skips `tcp_cwnd_restart` for algorithms with
+    /// `cong_control`. Only when application-limited, as Linux (after an RTO of a bulk flow nothing
+    /// happens).
     fn on_tx_start(&mut self, now: Time, app_limited: bool) {
         if !app_limited {
             return;

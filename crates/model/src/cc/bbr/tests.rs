@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::cc::testing_path::{FluidPath, PathConfig};
+use crate::cc::testing_path::{DropTailPath, PathConfig};
 use crate::cc::RateSample;
 
 const MSS: u64 = 1448;
@@ -28,7 +28,7 @@ fn bdp_segments(cfg: &PathConfig) -> f64 {
 fn startup_exits_only_after_the_pipe_is_full() {
     let cfg = path();
     let capacity = cfg.capacity;
-    let mut p = FluidPath::new(cfg);
+    let mut p = DropTailPath::new(cfg);
     let mut bbr = Bbr::new(&CcConfig::default());
     let mut exit: Option<(Time, Bandwidth, u64)> = None;
     let mut startup_gain_checked = false;
@@ -57,7 +57,7 @@ fn startup_exits_only_after_the_pipe_is_full() {
 fn drain_empties_the_queue_startup_built() {
     let cfg = path();
     let bdp = cfg.bdp_bytes();
-    let mut p = FluidPath::new(cfg);
+    let mut p = DropTailPath::new(cfg);
     let mut bbr = Bbr::new(&CcConfig::default());
     let mut queue_at_drain_start = None;
     let mut queue_at_probe_bw = None;
@@ -85,7 +85,7 @@ fn drain_empties_the_queue_startup_built() {
 #[test]
 fn probe_bw_cycles_through_the_eight_gain_phases() {
     let cfg = path();
-    let mut p = FluidPath::new(cfg);
+    let mut p = DropTailPath::new(cfg);
     let mut bbr = bbr_with_seed(3);
     let mut phases: Vec<(usize, Time)> = Vec::new();
     let mut bad_ratio = None;
@@ -128,7 +128,7 @@ fn probe_bw_cycles_through_the_eight_gain_phases() {
 fn probe_bw_cwnd_is_two_bdp_plus_the_linux_quantization_budget() {
     let cfg = path();
     let bdp = bdp_segments(&cfg);
-    let mut p = FluidPath::new(cfg);
+    let mut p = DropTailPath::new(cfg);
     let mut bbr = Bbr::new(&CcConfig::default());
     let mut samples = 0;
     p.run(&mut bbr, Time::from_secs(4), |s, cc| {
@@ -146,7 +146,7 @@ fn probe_bw_cwnd_is_two_bdp_plus_the_linux_quantization_budget() {
 #[test]
 fn probe_rtt_holds_four_packets_for_at_least_200_ms_every_10_s() {
     let cfg = path();
-    let mut p = FluidPath::new(cfg);
+    let mut p = DropTailPath::new(cfg);
     let mut bbr = Bbr::new(&CcConfig::default());
     let mut entered = Vec::new();
     let mut left = Vec::new();
@@ -235,7 +235,7 @@ fn max_bw_forgets_a_sample_after_ten_rounds() {
 #[test]
 fn fast_recovery_starts_with_packet_conservation_and_restores_cwnd_after() {
     let cfg = path();
-    let mut p = FluidPath::new(cfg);
+    let mut p = DropTailPath::new(cfg);
     let mut bbr = Bbr::new(&CcConfig::default());
     p.run(&mut bbr, Time::from_secs(2), |_, _| {});
     assert_eq!(bbr.mode(), Mode::ProbeBw);
@@ -271,10 +271,10 @@ fn timeout_collapses_cwnd_to_one_segment_and_keeps_ssthresh() {
 #[test]
 fn the_seed_decides_the_start_phase_deterministically() {
     let first_phase = |seed| {
-        let mut p = FluidPath::new(path());
+        let mut p = DropTailPath::new(path());
         let mut bbr = bbr_with_seed(seed);
         p.run(&mut bbr, Time::from_secs(1), |_, _| {});
-        let mut q = FluidPath::new(path());
+        let mut q = DropTailPath::new(path());
         let mut again = bbr_with_seed(seed);
         q.run(&mut again, Time::from_secs(1), |_, _| {});
         assert_eq!(bbr.cycle_index(), again.cycle_index(), "same seed, same run");
@@ -286,7 +286,7 @@ fn the_seed_decides_the_start_phase_deterministically() {
 
 #[test]
 fn after_a_timeout_cwnd_regrows_from_one_and_is_restored_only_when_the_loss_episode_ends() {
-    let mut p = FluidPath::new(path());
+    let mut p = DropTailPath::new(path());
     let mut bbr = Bbr::new(&CcConfig::default());
     p.run(&mut bbr, Time::from_secs(2), |_, _| {});
     let before = bbr.cwnd();
@@ -326,7 +326,7 @@ fn probe_rtt_samples_are_app_limited_so_a_short_path_keeps_its_bandwidth_estimat
     // ~4 packets per RTT (~9 Mbit/s here) and PROBE_BW would restart from that.
     let cfg = PathConfig::new(20, 5, 1000);
     let capacity = cfg.capacity;
-    let mut p = FluidPath::new(cfg);
+    let mut p = DropTailPath::new(cfg);
     let mut bbr = Bbr::new(&CcConfig::default());
     let mut probe_rtt_seen = false;
     let mut lowest_in_or_after = None::<Bandwidth>;
@@ -351,7 +351,7 @@ fn a_fixed_send_quantum_replaces_the_tso_goal_in_the_cwnd_budget() {
     let cfg = path();
     let bdp = bdp_segments(&cfg);
     let run = |quantum: Option<f64>| {
-        let mut p = FluidPath::new(path());
+        let mut p = DropTailPath::new(path());
         let mut params = Params::default();
         if let Some(q) = quantum {
             params.0.insert("send_quantum_segs".into(), q);
