@@ -460,13 +460,16 @@ impl Player {
     }
 
     /// Seed 002 live latency at `now`: `now − (t0 + media position)`; `None` on demand or before
-    /// playback started.
+    /// playback started. Ask it for the present (a time series samples as it goes): `now` earlier
+    /// than the last call is answered from the current playhead.
     pub fn live_latency(&self, now: Time) -> Option<Duration> {
         let Availability::Live(src) = self.availability else {
             return None;
         };
         self.playout.started_at()?;
-        Some(now.saturating_since(src.t0 + self.playout.media_position(now)))
+        // after the end, the latency is frozen at its value when the last frame played
+        let at = self.playout.ended_at().map_or(now, |end| end.min(now));
+        Some(at.saturating_since(src.t0 + self.playout.media_position(at)))
     }
 
     /// Seed 004 liveness of the last segment that started playing: availability − play start.
@@ -616,5 +619,270 @@ impl Player {
             r.play_start = Some(at);
             r.needed_at.get_or_insert(at);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::video::abr::fixed::Fixed;
+    use crate::video::abr::throughput::ThroughputRule;
+    use crate::video::content::Ladder;
+
+    const D: Duration = Duration::from_secs(2);
+
+    fn ms(t: u64) -> Time {
+        Time::from_millis(t)
+    }
+
+    fn live_player(segments: u64, config: PlayerConfig) -> Player {
+        let content = Content::cbr(Ladder::seed004(), D, segments).unwrap();
+        let live = LiveSource::new(Time::ZERO, D, segments, 5).unwrap();
+        Player::new(
+            content,
+            Availability::Live(live),
+            Box::new(Fixed { quality: 1 }),
+            config,
+        )
+        .unwrap()
+    }
+
+    /// Drive the player as an app would: probes answer at once, segment `k` downloads in
+    /// `download(k)`; stops when the player is finished or at `until`.
+    #[track_caller]
+    fn drive(p: &mut Player, join: Time, until: Time, download: impl Fn(u64) -> Duration) {
+        p.join(join);
+        let mut now = join;
+        while now < until {
+            match p.next_action(now) {
+                PlayerAction::WaitUntil(t) => now = t,
+                PlayerAction::ProbeSizes { segment } => {
+                    let sizes = p.content().segment_sizes(segment).unwrap().to_vec();
+                    p.on_segment_sizes(now, segment, &sizes);
+                }
+                PlayerAction::Fetch(req) => {
+                    p.on_first_byte(now);
+                    now += download(req.segment);
+                    p.on_bytes(now, req.bytes);
+                    p.on_segment_done(now).expect("a download was in flight");
+                }
+                PlayerAction::Downloading => panic!("drive() completes every download itself"),
+                PlayerAction::Finished => break,
+            }
+        }
+        p.advance(until);
+    }
+
+    /// Live, d = 2 s, t0 = 0, one-segment buffer, join at 2.0 s (segment 0 just available).
+    /// Segment 0 downloads in 0.5 s → playback starts at 2.5 s. Segment 1 is available at 4.0 s
+    /// and requested then; playback reaches it at 4.5 s (its deadline).
+    /// - on time (0.3 s, done 4.3 s): no stall; segment 2 (available 6.0 s) plays at 6.5 s →
+    ///   liveness 6.0 − 6.5 = −0.5 s;
+    /// - late (2.0 s, done 6.0 s = deadline + 1.5 s): one stall 4.5 → 6.0 s; segment 2 plays at
+    ///   8.0 s → liveness −2.0 s: exactly 1.5 s worse, and the live latency 1.5 s larger.
+    #[test]
+    fn a_segment_arriving_1_5_s_after_its_deadline_adds_one_stall_of_1_5_s_and_1_5_s_of_liveness() {
+        let run = |late: bool, until: Time| {
+            let mut p = live_player(3, PlayerConfig::seed004(D));
+            drive(&mut p, ms(2000), until, |k| match k {
+                0 => Duration::from_millis(500),
+                1 if late => Duration::from_millis(2000),
+                1 => Duration::from_millis(300),
+                _ => Duration::from_millis(200),
+            });
+            p
+        };
+        let on_time = run(false, ms(20_000));
+        let late = run(true, ms(20_000));
+
+        assert_eq!(on_time.stalls().len(), 0);
+        assert_eq!(on_time.liveness_s(), Some(-0.5));
+        assert_eq!(
+            late.stalls(),
+            &[Stall {
+                start: ms(4500),
+                end: Some(ms(6000)),
+                media_position: D
+            }]
+        );
+        let q = late.qoe(ms(20_000));
+        assert_eq!(
+            (q.stall_count, q.stall_total),
+            (1, Duration::from_millis(1500))
+        );
+        assert_eq!(late.liveness_s(), Some(-2.0));
+        assert_eq!(
+            on_time.liveness_s().unwrap() - late.liveness_s().unwrap(),
+            1.5
+        );
+        // mid-stream at 7 s: late plays media 3.0 s (latency 4.0 s), on time 4.5 s (2.5 s)
+        let at = ms(7000);
+        let (late_7, on_time_7) = (
+            run(true, at).live_latency(at).unwrap(),
+            run(false, at).live_latency(at).unwrap(),
+        );
+        assert_eq!(
+            (late_7, on_time_7),
+            (Duration::from_secs(4), Duration::from_millis(2500))
+        );
+        let seg1 = late.segments()[1];
+        assert_eq!(
+            (seg1.needed_at, seg1.deadline_met()),
+            (Some(ms(4500)), Some(false))
+        );
+        assert_eq!(on_time.segments()[1].deadline_met(), Some(true));
+        assert_eq!(q.startup_time, Some(Duration::from_millis(500)));
+    }
+
+    /// On demand, buffer target 5 segments (10 s), every download 0.5 s. After segment k−1 is
+    /// done at 0.5·k s (playback started at 0.5 s) the buffer holds 2k − (0.5k − 0.5) = 1.5k + 0.5 s:
+    /// below 10 s up to k = 6, so segments 0–6 go back to back (segment 6 done at 3.5 s, buffer
+    /// 11 s). Segment 7 waits until the buffer falls below 10 s: 14 − (t − 0.5) < 10 → t > 4.5 s.
+    #[test]
+    fn the_player_fetches_while_the_buffer_is_below_its_target_and_then_waits() {
+        let content = Content::cbr(Ladder::seed004(), D, 20).unwrap();
+        let config = PlayerConfig {
+            buffer_target_segments: 5,
+            ..PlayerConfig::seed004(D)
+        };
+        let mut p = Player::new(
+            content,
+            Availability::OnDemand,
+            Box::new(Fixed { quality: 0 }),
+            config,
+        )
+        .unwrap();
+        drive(&mut p, Time::ZERO, ms(60_000), |_| {
+            Duration::from_millis(500)
+        });
+        let requested: Vec<Time> = p.segments().iter().take(8).map(|r| r.requested).collect();
+        assert_eq!(
+            &requested[..7],
+            &[
+                ms(0),
+                ms(500),
+                ms(1000),
+                ms(1500),
+                ms(2000),
+                ms(2500),
+                ms(3000)
+            ]
+        );
+        assert_eq!(requested[7], ms(4500) + Duration::from_nanos(1));
+        assert_eq!(p.qoe(ms(60_000)).stall_count, 0);
+        assert_eq!(p.play_state(), PlayState::Ended);
+    }
+
+    #[test]
+    fn a_distributed_client_requests_at_its_phase_after_availability() {
+        let config = PlayerConfig {
+            request_timing: RequestTiming::Distributed {
+                phase: Duration::from_millis(700),
+            },
+            ..PlayerConfig::seed004(D)
+        };
+        let mut p = live_player(4, config);
+        drive(&mut p, ms(2100), ms(20_000), |_| Duration::from_millis(100));
+        let requested: Vec<Time> = p.segments().iter().map(|r| r.requested).collect();
+        // slots at 0.7 + 2n s. Join at 2.1 s: segment 0 (available 2.0 s) waits for the slot
+        // 2.7 s; segments 1, 2, 3 (available 4, 6, 8 s) go at 4.7, 6.7, 8.7 s
+        assert_eq!(requested, vec![ms(2700), ms(4700), ms(6700), ms(8700)]);
+    }
+
+    /// Segment 1 takes 7 s (requested 4.0 s, done 11.0 s; stall 4.5 → 11.0 s). At 11.0 s the
+    /// newest segment is 4 (available 10.0 s). Never: plays 2, 3, … and stays 6.5 s more behind:
+    /// latency at 13.5 s = 13.5 − 4.5 (media) = 9.0 s. JumpToLive: fetches 4 next, plays segment 1
+    /// from 11 to 13 s, jumps to media 8 s: latency at 13.5 s = 13.5 − 8.5 = 5.0 s, 4 s skipped.
+    #[test]
+    fn catching_up_after_a_stall_jumps_to_the_live_edge_only_when_configured() {
+        let run = |catch_up: CatchUp| {
+            let mut p = live_player(
+                8,
+                PlayerConfig {
+                    catch_up,
+                    ..PlayerConfig::seed004(D)
+                },
+            );
+            drive(&mut p, ms(2000), ms(13_500), |k| {
+                if k == 1 {
+                    Duration::from_secs(7)
+                } else {
+                    Duration::from_millis(200)
+                }
+            });
+            p
+        };
+        let never = run(CatchUp::Never);
+        let jump = run(CatchUp::JumpToLive);
+        assert_eq!(
+            never
+                .segments()
+                .iter()
+                .map(|r| r.segment)
+                .take(3)
+                .collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        assert_eq!(
+            jump.segments()
+                .iter()
+                .map(|r| r.segment)
+                .take(3)
+                .collect::<Vec<_>>(),
+            vec![0, 1, 4]
+        );
+        assert_eq!(never.live_latency(ms(13_500)), Some(Duration::from_secs(9)));
+        assert_eq!(jump.live_latency(ms(13_500)), Some(Duration::from_secs(5)));
+        assert_eq!(jump.qoe(ms(13_500)).skipped, Duration::from_secs(4));
+        assert_eq!((never.stalls().len(), jump.stalls().len()), (1, 1));
+    }
+
+    #[test]
+    fn seed004_client_probes_sizes_then_fetches_the_first_segment_at_the_lowest_quality() {
+        let content = Content::cbr(Ladder::seed004(), D, 10).unwrap();
+        let live = LiveSource::new(Time::ZERO, D, 10, 5).unwrap();
+        let mut p = Player::new(
+            content,
+            Availability::Live(live),
+            Box::new(ThroughputRule::seed004()),
+            PlayerConfig::seed004(D),
+        )
+        .unwrap();
+        p.join(ms(3000));
+        assert_eq!(
+            p.next_action(ms(3000)),
+            PlayerAction::ProbeSizes { segment: 0 }
+        );
+        p.on_segment_sizes(
+            ms(3050),
+            0,
+            &[62_500, 125_000, 187_500, 250_000, 375_000, 750_000],
+        );
+        let PlayerAction::Fetch(req) = p.next_action(ms(3050)) else {
+            panic!("expected a fetch")
+        };
+        assert_eq!((req.segment, req.quality, req.bytes), (0, 0, 62_500));
+        assert_eq!(p.next_action(ms(3060)), PlayerAction::Downloading);
+    }
+
+    #[test]
+    fn a_buffer_smaller_than_one_segment_is_one_line_naming_the_key() {
+        let content = Content::cbr(Ladder::seed004(), D, 10).unwrap();
+        let config = PlayerConfig {
+            buffer_target_segments: 0,
+            ..PlayerConfig::seed004(D)
+        };
+        let err = Player::new(
+            content,
+            Availability::OnDemand,
+            Box::new(Fixed { quality: 0 }),
+            config,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "client.buffer_segments: buffer of 0 s is smaller than one segment (2 s)"
+        );
     }
 }

@@ -73,6 +73,8 @@ pub struct Playout {
     state: PlayState,
     /// When playback first started.
     started_at: Option<Time>,
+    /// When playback ended (the last segment played out).
+    ended_at: Option<Time>,
     stalls: Vec<Stall>,
     /// (segment, wall time its first frame was shown).
     play_starts: Vec<(u64, Time)>,
@@ -92,6 +94,7 @@ impl Playout {
             last_update: Time::ZERO,
             state: PlayState::Startup,
             started_at: None,
+            ended_at: None,
             stalls: Vec::new(),
             play_starts: Vec::new(),
             skipped: Duration::ZERO,
@@ -104,6 +107,10 @@ impl Playout {
     }
     pub fn started_at(&self) -> Option<Time> {
         self.started_at
+    }
+    /// When the last segment finished playing.
+    pub fn ended_at(&self) -> Option<Time> {
+        self.ended_at
     }
     pub fn stalls(&self) -> &[Stall] {
         &self.stalls
@@ -159,6 +166,7 @@ impl Playout {
         if self.state == PlayState::Stalled {
             self.close_stall(now);
             self.state = PlayState::Ended;
+            self.ended_at = Some(now);
         } else if self.state == PlayState::Startup {
             self.maybe_start(now);
         }
@@ -188,6 +196,7 @@ impl Playout {
                 });
             } else {
                 self.state = PlayState::Ended;
+                self.ended_at = Some(self.last_update);
             }
         }
         if self.state != PlayState::Playing && self.last_update < now {
