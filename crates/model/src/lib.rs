@@ -8,9 +8,11 @@
 //! Layout:
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
+//! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
 //! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
 
 pub mod cc;
+pub mod ethle;
 pub mod units;
 pub mod video;
 
