@@ -241,6 +241,8 @@ pub struct Player {
     stalls_seen: usize,
     /// Stall count already answered by a catch-up jump.
     jumped_after_stalls: usize,
+    /// A segment playback stalled on before it was even requested: (segment, stall start).
+    needed_before_request: Option<(u64, Time)>,
 }
 
 impl Player {
@@ -277,6 +279,7 @@ impl Player {
             records: Vec::new(),
             stalls_seen: 0,
             jumped_after_stalls: 0,
+            needed_before_request: None,
         })
     }
 
@@ -558,7 +561,11 @@ impl Player {
             first_byte: None,
             done: None,
             bytes_received: 0,
-            needed_at: None,
+            needed_at: self
+                .needed_before_request
+                .take()
+                .filter(|&(k, _)| k == request.segment)
+                .map(|(_, at)| at),
             play_start: None,
         });
         self.downloading = true;
@@ -600,14 +607,19 @@ impl Player {
         while self.stalls_seen < stalls.len() {
             let s = stalls[self.stalls_seen];
             self.abr.on_stall(s.start);
-            // the segment being downloaded (or the next one) is the one playback waited for
-            if let Some(r) = self
+            // playback froze at the start of the segment it waited for (requested or not yet)
+            let d_ns = self.content.segment_duration().as_nanos().max(1);
+            let waited_for = (s.media_position.as_nanos() / d_ns) as u64;
+            match self
                 .records
                 .iter_mut()
                 .rev()
-                .find(|r| r.done.is_none_or(|d| d > s.start))
+                .find(|r| r.segment == waited_for)
             {
-                r.needed_at.get_or_insert(s.start);
+                Some(r) => {
+                    r.needed_at.get_or_insert(s.start);
+                }
+                None => self.needed_before_request = Some((waited_for, s.start)),
             }
             self.stalls_seen += 1;
         }
@@ -929,6 +941,35 @@ mod tests {
             panic!("expected the delayed fetch")
         };
         assert_eq!((req.segment, req.quality), (0, 2));
+    }
+
+    /// A 3 s ABR delay before every request, downloads of 0.1 s, live d = 2 s, join at 2.0 s:
+    /// segment 0 goes at 5.0 s, done 5.1 s, playback starts. Segment 1 is decided at 5.1 s + 1 ns
+    /// (buffer below 2 s), delayed to 8.1 s + 1 ns, but playback needs it at 7.1 s: a stall that
+    /// starts before the request exists, and the segment's deadline is still 7.1 s (missed).
+    #[test]
+    fn a_stall_before_the_request_is_sent_still_counts_against_that_segment() {
+        let content = Content::cbr(Ladder::seed004(), D, 3).unwrap();
+        let live = LiveSource::new(Time::ZERO, D, 3, 5).unwrap();
+        let rule = DelayingRule {
+            delay: Duration::from_secs(3),
+            decisions: 0,
+        };
+        let mut p = Player::new(
+            content,
+            Availability::Live(live),
+            Box::new(rule),
+            PlayerConfig::seed004(D),
+        )
+        .unwrap();
+        drive(&mut p, ms(2000), ms(30_000), |_| Duration::from_millis(100));
+        let seg1 = p.segments()[1];
+        assert_eq!(seg1.requested, ms(8100) + Duration::from_nanos(1));
+        assert_eq!(
+            (seg1.needed_at, seg1.deadline_met()),
+            (Some(ms(7100)), Some(false))
+        );
+        assert_eq!(p.stalls()[0].start, ms(7100));
     }
 
     /// Invariants on random download times (seeded): with no catch-up, the live latency at the end
