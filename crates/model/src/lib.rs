@@ -12,6 +12,7 @@
 //! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
 //! - [`splitmix`]: the seedable SplitMix64 generator and seed hash.
 //! - [`seq`]: 32-bit TCP sequence numbers to stream offsets (simulator and analyzer).
+//! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
 
 pub mod cc;
 pub mod delivery;
@@ -19,5 +20,6 @@ pub mod ethle;
 pub mod seq;
 pub mod splitmix;
 pub mod units;
+pub mod video;
 
 pub use units::{Bandwidth, Time};
