@@ -195,7 +195,7 @@ impl Direction {
         let mut best: Option<(u64, usize)> = None;
         for (i, l) in self.lanes.iter().enumerate() {
             if let Some(p) = l.q.front() {
-                if best.map_or(true, |(d, _)| p.due < d) {
+                if best.is_none_or(|(d, _)| p.due < d) {
                     best = Some((p.due, i));
                 }
             }
@@ -206,6 +206,7 @@ impl Direction {
 
 /// Fixed-size packet buffers recycled through a free list.
 struct Pool {
+    #[allow(clippy::vec_box)] // boxed slots stay put while the Vec grows: fds read into them
     bufs: Vec<Box<[u8; SLOT]>>,
     free: Vec<u32>,
 }
@@ -393,6 +394,7 @@ fn parse_key(k: &str) -> PyResult<Key> {
 #[pyclass(frozen, module = "tcpvideo._core")]
 struct DelayLine {
     cfg: Mutex<Option<Config>>,
+    #[allow(clippy::type_complexity)] // the worker's (warnings or error) result, joined once
     thread: Mutex<Option<JoinHandle<Result<Vec<String>, String>>>>,
     result: Mutex<Option<Result<Vec<String>, String>>>,
     stop_fd: i32,

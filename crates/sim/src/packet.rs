@@ -119,8 +119,7 @@ mod tests {
 
     #[test]
     fn data_segment_with_timestamps_is_1500_bytes_at_mss_1448() {
-        let mut o = TcpOptions::default();
-        o.timestamps = Some((1, 2));
+        let o = TcpOptions { timestamps: Some((1, 2)), ..TcpOptions::default() };
         let p = Packet {
             uid: 0, flow: 0, src_node: 0, dst_node: 1, src_ip: 0, dst_ip: 0, src_port: 1, dst_port: 2,
             ip_id: 0, seq: 0, ack: 0, flags: flags::ACK, window: 0, options: o, payload_len: 1448,

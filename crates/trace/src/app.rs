@@ -95,7 +95,7 @@ impl AppState {
     }
 
     /// Frame index of a direction (0 = upload, 1 = download).
-    pub fn index(&self, dir: usize) -> &FrameIndex {
+    pub fn frame_index(&self, dir: usize) -> &FrameIndex {
         &self.dirs[dir].idx
     }
 
@@ -212,22 +212,18 @@ impl AppState {
     fn take_events(&mut self, dir: usize) {
         for e in self.ev.drain(..) {
             match (dir, e) {
-                (0, HttpEvent::Head { head: Head::Request { method, path }, t_first, .. }) => {
-                    if self.http.len() < 100_000 {
-                        self.http.push(HttpTx { method, path, request_ns: t_first, ..Default::default() });
-                    }
+                (0, HttpEvent::Head { head: Head::Request { method, path }, t_first, .. }) if self.http.len() < 100_000 => {
+                    self.http.push(HttpTx { method, path, request_ns: t_first, ..Default::default() });
                 }
                 (0, HttpEvent::End { body_bytes, .. }) => {
                     if let Some(tx) = self.http.last_mut() {
                         tx.request_body_bytes = body_bytes;
                     }
                 }
-                (1, HttpEvent::Head { head: Head::Response { status }, t_first, .. }) => {
-                    if status >= 200 {
-                        if let Some(tx) = self.http.get_mut(self.next_resp) {
-                            tx.status = status;
-                            tx.response_start_ns = Some(t_first);
-                        }
+                (1, HttpEvent::Head { head: Head::Response { status }, t_first, .. }) if status >= 200 => {
+                    if let Some(tx) = self.http.get_mut(self.next_resp) {
+                        tx.status = status;
+                        tx.response_start_ns = Some(t_first);
                     }
                 }
                 (1, HttpEvent::End { t, body_bytes }) => {

@@ -29,6 +29,7 @@ pub struct BurstTracker {
 impl BurstTracker {
     /// Feed one data packet; returns the burst it closed, if that run qualified.
     #[inline]
+    #[allow(clippy::too_many_arguments)] // per-packet hot path: plain values, no struct to build
     pub fn on_data(
         &mut self,
         t: u64,
@@ -49,12 +50,8 @@ impl BurstTracker {
                 b.seq_hi = b.seq_hi.max(seq_hi);
                 return None;
             }
-            Some(b) => {
-                if b.packets >= min_pkts {
-                    done = Some(*b);
-                }
-            }
-            None => {}
+            Some(b) if b.packets >= min_pkts => done = Some(*b),
+            Some(_) | None => {}
         }
         self.cur = Some(Burst { start_ns: t, end_ns: t, packets: 1, bytes: len as u64, seq_lo, seq_hi, frame });
         done

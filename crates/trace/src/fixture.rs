@@ -98,7 +98,7 @@ impl CaptureWriter {
                     o.extend_from_slice(&t.to_le_bytes());
                     o.extend_from_slice(&len.to_le_bytes());
                     o.extend_from_slice(body);
-                    o.extend(std::iter::repeat(0).take(pad));
+                    o.extend(std::iter::repeat_n(0, pad));
                     o.extend_from_slice(&len.to_le_bytes());
                 };
                 let mut shb = Vec::new();

@@ -520,12 +520,12 @@ impl Flow {
             return FrameType::Unknown;
         }
         if app.idle() {
-            return app.index(dir).at(off as u64);
+            return app.frame_index(dir).at(off as u64);
         }
         let off = off as u64;
         let complete = p.payload.len() as u32 >= p.payload_len;
         app.feed(dir, off, p.payload, complete, now);
-        app.index(dir).at(off)
+        app.frame_index(dir).at(off)
     }
 
     fn server_packet(&mut self, p: &TcpPacket<'_>, now: u64, opts: &AnalyzeOptions, ctx: &mut GapContext, frame: &mut FrameType) {
@@ -1039,7 +1039,7 @@ impl Flow {
             o.role = app.role();
             let dir = if o.download { 1 } else { 0 };
             for ft in FrameType::ALL {
-                o.frame_agg[ft.index()] = app.index(dir).agg[ft.index()];
+                o.frame_agg[ft.index()] = app.frame_index(dir).agg[ft.index()];
             }
         }
         // User channel mapping wins over the parsed key.

@@ -150,7 +150,7 @@ impl HttpParser {
                     off += n as u64;
                     if nl.is_some() {
                         let line = std::str::from_utf8(&self.buf).unwrap_or("");
-                        let hex = line.split(|c| c == ';' || c == '\r' || c == '\n').next().unwrap_or("").trim();
+                        let hex = line.split([';', '\r', '\n']).next().unwrap_or("").trim();
                         let size = match u64::from_str_radix(hex, 16) {
                             Ok(s) => s,
                             Err(_) => {

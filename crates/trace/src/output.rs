@@ -15,6 +15,7 @@
 //! - pairing (Table 3): flows with the same channel key; an upload stall starting at T "causes"
 //!   a download stall if one of the channel's download flows has a stall starting within
 //!   [T − 1 s, T + 1 s]; Table 3 gives the kinds of those download stalls.
+//!
 //! Rows are sorted by flow start time and 5-tuple; flow ids are assigned after sorting.
 
 use std::collections::BTreeMap;
@@ -240,7 +241,7 @@ fn clip(s: u64, e: u64, lo: u64, hi: u64) -> u64 {
 }
 
 pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadStats, decode: DecodeStats, warnings: Vec<Warning>) -> Analysis {
-    flows.sort_by(|a, b| (a.start_ns, a.key).cmp(&(b.start_ns, b.key)));
+    flows.sort_by_key(|a| (a.start_ns, a.key));
     let mut a = Analysis {
         flows: Vec::with_capacity(flows.len()),
         stalls: Vec::new(),
@@ -345,8 +346,8 @@ pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadSt
                 frame_pkts[k].0 += f.frame_pkts[k].packets;
                 frame_pkts[k].1 += f.frame_pkts[k].retrans;
                 frame_pkts[k].2 += f.frame_pkts[k].timeouts;
-                for t in 0..6 {
-                    tt_by_frame[k][t] += f.timeout_types_by_frame[k][t];
+                for (sum, n) in tt_by_frame[k].iter_mut().zip(&f.timeout_types_by_frame[k]) {
+                    *sum += n;
                 }
             }
             for (i, b) in f.rtt_buckets.iter().enumerate() {

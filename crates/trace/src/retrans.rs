@@ -39,6 +39,7 @@
 //!   none of the later segments either).
 //! - Other: none of the above (e.g. 1–2 dupacks arrived for a large window: partial loss of the
 //!   dupacks, or reordering fooled the sender).
+//!
 //! Order of the rules: double, ACK delay/loss (spurious), less packet, tail, continuous loss,
 //! ACK delay/loss (later segments arrived, no dupacks), other.
 

@@ -207,8 +207,7 @@ pub(crate) fn run(
         let mut table = FlowTable::new(opts);
         for (fi, mut r) in readers.into_iter().enumerate() {
             let mut next_report = 0u64;
-            loop {
-                let Some(raw) = r.next_packet()? else { break };
+            while let Some(raw) = r.next_packet()? {
                 packets += 1;
                 if raw.ts_ns < last_ts {
                     dstats.ts_backwards += 1;
@@ -274,8 +273,7 @@ pub(crate) fn run(
             let read_result = (|| -> Result<(), TraceError> {
                 for (fi, mut r) in readers.into_iter().enumerate() {
                     let mut next_report = 0u64;
-                    loop {
-                        let Some(raw) = r.next_packet()? else { break };
+                    while let Some(raw) = r.next_packet()? {
                         packets += 1;
                         if raw.ts_ns < last_ts {
                             dstats.ts_backwards += 1;

@@ -66,7 +66,7 @@ fn gzip_and_zstd_captures_are_read_transparently() {
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("x.pcap.zst");
     std::fs::write(&p, &zs).unwrap();
-    check_sample(&analyze_paths(&[p.clone()], &opts1()).unwrap());
+    check_sample(&analyze_paths(std::slice::from_ref(&p), &opts1()).unwrap());
     let p2 = dir.join("x.pcap");
     std::fs::write(&p2, &raw).unwrap();
     check_sample(&analyze_paths(&[p2], &opts1()).unwrap());

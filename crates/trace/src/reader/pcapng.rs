@@ -88,7 +88,7 @@ pub fn parse_block<'a>(st: &mut State, b: &'a [u8]) -> Result<(Block<'a>, usize)
             _ => return Err(BlockError::Corrupt),
         };
         let len = rd32(b, 4, be);
-        if len < 28 || len % 4 != 0 || len > MAX_BLOCK {
+        if len < 28 || !len.is_multiple_of(4) || len > MAX_BLOCK {
             return Err(BlockError::Corrupt);
         }
         if b.len() < len as usize {
@@ -105,7 +105,7 @@ pub fn parse_block<'a>(st: &mut State, b: &'a [u8]) -> Result<(Block<'a>, usize)
     let be = st.big_endian;
     let btype = rd32(b, 0, be);
     let len = rd32(b, 4, be);
-    if len < 12 || len % 4 != 0 || len > MAX_BLOCK {
+    if len < 12 || !len.is_multiple_of(4) || len > MAX_BLOCK {
         return Err(BlockError::Corrupt);
     }
     let len_us = len as usize;
@@ -290,8 +290,8 @@ fn resync(src: &mut Source<'_>, st: &mut State) -> io::Result<Step> {
         while i + 12 <= n {
             let t = rd32(b, i, be);
             let len = rd32(b, i + 4, be) as usize;
-            let known = matches!(t, 1 | 2 | 3 | 4 | 5 | 6) || t == 0x0A0D0D0A;
-            if known && len >= 12 && len % 4 == 0 && i + len <= n && rd32(b, i + len - 4, be) as usize == len {
+            let known = matches!(t, 1..=6) || t == 0x0A0D0D0A;
+            if known && len >= 12 && len.is_multiple_of(4) && i + len <= n && rd32(b, i + len - 4, be) as usize == len {
                 src.consume(i);
                 skipped += i as u64;
                 return Ok(Step::Problem(Problem::Corrupt { skipped }));
