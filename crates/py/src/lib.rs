@@ -5,11 +5,15 @@
 use pyo3::prelude::*;
 
 mod cc;
+#[rustfmt::skip] // moving to crates/linkem; formatted there
 mod delayline;
+#[rustfmt::skip] // moving to crates/linkem; formatted there
 mod netns;
+#[rustfmt::skip] // moving to crates/linkem; formatted there
 mod qdisc_sampler;
 mod sim;
 mod trace;
+#[rustfmt::skip] // moving to crates/linkem; formatted there
 mod tun;
 
 #[pymodule]

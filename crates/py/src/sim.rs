@@ -162,18 +162,35 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     out.set_item("links", links)?;
     // Ground-truth events: one table with a kind column and nullable detail columns.
     let ev = &r.events;
-    type Row = (u64, u32, u32, &'static str, Option<u32>, Option<u32>, Option<&'static str>, Option<u32>, Option<u64>, Option<u64>, Option<u64>);
+    type Row =
+        (u64, u32, u32, &'static str, Option<u32>, Option<u32>, Option<&'static str>, Option<u32>, Option<u64>, Option<u64>, Option<u64>);
     let rows: Vec<Row> = ev
         .iter()
         .map(|e| match *e {
-            TcpLogEvent::Retransmit { at, flow, from_node, seq, len, cause } => (at.0, flow, from_node, "retransmit", Some(seq), Some(len), Some(cause_name(cause)), None, None, None, None),
-            TcpLogEvent::Rto { at, flow, from_node, backoff, rto } => (at.0, flow, from_node, "rto", None, None, None, Some(backoff), Some(rto.as_nanos() as u64), None, None),
-            TcpLogEvent::EnterRecovery { at, flow, from_node, cwnd_bytes, ssthresh_bytes } => (at.0, flow, from_node, "enter_recovery", None, None, None, None, None, Some(cwnd_bytes), finite(ssthresh_bytes)),
-            TcpLogEvent::ExitRecovery { at, flow, from_node, cwnd_bytes } => (at.0, flow, from_node, "exit_recovery", None, None, None, None, None, Some(cwnd_bytes), None),
-            TcpLogEvent::ZeroWindow { at, flow, from_node } => (at.0, flow, from_node, "zero_window", None, None, None, None, None, None, None),
-            TcpLogEvent::ZeroWindowProbe { at, flow, from_node } => (at.0, flow, from_node, "zero_window_probe", None, None, None, None, None, None, None),
-            TcpLogEvent::KeepAliveProbe { at, flow, from_node } => (at.0, flow, from_node, "keepalive_probe", None, None, None, None, None, None, None),
-            TcpLogEvent::RestartAfterIdle { at, flow, from_node, cwnd_bytes } => (at.0, flow, from_node, "restart_after_idle", None, None, None, None, None, Some(cwnd_bytes), None),
+            TcpLogEvent::Retransmit { at, flow, from_node, seq, len, cause } => {
+                (at.0, flow, from_node, "retransmit", Some(seq), Some(len), Some(cause_name(cause)), None, None, None, None)
+            }
+            TcpLogEvent::Rto { at, flow, from_node, backoff, rto } => {
+                (at.0, flow, from_node, "rto", None, None, None, Some(backoff), Some(rto.as_nanos() as u64), None, None)
+            }
+            TcpLogEvent::EnterRecovery { at, flow, from_node, cwnd_bytes, ssthresh_bytes } => {
+                (at.0, flow, from_node, "enter_recovery", None, None, None, None, None, Some(cwnd_bytes), finite(ssthresh_bytes))
+            }
+            TcpLogEvent::ExitRecovery { at, flow, from_node, cwnd_bytes } => {
+                (at.0, flow, from_node, "exit_recovery", None, None, None, None, None, Some(cwnd_bytes), None)
+            }
+            TcpLogEvent::ZeroWindow { at, flow, from_node } => {
+                (at.0, flow, from_node, "zero_window", None, None, None, None, None, None, None)
+            }
+            TcpLogEvent::ZeroWindowProbe { at, flow, from_node } => {
+                (at.0, flow, from_node, "zero_window_probe", None, None, None, None, None, None, None)
+            }
+            TcpLogEvent::KeepAliveProbe { at, flow, from_node } => {
+                (at.0, flow, from_node, "keepalive_probe", None, None, None, None, None, None, None)
+            }
+            TcpLogEvent::RestartAfterIdle { at, flow, from_node, cwnd_bytes } => {
+                (at.0, flow, from_node, "restart_after_idle", None, None, None, None, None, Some(cwnd_bytes), None)
+            }
         })
         .collect();
     let node_name = |n: u32| r.node_names.get(n as usize).cloned().unwrap_or_default();
@@ -212,7 +229,10 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     summary.set_item("packets_sent", r.packets_sent)?;
     summary.set_item("unroutable_packets", r.unroutable)?;
     summary.set_item("total_bytes", r.flows.iter().map(|f| f.bytes).sum::<u64>())?;
-    summary.set_item("aggregate_goodput_mbps", r.flows.iter().map(|f| f.bytes).sum::<u64>() as f64 * 8.0 / (r.duration_ns as f64 / 1e9) / 1e6)?;
+    summary.set_item(
+        "aggregate_goodput_mbps",
+        r.flows.iter().map(|f| f.bytes).sum::<u64>() as f64 * 8.0 / (r.duration_ns as f64 / 1e9) / 1e6,
+    )?;
     summary.set_item("retransmissions", r.flows.iter().map(|f| f.retrans_fast + f.retrans_timeout + f.retrans_tlp).sum::<u64>())?;
     summary.set_item("rto_count", r.flows.iter().map(|f| f.rto_count).sum::<u64>())?;
     summary.set_item("drops", r.links.iter().map(|l| l.queue_drops + l.loss_drops).sum::<u64>())?;

@@ -157,12 +157,7 @@ macro_rules! enum_column {
         }
     )*};
 }
-enum_column!(
-    tcpvideo_trace::StallKind,
-    tcpvideo_trace::TimeoutType,
-    tcpvideo_trace::RetransKind,
-    tcpvideo_trace::flv::FrameType
-);
+enum_column!(tcpvideo_trace::StallKind, tcpvideo_trace::TimeoutType, tcpvideo_trace::RetransKind, tcpvideo_trace::flv::FrameType);
 
 /// Build a dict of encoded columns from rows, one per named field (in the order given).
 macro_rules! table {
@@ -186,8 +181,20 @@ fn options(d: Option<&Bound<'_, PyDict>>) -> PyResult<AnalyzeOptions> {
     let mut o = AnalyzeOptions::default();
     let Some(d) = d else { return Ok(o) };
     const KNOWN: [&str; 15] = [
-        "tau", "server_ports", "server_ips", "threads", "rto_style", "min_rto_ms", "initial_rto_ms", "burst_gap_ms",
-        "burst_min_packets", "timeout_reordering_ms", "pairing_window_s", "idle_timeout_s", "channel_map", "app_parse",
+        "tau",
+        "server_ports",
+        "server_ips",
+        "threads",
+        "rto_style",
+        "min_rto_ms",
+        "initial_rto_ms",
+        "burst_gap_ms",
+        "burst_min_packets",
+        "timeout_reordering_ms",
+        "pairing_window_s",
+        "idle_timeout_s",
+        "channel_map",
+        "app_parse",
         "keep_bursts",
     ];
     for k in d.keys() {
@@ -279,43 +286,116 @@ fn analyze_captures<'py>(
     let out = PyDict::new(py);
     out.set_item(
         "flows",
-        table!(py, a.flows, [
-            flow_id, client_ip, client_port, server_ip, server_port, ip_version, server_by, handshake, direction,
-            app, channel, name, role, start_ns, end_ns, fct_ns, bytes, bytes_up, bytes_down, throughput_bps,
-            goodput_bps, rtt_3whs_ns, rtt_samples, rtt_min_ns, rtt_mean_ns, srtt_end_ns, rto_end_ns, mss,
-            packets_up, packets_down, data_packets, retrans_packets, fast_retrans, timeout_retrans, retrans_rate,
-            reordered_packets, reordering_rate, timeout_reorderings, stall_count, stall_time_ns, stall_share,
-            zero_windows, keepalives, bursts, max_in_flight, syn_retrans, closed_by,
-        ]),
+        table!(
+            py,
+            a.flows,
+            [
+                flow_id,
+                client_ip,
+                client_port,
+                server_ip,
+                server_port,
+                ip_version,
+                server_by,
+                handshake,
+                direction,
+                app,
+                channel,
+                name,
+                role,
+                start_ns,
+                end_ns,
+                fct_ns,
+                bytes,
+                bytes_up,
+                bytes_down,
+                throughput_bps,
+                goodput_bps,
+                rtt_3whs_ns,
+                rtt_samples,
+                rtt_min_ns,
+                rtt_mean_ns,
+                srtt_end_ns,
+                rto_end_ns,
+                mss,
+                packets_up,
+                packets_down,
+                data_packets,
+                retrans_packets,
+                fast_retrans,
+                timeout_retrans,
+                retrans_rate,
+                reordered_packets,
+                reordering_rate,
+                timeout_reorderings,
+                stall_count,
+                stall_time_ns,
+                stall_share,
+                zero_windows,
+                keepalives,
+                bursts,
+                max_in_flight,
+                syn_retrans,
+                closed_by,
+            ]
+        ),
     )?;
     out.set_item(
         "stalls",
-        table!(py, a.stalls, [
-            flow_id, direction, start_ns, end_ns, duration_ns, threshold_ns, kind, timeout_type, frame, in_flight, paired,
-        ]),
+        table!(
+            py,
+            a.stalls,
+            [flow_id, direction, start_ns, end_ns, duration_ns, threshold_ns, kind, timeout_type, frame, in_flight, paired,]
+        ),
     )?;
     out.set_item(
         "retransmissions",
-        table!(py, a.retransmissions, [
-            flow_id, ts_ns, seq, len, kind, prior_retrans, frame, timeout_type, max_outstanding_pkts, segs_after,
-            dupacks, spurious, ack_beyond, flow_tail,
-        ]),
+        table!(
+            py,
+            a.retransmissions,
+            [
+                flow_id,
+                ts_ns,
+                seq,
+                len,
+                kind,
+                prior_retrans,
+                frame,
+                timeout_type,
+                max_outstanding_pkts,
+                segs_after,
+                dupacks,
+                spurious,
+                ack_beyond,
+                flow_tail,
+            ]
+        ),
     )?;
-    out.set_item(
-        "bursts",
-        table!(py, a.bursts, [flow_id, direction, start_ns, end_ns, packets, bytes, frame, retransmitted]),
-    )?;
+    out.set_item("bursts", table!(py, a.bursts, [flow_id, direction, start_ns, end_ns, packets, bytes, frame, retransmitted]))?;
     out.set_item(
         "http",
-        table!(py, a.http, [
-            flow_id, index, method, path, status, request_ns, response_start_ns, response_end_ns, on_period_ns,
-            response_bytes,
-        ]),
+        table!(
+            py,
+            a.http,
+            [flow_id, index, method, path, status, request_ns, response_start_ns, response_end_ns, on_period_ns, response_bytes,]
+        ),
     )?;
-    let ft = table!(py, a.frame_types, [
-        frame, frames, frames_share, mean_interval_s, mean_size_bytes, packets, retrans_packets, loss_rate,
-        timeout_retrans, timeout_per_loss,
-    ]);
+    let ft = table!(
+        py,
+        a.frame_types,
+        [
+            frame,
+            frames,
+            frames_share,
+            mean_interval_s,
+            mean_size_bytes,
+            packets,
+            retrans_packets,
+            loss_rate,
+            timeout_retrans,
+            timeout_per_loss,
+        ]
+    );
     for (i, t) in tcpvideo_trace::TimeoutType::ALL.iter().enumerate() {
         let col: Vec<u64> = a.frame_types.iter().map(|f| f.timeout_types[i]).collect();
         ft.set_item(format!("timeout_{}", t.as_str()), Column::column(py, col.iter())?)?;

@@ -98,9 +98,19 @@ pub struct Channel {
 impl Channel {
     pub fn new(link: u32, from: NodeId, to: NodeId, rate: Bandwidth, delay: Duration, limit: QueueLimit, loss: LossModel) -> Self {
         Channel {
-            link, from, to, rate, delay, limit, loss,
-            fifo: VecDeque::with_capacity(64), fifo_bytes: 0, busy_until: 0,
-            tap_tx: None, tap_rx: None, stats: ChannelStats::default(),
+            link,
+            from,
+            to,
+            rate,
+            delay,
+            limit,
+            loss,
+            fifo: VecDeque::with_capacity(64),
+            fifo_bytes: 0,
+            busy_until: 0,
+            tap_tx: None,
+            tap_rx: None,
+            stats: ChannelStats::default(),
         }
     }
 
@@ -208,10 +218,8 @@ impl Network {
                 n_hosts += 1;
             }
         }
-        let mut net = Network {
-            nodes, links, channels, routes: Vec::new(), host_index, n_hosts,
-            taps: Vec::new(), next_uid: 0, unroutable: 0,
-        };
+        let mut net =
+            Network { nodes, links, channels, routes: Vec::new(), host_index, n_hosts, taps: Vec::new(), next_uid: 0, unroutable: 0 };
         net.compute_routes();
         net
     }
@@ -386,7 +394,8 @@ mod tests {
 
     /// h0 — r1 — h2, plus a longer detour h0 — r3 — r4 — h2, plus a parallel r1' path of equal length.
     fn net(limit: QueueLimit, rate_mbps: u64) -> Network {
-        let names = [("h0", NodeKind::Host), ("r1", NodeKind::Router), ("h2", NodeKind::Host), ("r3", NodeKind::Router), ("r4", NodeKind::Router)];
+        let names =
+            [("h0", NodeKind::Host), ("r1", NodeKind::Router), ("h2", NodeKind::Host), ("r3", NodeKind::Router), ("r4", NodeKind::Router)];
         let mut nodes: Vec<Node> = names
             .iter()
             .enumerate()
@@ -399,7 +408,12 @@ mod tests {
             for (f, t) in [(*a, *b), (*b, *a)] {
                 let ci = chans.len() as u32;
                 chans.push(Channel::new(
-                    li as u32, f, t, Bandwidth::from_mbps(rate_mbps), Duration::from_millis(1), limit,
+                    li as u32,
+                    f,
+                    t,
+                    Bandwidth::from_mbps(rate_mbps),
+                    Duration::from_millis(1),
+                    limit,
                     LossModel::new(LossSpec::None, sub_rng(0, ci as u64)),
                 ));
                 nodes[f as usize].out.push(ci);

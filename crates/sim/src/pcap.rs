@@ -308,10 +308,8 @@ mod tests {
     fn linux_syn_layout_is_mss_sackperm_ts_nop_ws() {
         let mut p = packet(1, 2, 0);
         p.flags = flags::SYN;
-        p.options = TcpOptions {
-            mss: Some(1460), window_scale: Some(7), sack_permitted: true, timestamps: Some((9, 0)),
-            ..Default::default()
-        };
+        p.options =
+            TcpOptions { mss: Some(1460), window_scale: Some(7), sack_permitted: true, timestamps: Some((9, 0)), ..Default::default() };
         let mut buf = Vec::new();
         build_headers(&p, &mut buf);
         let opts = &buf[54..];

@@ -77,8 +77,19 @@ impl Qty {
 
     pub fn rate(&self, path: &str) -> Result<Bandwidth, ScenarioError> {
         const U: &[(&str, f64)] = &[
-            ("", 1.0), ("bps", 1.0), ("bit/s", 1.0), ("kbps", 1e3), ("kbit", 1e3), ("kbit/s", 1e3), ("Kbps", 1e3),
-            ("Mbps", 1e6), ("Mbit", 1e6), ("Mbit/s", 1e6), ("Gbps", 1e9), ("Gbit", 1e9), ("Gbit/s", 1e9),
+            ("", 1.0),
+            ("bps", 1.0),
+            ("bit/s", 1.0),
+            ("kbps", 1e3),
+            ("kbit", 1e3),
+            ("kbit/s", 1e3),
+            ("Kbps", 1e3),
+            ("Mbps", 1e6),
+            ("Mbit", 1e6),
+            ("Mbit/s", 1e6),
+            ("Gbps", 1e9),
+            ("Gbit", 1e9),
+            ("Gbit/s", 1e9),
         ];
         let v = self.value(path, "rate", U, 1.0)?;
         if v < 1.0 {
@@ -95,8 +106,15 @@ impl Qty {
 
     pub fn bytes(&self, path: &str) -> Result<u64, ScenarioError> {
         const U: &[(&str, f64)] = &[
-            ("", 1.0), ("B", 1.0), ("kB", 1e3), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9),
-            ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0),
+            ("", 1.0),
+            ("B", 1.0),
+            ("kB", 1e3),
+            ("KB", 1e3),
+            ("MB", 1e6),
+            ("GB", 1e9),
+            ("KiB", 1024.0),
+            ("MiB", 1048576.0),
+            ("GiB", 1073741824.0),
         ];
         let v = self.value(path, "size", U, 1.0)?;
         Ok(v.round() as u64)
@@ -273,12 +291,21 @@ pub struct FlowSpec {
 impl FlowSpec {
     fn template(&self) -> FlowTemplate {
         FlowTemplate {
-            app: self.app.clone(), start: self.start.clone(), start_jitter: self.start_jitter.clone(),
-            bytes: self.bytes.clone(), direction: self.direction.clone(), close: self.close,
-            requests: self.requests.clone(), period: self.period.clone(), count: self.count,
-            response_bytes: self.response_bytes.clone(), request_bytes: self.request_bytes.clone(),
-            reader: self.reader.clone(), cwnd_clamp: self.cwnd_clamp,
-            cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(), tcp: self.tcp.clone(),
+            app: self.app.clone(),
+            start: self.start.clone(),
+            start_jitter: self.start_jitter.clone(),
+            bytes: self.bytes.clone(),
+            direction: self.direction.clone(),
+            close: self.close,
+            requests: self.requests.clone(),
+            period: self.period.clone(),
+            count: self.count,
+            response_bytes: self.response_bytes.clone(),
+            request_bytes: self.request_bytes.clone(),
+            reader: self.reader.clone(),
+            cwnd_clamp: self.cwnd_clamp,
+            cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(),
+            tcp: self.tcp.clone(),
         }
     }
 }
@@ -317,9 +344,30 @@ impl TcpSpec {
         macro_rules! pick {
             ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
-        pick!(cc, cc_params, mss, initial_cwnd, rcv_buf, snd_buf, sack, timestamps, window_scaling, min_rto,
-              initial_rto, max_rto, delayed_ack, quickack_segments, slow_start_after_idle, dupack_threshold, nagle,
-              keepalive_idle, keepalive_interval, keepalive_probes, rack_tlp, frto)
+        pick!(
+            cc,
+            cc_params,
+            mss,
+            initial_cwnd,
+            rcv_buf,
+            snd_buf,
+            sack,
+            timestamps,
+            window_scaling,
+            min_rto,
+            initial_rto,
+            max_rto,
+            delayed_ack,
+            quickack_segments,
+            slow_start_after_idle,
+            dupack_threshold,
+            nagle,
+            keepalive_idle,
+            keepalive_interval,
+            keepalive_probes,
+            rack_tlp,
+            frto
+        )
     }
 }
 
@@ -351,10 +399,8 @@ pub fn parse_toml(text: &str) -> Result<ScenarioFile, ScenarioError> {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let msg = inner.message().to_string();
-        let line = inner
-            .span()
-            .map(|s| format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1))
-            .unwrap_or_default();
+        let line =
+            inner.span().map(|s| format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1)).unwrap_or_default();
         if path == "." || path.is_empty() {
             ScenarioError(format!("scenario: {msg}{line}"))
         } else {
@@ -567,7 +613,15 @@ fn dir_of(base: &LinkSpec, d: &Option<DirSpec>, path: &str, which: &str) -> Resu
     Ok(DirDef { rate, delay, limit, loss })
 }
 
-fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32, default_tcp: &TcpSpec, jitter_rng: &mut rand_pcg::Pcg64) -> Result<FlowDef, ScenarioError> {
+fn flow_of(
+    t: &FlowTemplate,
+    path: &str,
+    name: String,
+    client: u32,
+    server: u32,
+    default_tcp: &TcpSpec,
+    jitter_rng: &mut rand_pcg::Pcg64,
+) -> Result<FlowDef, ScenarioError> {
     use rand::Rng;
     let p = |k: &str| format!("{path}.{k}");
     let start = match &t.start {
@@ -592,8 +646,16 @@ fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32,
     };
     let app = match app_name.as_str() {
         "bulk" => {
-            only(&[("requests", t.requests.is_some()), ("period", t.period.is_some()), ("count", t.count.is_some()),
-                   ("response_bytes", t.response_bytes.is_some()), ("request_bytes", t.request_bytes.is_some())], "bulk")?;
+            only(
+                &[
+                    ("requests", t.requests.is_some()),
+                    ("period", t.period.is_some()),
+                    ("count", t.count.is_some()),
+                    ("response_bytes", t.response_bytes.is_some()),
+                    ("request_bytes", t.request_bytes.is_some()),
+                ],
+                "bulk",
+            )?;
             let bytes = match &t.bytes {
                 Some(b) => Some(b.bytes(&p("bytes"))?),
                 None => None,
@@ -628,7 +690,9 @@ fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32,
                     });
                 }
             } else {
-                let Some(period) = &t.period else { return err(p("requests"), "reqresp needs requests = [...] or period/count/response_bytes") };
+                let Some(period) = &t.period else {
+                    return err(p("requests"), "reqresp needs requests = [...] or period/count/response_bytes");
+                };
                 let period = period.duration(&p("period"))?;
                 let Some(count) = t.count else { return err(p("count"), "missing (number of requests)") };
                 if count > 10_000_000 {
@@ -744,7 +808,9 @@ impl ScenarioFile {
         // Reachability and base RTT (sum of propagation delays along both routes).
         let probe = crate::network::Network::from_defs(&b.nodes, &b.links, seed);
         for (i, f) in flows.iter_mut().enumerate() {
-            let path = if i < self.dumbbell.as_ref().map(|d| d.clients as usize).unwrap_or(0) { format!("dumbbell.flow[{i}]") } else {
+            let path = if i < self.dumbbell.as_ref().map(|d| d.clients as usize).unwrap_or(0) {
+                format!("dumbbell.flow[{i}]")
+            } else {
                 format!("flow[{}]", i - self.dumbbell.as_ref().map(|d| d.clients as usize).unwrap_or(0))
             };
             let mut rtt = Duration::ZERO;
@@ -753,8 +819,10 @@ impl ScenarioFile {
                 let mut hops = 0;
                 while n != to {
                     let Some(c) = probe.route(n, to) else {
-                        return err(format!("{path}.server"), format!(
-                            "no route from {:?} to {:?}", b.nodes[from as usize].name, b.nodes[to as usize].name));
+                        return err(
+                            format!("{path}.server"),
+                            format!("no route from {:?} to {:?}", b.nodes[from as usize].name, b.nodes[to as usize].name),
+                        );
                     };
                     rtt += probe.channels[c as usize].delay;
                     n = probe.channels[c as usize].to;
@@ -828,18 +896,41 @@ impl ScenarioFile {
         })
     }
 
-    fn expand_dumbbell(&self, d: &DumbbellSpec, seed: u64, b: &mut Builder, flows: &mut Vec<FlowDef>, default_tcp: &TcpSpec, jitter_rng: &mut rand_pcg::Pcg64) -> Result<(), ScenarioError> {
+    fn expand_dumbbell(
+        &self,
+        d: &DumbbellSpec,
+        seed: u64,
+        b: &mut Builder,
+        flows: &mut Vec<FlowDef>,
+        default_tcp: &TcpSpec,
+        jitter_rng: &mut rand_pcg::Pcg64,
+    ) -> Result<(), ScenarioError> {
         let p = |k: &str| format!("dumbbell.{k}");
         if d.clients == 0 {
             return err(p("clients"), "must be at least 1");
         }
         let bn_rate = d.bottleneck_rate.rate(&p("bottleneck_rate"))?;
-        let bn_delay = match &d.bottleneck_delay { Some(q) => q.duration(&p("bottleneck_delay"))?, None => Duration::ZERO };
-        let access_rate = match &d.access_rate { Some(q) => q.rate(&p("access_rate"))?, None => Bandwidth::from_mbps(1000) };
-        let server_rate = match &d.server_rate { Some(q) => q.rate(&p("server_rate"))?, None => Bandwidth::from_mbps(10_000) };
-        let server_delay = match &d.server_delay { Some(q) => q.duration(&p("server_delay"))?, None => Duration::ZERO };
+        let bn_delay = match &d.bottleneck_delay {
+            Some(q) => q.duration(&p("bottleneck_delay"))?,
+            None => Duration::ZERO,
+        };
+        let access_rate = match &d.access_rate {
+            Some(q) => q.rate(&p("access_rate"))?,
+            None => Bandwidth::from_mbps(1000),
+        };
+        let server_rate = match &d.server_rate {
+            Some(q) => q.rate(&p("server_rate"))?,
+            None => Bandwidth::from_mbps(10_000),
+        };
+        let server_delay = match &d.server_delay {
+            Some(q) => q.duration(&p("server_delay"))?,
+            None => Duration::ZERO,
+        };
         let rtt = d.rtt.duration(&p("rtt"))?;
-        let rtt_std = match &d.rtt_std { Some(q) => q.duration(&p("rtt_std"))?, None => Duration::ZERO };
+        let rtt_std = match &d.rtt_std {
+            Some(q) => q.duration(&p("rtt_std"))?,
+            None => Duration::ZERO,
+        };
         let limit = limit_of(d.queue, &d.queue_bytes, "dumbbell", DEFAULT_QUEUE_PACKETS)?;
         let loss = loss_of(&d.loss, &p("loss"))?;
         let access_limit = QueueLimit::Packets(d.access_queue.unwrap_or(DEFAULT_QUEUE_PACKETS));
@@ -852,12 +943,24 @@ impl ScenarioFile {
         let r2 = b.add_node("r2".into(), NodeKind::Router, "dumbbell")?;
         let sym = |rate, delay, limit, loss| DirDef { rate, delay, limit, loss };
         let none = LossSpec::None;
-        b.links.push(LinkDef { name: "server".into(), a: srv, b: r1, ab: sym(server_rate, server_delay, access_limit, none), ba: sym(server_rate, server_delay, access_limit, none) });
+        b.links.push(LinkDef {
+            name: "server".into(),
+            a: srv,
+            b: r1,
+            ab: sym(server_rate, server_delay, access_limit, none),
+            ba: sym(server_rate, server_delay, access_limit, none),
+        });
         // The bottleneck is R1→R2 (server side, seed 004 Fig. 1); the reverse carries ACKs.
-        b.links.push(LinkDef { name: "bottleneck".into(), a: r1, b: r2, ab: sym(bn_rate, bn_delay, limit, loss), ba: sym(bn_rate, bn_delay, limit, none) });
+        b.links.push(LinkDef {
+            name: "bottleneck".into(),
+            a: r1,
+            b: r2,
+            ab: sym(bn_rate, bn_delay, limit, loss),
+            ba: sym(bn_rate, bn_delay, limit, none),
+        });
         let mut rng = sub_rng(seed, streams::TOPOLOGY);
-        let normal = Normal::new(rtt.as_nanos() as f64, rtt_std.as_nanos() as f64)
-            .map_err(|e| ScenarioError(format!("dumbbell.rtt_std: {e}")))?;
+        let normal =
+            Normal::new(rtt.as_nanos() as f64, rtt_std.as_nanos() as f64).map_err(|e| ScenarioError(format!("dumbbell.rtt_std: {e}")))?;
         let tmpl = d.flow.clone().unwrap_or_default();
         for i in 0..d.clients {
             // Truncate the normal at the fixed part of the path (a negative access delay is
@@ -866,8 +969,11 @@ impl ScenarioFile {
             let one_way = Duration::from_nanos((draw / 2.0) as u64) - fixed_one_way;
             let c = b.add_node(format!("c{i}"), NodeKind::Host, "dumbbell")?;
             b.links.push(LinkDef {
-                name: format!("c{i}"), a: r2, b: c,
-                ab: sym(access_rate, one_way, access_limit, none), ba: sym(access_rate, one_way, access_limit, none),
+                name: format!("c{i}"),
+                a: r2,
+                b: c,
+                ab: sym(access_rate, one_way, access_limit, none),
+                ba: sym(access_rate, one_way, access_limit, none),
             });
             flows.push(flow_of(&tmpl, &format!("dumbbell.flow[{i}]"), format!("c{i}"), c, srv, default_tcp, jitter_rng)?);
         }
@@ -1012,9 +1118,11 @@ mod edge_tests {
     #[test]
     fn absurd_numbers_are_errors_not_panics() {
         let base = "duration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\n[[flow]]\nclient = \"a\"\nserver = \"b\"\n";
-        let e = load_toml(&format!("{base}app = \"reqresp\"\nperiod = \"10000000000s\"\ncount = 4000000\nresponse_bytes = 1\n"), None).unwrap_err();
+        let e = load_toml(&format!("{base}app = \"reqresp\"\nperiod = \"10000000000s\"\ncount = 4000000\nresponse_bytes = 1\n"), None)
+            .unwrap_err();
         assert_eq!(e.0, "flow[0].count: period × count overflows");
-        let e = load_toml(&format!("{base}app = \"reqresp\"\nperiod = \"1s\"\ncount = 4000000000\nresponse_bytes = 1\n"), None).unwrap_err();
+        let e =
+            load_toml(&format!("{base}app = \"reqresp\"\nperiod = \"1s\"\ncount = 4000000000\nresponse_bytes = 1\n"), None).unwrap_err();
         assert_eq!(e.0, "flow[0].count: more than 10000000 requests");
         let e = load_toml(&format!("{base}start = 1e300\n"), None).unwrap_err();
         assert_eq!(e.0, "flow[0].start: duration is not a finite number");

@@ -25,9 +25,9 @@ use rand::Rng;
 use tcpvideo_model::Time;
 
 use crate::app::bulk::Bulk;
+use crate::app::kind;
 use crate::app::reader::{ReadOutcome, Reader};
 use crate::app::reqresp::{ReqResp, RequestRecord};
-use crate::app::kind;
 use crate::engine::{streams, sub_rng, Event, EventQueue, PacketPool};
 use crate::network::{Network, NodeKind};
 use crate::packet::Packet;
@@ -321,9 +321,7 @@ impl Simulation {
                     };
                     (AppState::Bulk(Bulk::new(*bytes, *close)), s, r)
                 }
-                AppDef::ReqResp { requests } => {
-                    (AppState::ReqResp(ReqResp::new(requests.clone(), start)), 2 * i as u32 + 1, 2 * i as u32)
-                }
+                AppDef::ReqResp { requests } => (AppState::ReqResp(ReqResp::new(requests.clone(), start)), 2 * i as u32 + 1, 2 * i as u32),
             };
             let reader = Reader::new(f.reader.clone(), start);
             for t in reader.pause_ends() {
@@ -334,8 +332,15 @@ impl Simulation {
             }
             q.push(start, Event::App { app: i as u32, kind: kind::START });
             flows.push(FlowRt {
-                client: f.client, server: f.server, start, app, data_sender: sender, data_receiver: receiver,
-                reader, completed_at: None, clamp_packets: None,
+                client: f.client,
+                server: f.server,
+                start,
+                app,
+                data_sender: sender,
+                data_receiver: receiver,
+                reader,
+                completed_at: None,
+                clamp_packets: None,
             });
         }
         if let Some(iv) = sc.record.sample_interval {
@@ -344,9 +349,23 @@ impl Simulation {
         let end = Time::ZERO + sc.duration;
         let eps = (0..2 * flows.len()).map(|_| EpSlot { ep: None, gen: 0, armed: None }).collect();
         Ok(Simulation {
-            sc, net, pool: PacketPool::default(), q, eps, cfgs, flows, out: Vec::with_capacity(64),
-            log: Vec::with_capacity(16), ev_bufs: Vec::new(), events: Vec::new(), flow_samples: Vec::new(),
-            queue_samples: Vec::new(), isns, end, pcap_files, packets_sent: 0,
+            sc,
+            net,
+            pool: PacketPool::default(),
+            q,
+            eps,
+            cfgs,
+            flows,
+            out: Vec::with_capacity(64),
+            log: Vec::with_capacity(16),
+            ev_bufs: Vec::new(),
+            events: Vec::new(),
+            flow_samples: Vec::new(),
+            queue_samples: Vec::new(),
+            isns,
+            end,
+            pcap_files,
+            packets_sent: 0,
         })
     }
 
@@ -409,7 +428,13 @@ impl Simulation {
     fn deliver(&mut self, now: Time, node: u32, p: &Packet) {
         let f = p.flow as usize;
         let Some(flow) = self.flows.get(f) else { return };
-        let ep = if node == flow.client { 2 * f as u32 } else if node == flow.server { 2 * f as u32 + 1 } else { return };
+        let ep = if node == flow.client {
+            2 * f as u32
+        } else if node == flow.server {
+            2 * f as u32 + 1
+        } else {
+            return;
+        };
         if let Some(e) = self.eps[ep as usize].ep.as_mut() {
             e.on_packet(now, p, &mut self.out, &mut self.log);
             self.settle(now, ep);
@@ -615,22 +640,37 @@ impl Simulation {
 
     fn sample(&mut self, now: Time) {
         for (i, fl) in self.flows.iter().enumerate() {
-            let (Some(s), Some(r)) = (self.eps[fl.data_sender as usize].ep.as_ref(), self.eps[fl.data_receiver as usize].ep.as_ref()) else {
+            let (Some(s), Some(r)) = (self.eps[fl.data_sender as usize].ep.as_ref(), self.eps[fl.data_receiver as usize].ep.as_ref())
+            else {
                 continue;
             };
             self.flow_samples.push(FlowSample {
-                t_ns: now.as_nanos(), flow: i as u32, cwnd_bytes: s.cwnd_bytes(), ssthresh_bytes: s.ssthresh_bytes(),
-                srtt_ns: s.srtt().map(|d| d.as_nanos() as u64), bytes_in_flight: s.bytes_in_flight(),
-                bytes_acked: s.stats().bytes_acked, bytes_received: r.stats().bytes_received,
+                t_ns: now.as_nanos(),
+                flow: i as u32,
+                cwnd_bytes: s.cwnd_bytes(),
+                ssthresh_bytes: s.ssthresh_bytes(),
+                srtt_ns: s.srtt().map(|d| d.as_nanos() as u64),
+                bytes_in_flight: s.bytes_in_flight(),
+                bytes_acked: s.stats().bytes_acked,
+                bytes_received: r.stats().bytes_received,
                 peer_window_bytes: s.peer_window_bytes(),
             });
         }
         for (ci, ch) in self.net.channels.iter_mut().enumerate() {
-            if self.net.nodes[ch.from as usize].kind != NodeKind::Router && self.sc.record.sample_interval.is_some() && self.net.nodes.len() > 16 {
+            if self.net.nodes[ch.from as usize].kind != NodeKind::Router
+                && self.sc.record.sample_interval.is_some()
+                && self.net.nodes.len() > 16
+            {
                 continue; // large topologies: sample router queues only
             }
             let (p, b) = ch.queue_at(now);
-            self.queue_samples.push(QueueSample { t_ns: now.as_nanos(), channel: ci as u32, packets: p, bytes: b, tx_bytes: ch.stats.tx_bytes });
+            self.queue_samples.push(QueueSample {
+                t_ns: now.as_nanos(),
+                channel: ci as u32,
+                packets: p,
+                bytes: b,
+                tx_bytes: ch.stats.tx_bytes,
+            });
         }
     }
 
@@ -651,7 +691,11 @@ impl Simulation {
             let c = self.eps[2 * i].ep.as_ref();
             let ss = s.map(|e| *e.stats()).unwrap_or_default();
             let rs = r.map(|e| *e.stats()).unwrap_or_default();
-            let other = self.eps[if fl.data_sender == 2 * i as u32 { 2 * i + 1 } else { 2 * i }].ep.as_ref().map(|e| *e.stats()).unwrap_or_default();
+            let other = self.eps[if fl.data_sender == 2 * i as u32 { 2 * i + 1 } else { 2 * i }]
+                .ep
+                .as_ref()
+                .map(|e| *e.stats())
+                .unwrap_or_default();
             let fct = fl.completed_at.map(|t| t.saturating_since(fl.start).as_nanos() as u64);
             let until = fl.completed_at.unwrap_or(end);
             let active = until.saturating_since(fl.start).as_nanos() as f64;
@@ -671,8 +715,12 @@ impl Simulation {
                 retrans_timeout: ss.retrans_timeout,
                 rto_count: ss.rto_count,
                 retrans_tlp: ss.retrans_tlp,
-                retrans_both_directions: ss.retrans_fast + ss.retrans_timeout + ss.retrans_tlp
-                    + other.retrans_fast + other.retrans_timeout + other.retrans_tlp,
+                retrans_both_directions: ss.retrans_fast
+                    + ss.retrans_timeout
+                    + ss.retrans_tlp
+                    + other.retrans_fast
+                    + other.retrans_timeout
+                    + other.retrans_tlp,
                 srtt_end_ns: s.and_then(|e| e.srtt()).map(|d| d.as_nanos() as u64),
                 min_rtt_ns: ss.min_rtt.map(|d| d.as_nanos() as u64),
                 handshake_rtt_ns: c.and_then(|e| e.stats().handshake_rtt).map(|d| d.as_nanos() as u64),
@@ -692,12 +740,19 @@ impl Simulation {
             let to = self.net.nodes[ch.to as usize].name.clone();
             channels.push((link.name.clone(), from.clone(), to.clone()));
             links.push(LinkMetrics {
-                link: link.name.clone(), from, to,
-                rate_bps: ch.rate.bits_per_sec, delay_ns: ch.delay.as_nanos() as u64,
-                tx_packets: st.tx_packets, tx_bytes: st.tx_bytes, queue_drops: st.queue_drops, loss_drops: st.loss_drops,
+                link: link.name.clone(),
+                from,
+                to,
+                rate_bps: ch.rate.bits_per_sec,
+                delay_ns: ch.delay.as_nanos() as u64,
+                tx_packets: st.tx_packets,
+                tx_bytes: st.tx_bytes,
+                queue_drops: st.queue_drops,
+                loss_drops: st.loss_drops,
                 mean_queue_packets: (st.wait_ns - wa) as f64 / dur_ns,
                 mean_queue_bytes: (st.wait_byte_ns - wba) as f64 / dur_ns,
-                max_queue_packets: st.max_queue_packets, max_queue_bytes: st.max_queue_bytes,
+                max_queue_packets: st.max_queue_packets,
+                max_queue_bytes: st.max_queue_bytes,
                 utilization: st.tx_bytes as f64 * 8e9 / (ch.rate.bits_per_sec as f64 * dur_ns),
             });
         }
@@ -708,11 +763,21 @@ impl Simulation {
             }
         }
         Ok(Results {
-            scenario: self.sc.name.clone(), seed: self.sc.seed, duration_ns: self.sc.duration.as_nanos() as u64,
-            flows, links, events: std::mem::take(&mut self.events), flow_samples: std::mem::take(&mut self.flow_samples),
-            queue_samples: std::mem::take(&mut self.queue_samples), requests, channels, pcap_files: self.pcap_files.clone(),
+            scenario: self.sc.name.clone(),
+            seed: self.sc.seed,
+            duration_ns: self.sc.duration.as_nanos() as u64,
+            flows,
+            links,
+            events: std::mem::take(&mut self.events),
+            flow_samples: std::mem::take(&mut self.flow_samples),
+            queue_samples: std::mem::take(&mut self.queue_samples),
+            requests,
+            channels,
+            pcap_files: self.pcap_files.clone(),
             node_names: self.sc.nodes.iter().map(|n| n.name.clone()).collect(),
-            events_processed: self.q.processed, packets_sent: self.packets_sent, unroutable: self.net.unroutable,
+            events_processed: self.q.processed,
+            packets_sent: self.packets_sent,
+            unroutable: self.net.unroutable,
         })
     }
 }

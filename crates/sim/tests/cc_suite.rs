@@ -18,7 +18,7 @@
 //! (tens of simulated seconds at up to 100 Mbit/s): run them in release mode,
 //! `cargo test -p tcpvideo-sim --release --test cc_suite -- --nocapture`, which prints the numbers.
 
-use tcpvideo_model::cc::{ALGORITHMS, ParamInfo};
+use tcpvideo_model::cc::{ParamInfo, ALGORITHMS};
 use tcpvideo_sim::scenario::load_toml;
 use tcpvideo_sim::sim::{run_scenario, FlowMetrics, LinkMetrics, Results};
 
@@ -64,7 +64,11 @@ impl Path {
         let n_bottlenecks = if self.shared { 1 } else { self.flows.len() };
         let router = |side: u32, k: usize| if self.shared { format!("r{side}") } else { format!("r{side}_{k}") };
         for k in 0..n_bottlenecks {
-            t += &format!("[[node]]\nname = \"{}\"\nkind = \"router\"\n[[node]]\nname = \"{}\"\nkind = \"router\"\n", router(1, k), router(2, k));
+            t += &format!(
+                "[[node]]\nname = \"{}\"\nkind = \"router\"\n[[node]]\nname = \"{}\"\nkind = \"router\"\n",
+                router(1, k),
+                router(2, k)
+            );
         }
         for i in 0..self.flows.len() {
             t += &format!("[[node]]\nname = \"s{i}\"\n[[node]]\nname = \"c{i}\"\n");
@@ -73,7 +77,11 @@ impl Path {
             let name = if self.shared { "bottleneck".to_string() } else { format!("bottleneck{k}") };
             t += &format!(
                 "\n[[link]]\nname = \"{name}\"\na = \"{}\"\nb = \"{}\"\nrate = \"{}Mbps\"\ndelay = \"{}ms\"\nqueue = {}\n",
-                router(1, k), router(2, k), self.rate_mbps, self.bottleneck_delay_ms, self.queue_packets
+                router(1, k),
+                router(2, k),
+                self.rate_mbps,
+                self.bottleneck_delay_ms,
+                self.queue_packets
             );
             if let Some(p) = self.loss {
                 // Loss on the data direction only (the wireless hop of seed 001 loses data frames).
@@ -84,9 +92,13 @@ impl Path {
             let k = if self.shared { 0 } else { i };
             t += &format!(
                 "[[link]]\nname = \"a{i}\"\na = \"s{i}\"\nb = \"{}\"\nrate = \"10Gbps\"\ndelay = \"{}ms\"\nqueue = 10000\n",
-                router(1, k), f.access_delay_ms
+                router(1, k),
+                f.access_delay_ms
             );
-            t += &format!("[[link]]\nname = \"b{i}\"\na = \"{}\"\nb = \"c{i}\"\nrate = \"10Gbps\"\ndelay = \"0ms\"\nqueue = 10000\n", router(2, k));
+            t += &format!(
+                "[[link]]\nname = \"b{i}\"\na = \"{}\"\nb = \"c{i}\"\nrate = \"10Gbps\"\ndelay = \"0ms\"\nqueue = 10000\n",
+                router(2, k)
+            );
         }
         for (i, f) in self.flows.iter().enumerate() {
             t += &format!(
@@ -420,8 +432,11 @@ fn cubic_beta_override_sets_the_per_flow_multiplicative_decrease() {
         // 10 ms apart, so it may under-estimate the window at the loss by up to a sample's growth).
         let w = samples[..first].iter().map(|s| s.cwnd_bytes).max().unwrap() as f64;
         let ratio = samples[first].ssthresh_bytes as f64 / w;
-        println!("cubic flow {flow}: cwnd before loss {:.0} seg, ssthresh {} seg, ratio {ratio:.3} (beta {beta})", w / 1448.0, samples[first].ssthresh_bytes / 1448);
+        println!(
+            "cubic flow {flow}: cwnd before loss {:.0} seg, ssthresh {} seg, ratio {ratio:.3} (beta {beta})",
+            w / 1448.0,
+            samples[first].ssthresh_bytes / 1448
+        );
         assert!((ratio - beta).abs() <= 0.08, "flow {flow}: ssthresh/cwnd {ratio:.3}, beta {beta}");
     }
 }
-

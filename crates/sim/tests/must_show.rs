@@ -43,8 +43,7 @@ fn assert_not_malformed(pcap: &Path) {
 
 /// Server — router — client; the WAN link (router→client) may be lossy; pcap at the server.
 fn path(rate: &str, loss: &str, flow: &str, extra: &str) -> String {
-    common::Path { rate, queue: 200, wan_extra: loss, flow, pcap_at: ("access", "server"), record_extra: extra }
-        .toml()
+    common::Path { rate, queue: 200, wan_extra: loss, flow, pcap_at: ("access", "server"), record_extra: extra }.toml()
 }
 
 #[test]
@@ -108,7 +107,11 @@ pcap_timestamps = "ns"
     let r = run(text, Some(11), &d);
     let pcap = &r.pcap_files[0];
     assert_not_malformed(pcap);
-    let rows = tshark(pcap, "tcp.analysis.initial_rtt && tcp.flags.syn == 0 && ip.dst == 10.0.0.1 && tcp.len == 0", &["ip.src", "tcp.analysis.initial_rtt"]);
+    let rows = tshark(
+        pcap,
+        "tcp.analysis.initial_rtt && tcp.flags.syn == 0 && ip.dst == 10.0.0.1 && tcp.len == 0",
+        &["ip.src", "tcp.analysis.initial_rtt"],
+    );
     let mut seen = std::collections::BTreeMap::new();
     for row in rows {
         let mut it = row.split('\t');
@@ -130,7 +133,9 @@ pcap_timestamps = "ns"
 
 fn bottleneck_utilisation(r: &Results, link: &str, from: &str, t0: f64, t1: f64) -> f64 {
     let ci = r.channels.iter().position(|c| c.0 == link && c.1 == from).expect("channel");
-    let at = |t: f64| r.queue_samples.iter().find(|s| s.channel == ci as u32 && (s.t_ns as f64 / 1e9 - t).abs() < 1e-6).expect("sample").tx_bytes;
+    let at = |t: f64| {
+        r.queue_samples.iter().find(|s| s.channel == ci as u32 && (s.t_ns as f64 / 1e9 - t).abs() < 1e-6).expect("sample").tx_bytes
+    };
     let rate = r.links[ci].rate_bps as f64;
     (at(t1) - at(t0)) as f64 * 8.0 / (rate * (t1 - t0))
 }
@@ -235,7 +240,10 @@ fn after_an_idle_period_the_next_burst_starts_from_the_restart_window() {
     let restarts: Vec<u64> = r
         .events
         .iter()
-        .filter_map(|e| match e { TcpLogEvent::RestartAfterIdle { from_node: 0, cwnd_bytes, .. } => Some(*cwnd_bytes), _ => None })
+        .filter_map(|e| match e {
+            TcpLogEvent::RestartAfterIdle { from_node: 0, cwnd_bytes, .. } => Some(*cwnd_bytes),
+            _ => None,
+        })
         .collect();
     assert_eq!(restarts.len(), 2, "bursts 2 and 3 restart: {restarts:?}");
     assert!(restarts.iter().all(|&w| w == 10 * 1448), "restart window = IW10: {restarts:?}");
@@ -245,7 +253,10 @@ fn after_an_idle_period_the_next_burst_starts_from_the_restart_window() {
         let pcap = &r.pcap_files[0];
         let req = r.requests[1].1.sent_at.unwrap().as_secs_f64();
         let arrive = req + 0.020; // one way: 19 ms + 1 ms
-        let n = count(pcap, &format!("ip.src == 10.0.0.1 && tcp.len > 0 && frame.time_epoch >= {:.6} && frame.time_epoch < {:.6}", arrive, arrive + 0.039));
+        let n = count(
+            pcap,
+            &format!("ip.src == 10.0.0.1 && tcp.len > 0 && frame.time_epoch >= {:.6} && frame.time_epoch < {:.6}", arrive, arrive + 0.039),
+        );
         assert_eq!(n, 10, "segments in the first RTT of burst 2");
     }
 }
@@ -313,8 +324,17 @@ fn bad_input_fails_with_one_line_naming_the_field() {
         (good.replace("delay = \"19ms\"", "delay = \"19ms\"\ncolour = \"red\""), "link[1].colour: unknown field `colour`"),
         (good.replace("rate = \"20Mbps\"", "rate = \"-20Mbps\""), "link[1].rate: negative rate"),
         (good.replace("a = \"router\"\nb = \"client\"", "a = \"router\"\nb = \"r9\""), "link[1].b: unknown node \"r9\""),
-        (good.replace("[[flow]]\nclient = \"client\"", "[[node]]\nname = \"island\"\n[[flow]]\nclient = \"island\""), "flow[0].server: no route from \"island\" to \"server\""),
-        (good.replace("[[flow]]\nclient = \"client\"\nserver = \"server\"", "[[flow]]\nclient = \"client\"\nserver = \"server\"\ntcp = { cc = \"nosuch\" }"), "flow[0].tcp.cc: unknown congestion control"),
+        (
+            good.replace("[[flow]]\nclient = \"client\"", "[[node]]\nname = \"island\"\n[[flow]]\nclient = \"island\""),
+            "flow[0].server: no route from \"island\" to \"server\"",
+        ),
+        (
+            good.replace(
+                "[[flow]]\nclient = \"client\"\nserver = \"server\"",
+                "[[flow]]\nclient = \"client\"\nserver = \"server\"\ntcp = { cc = \"nosuch\" }",
+            ),
+            "flow[0].tcp.cc: unknown congestion control",
+        ),
     ];
     for (text, want) in cases {
         let e = load_toml(&text, None).expect_err(want).0;

@@ -31,14 +31,16 @@ fn synthetic(path: &str, res: TsResolution, snaplen: u32) {
     syn.flags = flags::SYN;
     syn.seq = 1000;
     syn.window = 64240;
-    syn.options = TcpOptions { mss: Some(1460), window_scale: Some(7), sack_permitted: true, timestamps: Some((77, 0)), ..Default::default() };
+    syn.options =
+        TcpOptions { mss: Some(1460), window_scale: Some(7), sack_permitted: true, timestamps: Some((77, 0)), ..Default::default() };
     w.write(Time::from_millis(1), &syn).unwrap();
     let mut synack = packet(1, 0, 0);
     (synack.src_port, synack.dst_port) = (syn.dst_port, syn.src_port);
     synack.flags = flags::SYN | flags::ACK;
     synack.seq = 5000;
     synack.ack = 1001;
-    synack.options = TcpOptions { mss: Some(1460), window_scale: Some(9), sack_permitted: true, timestamps: Some((88, 77)), ..Default::default() };
+    synack.options =
+        TcpOptions { mss: Some(1460), window_scale: Some(9), sack_permitted: true, timestamps: Some((88, 77)), ..Default::default() };
     w.write(Time::from_millis(51), &synack).unwrap();
     let mut data = packet(0, 1, 1448);
     data.seq = 1001;
@@ -68,7 +70,19 @@ fn tshark_decodes_synthetic_frames_without_malformed_packets() {
         let path = path.to_str().unwrap();
         synthetic(path, res, snap);
         assert_eq!(fields(path, &["-Y", "_ws.malformed || _ws.expert.severity >= \"error\""], &["frame.number"]), "");
-        let out = fields(path, &[], &["tcp.options.mss_val", "tcp.options.wscale.shift", "tcp.options.sack_perm", "tcp.options.timestamp.tsval", "tcp.options.sack_le", "tcp.len", "ip.checksum.status"]);
+        let out = fields(
+            path,
+            &[],
+            &[
+                "tcp.options.mss_val",
+                "tcp.options.wscale.shift",
+                "tcp.options.sack_perm",
+                "tcp.options.timestamp.tsval",
+                "tcp.options.sack_le",
+                "tcp.len",
+                "ip.checksum.status",
+            ],
+        );
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 4);
         assert!(lines[0].starts_with("1460\t7\t"), "{}", lines[0]);

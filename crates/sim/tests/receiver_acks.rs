@@ -42,7 +42,6 @@ fn scenario() -> String {
     .toml()
 }
 
-
 /// The TCP fields of one captured frame that the check needs.
 struct Seg {
     from_client: bool,

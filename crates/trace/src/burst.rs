@@ -30,16 +30,7 @@ impl BurstTracker {
     /// Feed one data packet; returns the burst it closed, if that run qualified.
     #[inline]
     #[allow(clippy::too_many_arguments)] // per-packet hot path: plain values, no struct to build
-    pub fn on_data(
-        &mut self,
-        t: u64,
-        len: u32,
-        seq_lo: u64,
-        seq_hi: u64,
-        frame: FrameType,
-        gap_ns: u64,
-        min_pkts: u32,
-    ) -> Option<Burst> {
+    pub fn on_data(&mut self, t: u64, len: u32, seq_lo: u64, seq_hi: u64, frame: FrameType, gap_ns: u64, min_pkts: u32) -> Option<Burst> {
         let mut done = None;
         match &mut self.cur {
             Some(b) if t.saturating_sub(b.end_ns) <= gap_ns => {

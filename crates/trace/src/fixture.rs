@@ -246,10 +246,36 @@ impl Conn {
     /// RTT later.
     pub fn handshake(&mut self, rtt_ms: f64) -> &mut Self {
         let sp = self.timestamps;
-        self.emit(Seg { seq: self.c_isn, flags: flags::SYN, window: 65535, mss: Some(1460), wscale: Some(0), sack_perm: true, ts: sp.then_some((1, 0)), ..Default::default() });
-        self.emit(Seg { from_server: true, seq: self.s_isn, ack: self.c_isn.wrapping_add(1), flags: flags::SYN | flags::ACK, window: 65535, mss: Some(1460), wscale: Some(0), sack_perm: true, ts: sp.then_some((1, 1)), ..Default::default() });
+        self.emit(Seg {
+            seq: self.c_isn,
+            flags: flags::SYN,
+            window: 65535,
+            mss: Some(1460),
+            wscale: Some(0),
+            sack_perm: true,
+            ts: sp.then_some((1, 0)),
+            ..Default::default()
+        });
+        self.emit(Seg {
+            from_server: true,
+            seq: self.s_isn,
+            ack: self.c_isn.wrapping_add(1),
+            flags: flags::SYN | flags::ACK,
+            window: 65535,
+            mss: Some(1460),
+            wscale: Some(0),
+            sack_perm: true,
+            ts: sp.then_some((1, 1)),
+            ..Default::default()
+        });
         self.wait_ms(rtt_ms);
-        self.emit(Seg { seq: self.c_isn.wrapping_add(1), ack: self.s_isn.wrapping_add(1), flags: flags::ACK, window: self.client_window, ..Default::default() });
+        self.emit(Seg {
+            seq: self.c_isn.wrapping_add(1),
+            ack: self.s_isn.wrapping_add(1),
+            flags: flags::ACK,
+            window: self.client_window,
+            ..Default::default()
+        });
         self
     }
 
@@ -269,7 +295,15 @@ impl Conn {
     pub fn server_send_bytes(&mut self, data: &[u8]) -> &mut Self {
         let off = self.s_nxt;
         self.s_nxt += data.len() as u64;
-        self.emit(Seg { from_server: true, seq: self.sseq(off), ack: self.cseq(self.s_acked), flags: flags::ACK | flags::PSH, window: self.server_window, payload: data.to_vec(), ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(off),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK | flags::PSH,
+            window: self.server_window,
+            payload: data.to_vec(),
+            ..Default::default()
+        })
     }
 
     /// Server sends `n` full segments of `mss` bytes back to back (1 µs apart).
@@ -286,37 +320,83 @@ impl Conn {
     /// Server (re)sends bytes [off, off+len) — a retransmission when off < s_nxt.
     pub fn server_resend(&mut self, off: u64, len: usize) -> &mut Self {
         self.s_nxt = self.s_nxt.max(off + len as u64);
-        self.emit(Seg { from_server: true, seq: self.sseq(off), ack: self.cseq(self.s_acked), flags: flags::ACK, window: self.server_window, payload: vec![0u8; len], ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(off),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK,
+            window: self.server_window,
+            payload: vec![0u8; len],
+            ..Default::default()
+        })
     }
 
     /// Client acknowledges server data up to stream offset `off`.
     pub fn client_ack(&mut self, off: u64) -> &mut Self {
         self.c_acked = off;
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: self.sseq(off), flags: flags::ACK, window: self.client_window, ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(off),
+            flags: flags::ACK,
+            window: self.client_window,
+            ..Default::default()
+        })
     }
 
     /// Client ACK with SACK blocks (stream offsets, [start, end)).
     pub fn client_ack_sack(&mut self, off: u64, blocks: &[(u64, u64)]) -> &mut Self {
         self.c_acked = off;
         let sack = blocks.iter().map(|&(s, e)| (self.sseq(s), self.sseq(e))).collect();
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: self.sseq(off), flags: flags::ACK, window: self.client_window, sack, ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(off),
+            flags: flags::ACK,
+            window: self.client_window,
+            sack,
+            ..Default::default()
+        })
     }
 
     /// Client ACK with an explicit timestamp echo (for Eifel tests).
     pub fn client_ack_ts(&mut self, off: u64, tsval: u32, tsecr: u32) -> &mut Self {
         self.c_acked = off;
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: self.sseq(off), flags: flags::ACK, window: self.client_window, ts: Some((tsval, tsecr)), ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(off),
+            flags: flags::ACK,
+            window: self.client_window,
+            ts: Some((tsval, tsecr)),
+            ..Default::default()
+        })
     }
 
     /// Server segment with an explicit TSval.
     pub fn server_resend_ts(&mut self, off: u64, len: usize, tsval: u32) -> &mut Self {
         self.s_nxt = self.s_nxt.max(off + len as u64);
-        self.emit(Seg { from_server: true, seq: self.sseq(off), ack: self.cseq(self.s_acked), flags: flags::ACK, window: self.server_window, payload: vec![0u8; len], ts: Some((tsval, 0)), ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(off),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK,
+            window: self.server_window,
+            payload: vec![0u8; len],
+            ts: Some((tsval, 0)),
+            ..Default::default()
+        })
     }
     pub fn server_send_ts(&mut self, len: usize, tsval: u32) -> &mut Self {
         let off = self.s_nxt;
         self.s_nxt += len as u64;
-        self.emit(Seg { from_server: true, seq: self.sseq(off), ack: self.cseq(self.s_acked), flags: flags::ACK, window: self.server_window, payload: vec![0u8; len], ts: Some((tsval, 0)), ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(off),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK,
+            window: self.server_window,
+            payload: vec![0u8; len],
+            ts: Some((tsval, 0)),
+            ..Default::default()
+        })
     }
 
     /// Client sends `len` new bytes (upload).
@@ -326,24 +406,52 @@ impl Conn {
     pub fn client_send_bytes(&mut self, data: &[u8]) -> &mut Self {
         let off = self.c_nxt;
         self.c_nxt += data.len() as u64;
-        self.emit(Seg { seq: self.cseq(off), ack: self.sseq(self.c_acked), flags: flags::ACK | flags::PSH, window: self.client_window, payload: data.to_vec(), ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(off),
+            ack: self.sseq(self.c_acked),
+            flags: flags::ACK | flags::PSH,
+            window: self.client_window,
+            payload: data.to_vec(),
+            ..Default::default()
+        })
     }
     /// Client sends bytes [off, off+len) (out of order or again).
     pub fn client_send_at(&mut self, off: u64, len: usize) -> &mut Self {
         self.c_nxt = self.c_nxt.max(off + len as u64);
-        self.emit(Seg { seq: self.cseq(off), ack: self.sseq(self.c_acked), flags: flags::ACK, window: self.client_window, payload: vec![0u8; len], ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(off),
+            ack: self.sseq(self.c_acked),
+            flags: flags::ACK,
+            window: self.client_window,
+            payload: vec![0u8; len],
+            ..Default::default()
+        })
     }
 
     /// Server acknowledges client data up to `off`.
     pub fn server_ack(&mut self, off: u64) -> &mut Self {
         self.s_acked = off;
-        self.emit(Seg { from_server: true, seq: self.sseq(self.s_nxt), ack: self.cseq(off), flags: flags::ACK, window: self.server_window, ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(self.s_nxt),
+            ack: self.cseq(off),
+            flags: flags::ACK,
+            window: self.server_window,
+            ..Default::default()
+        })
     }
 
     /// Server TCP keep-alive probe (SEG.SEQ = SND.NXT − 1, no data).
     pub fn server_keepalive(&mut self) -> &mut Self {
         let s = self.sseq(self.s_nxt).wrapping_sub(1);
-        self.emit(Seg { from_server: true, seq: s, ack: self.cseq(self.s_acked), flags: flags::ACK, window: self.server_window, ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: s,
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK,
+            window: self.server_window,
+            ..Default::default()
+        })
     }
 
     /// Client advertises `win` (a window update; 0 closes the window).
@@ -354,10 +462,23 @@ impl Conn {
     }
 
     pub fn server_fin(&mut self) -> &mut Self {
-        self.emit(Seg { from_server: true, seq: self.sseq(self.s_nxt), ack: self.cseq(self.s_acked), flags: flags::ACK | flags::FIN, window: self.server_window, ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(self.s_nxt),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK | flags::FIN,
+            window: self.server_window,
+            ..Default::default()
+        })
     }
     pub fn client_fin(&mut self) -> &mut Self {
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: self.sseq(self.c_acked), flags: flags::ACK | flags::FIN, window: self.client_window, ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(self.c_acked),
+            flags: flags::ACK | flags::FIN,
+            window: self.client_window,
+            ..Default::default()
+        })
     }
     pub fn client_rst(&mut self) -> &mut Self {
         self.emit(Seg { seq: self.cseq(self.c_nxt), ack: 0, flags: flags::RST, ..Default::default() })
@@ -438,7 +559,8 @@ impl Conn {
         let mut f = Vec::with_capacity(ip.len() + 24);
         match self.w.link {
             Link::Ethernet | Link::EthernetVlan(_) => {
-                let (sm, dm) = if s.from_server { ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]) } else { ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]) };
+                let (sm, dm) =
+                    if s.from_server { ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]) } else { ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]) };
                 f.extend_from_slice(&dm);
                 f.extend_from_slice(&sm);
                 if let Link::EthernetVlan(v) = self.w.link {

@@ -613,7 +613,8 @@ impl Flow {
                 self.snd.snd_max = end;
             }
         }
-        if let Some(b) = self.bursts[1].on_data(now, p.payload_len, start, end, f, opts.burst_gap.as_nanos() as u64, opts.burst_min_packets) {
+        if let Some(b) = self.bursts[1].on_data(now, p.payload_len, start, end, f, opts.burst_gap.as_nanos() as u64, opts.burst_min_packets)
+        {
             self.out.bursts.push((b, false));
         }
     }
@@ -654,16 +655,8 @@ impl Flow {
             }
             _ => {}
         }
-        let mut rec = RetransOut {
-            ts_ns: now,
-            seq: start,
-            len: (end - start) as u32,
-            kind,
-            prior,
-            frame: f,
-            timeout_type: None,
-            evidence: None,
-        };
+        let mut rec =
+            RetransOut { ts_ns: now, seq: start, len: (end - start) as u32, kind, prior, frame: f, timeout_type: None, evidence: None };
         if kind == RetransKind::Timeout {
             // Evidence known at the time of the timeout.
             let mut ev = TimeoutEvidence { prior_retrans: prior > 0, ..Default::default() };
@@ -795,7 +788,8 @@ impl Flow {
         }
         let f = self.app_feed(0, rel, p, now);
         *frame = f;
-        if let Some(b) = self.bursts[0].on_data(now, p.payload_len, start, end, f, opts.burst_gap.as_nanos() as u64, opts.burst_min_packets) {
+        if let Some(b) = self.bursts[0].on_data(now, p.payload_len, start, end, f, opts.burst_gap.as_nanos() as u64, opts.burst_min_packets)
+        {
             self.out.bursts_up.push((b, disordered));
         }
     }
@@ -832,11 +826,13 @@ impl Flow {
             if e <= s {
                 continue;
             }
-            let dsack = k == 0 && (e <= ack || blocks.get(1).is_some_and(|&(s2, e2)| {
-                let s2 = unwrap(s2, base, snd.snd_max).max(0) as u64;
-                let e2 = unwrap(e2, base, snd.snd_max).max(0) as u64;
-                s >= s2 && e <= e2
-            }));
+            let dsack = k == 0
+                && (e <= ack
+                    || blocks.get(1).is_some_and(|&(s2, e2)| {
+                        let s2 = unwrap(s2, base, snd.snd_max).max(0) as u64;
+                        let e2 = unwrap(e2, base, snd.snd_max).max(0) as u64;
+                        s >= s2 && e <= e2
+                    }));
             if dsack {
                 for pt in self.pending.iter_mut() {
                     if s < pt.end && e > pt.start {

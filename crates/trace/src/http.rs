@@ -253,11 +253,7 @@ fn parse_head(h: &[u8]) -> Option<(Head, Body)> {
     if !parts.next()?.starts_with("HTTP/1") || !method.bytes().all(|b| b.is_ascii_uppercase()) {
         return None;
     }
-    let body = if chunked {
-        Body::Chunked
-    } else {
-        cl.map(Body::Length).unwrap_or(Body::None)
-    };
+    let body = if chunked { Body::Chunked } else { cl.map(Body::Length).unwrap_or(Body::None) };
     Some((Head::Request { method: method.to_string(), path: target.to_string() }, body))
 }
 
@@ -278,8 +274,8 @@ pub fn channel_from_path(target: &str) -> String {
         path
     };
     let last = path.rsplit('/').next().unwrap_or("");
-    let is_seg = [".ts", ".m4s", ".aac", ".mp4", ".m4a", ".m4v"].iter().any(|e| last.ends_with(e))
-        && last.bytes().any(|b| b.is_ascii_digit());
+    let is_seg =
+        [".ts", ".m4s", ".aac", ".mp4", ".m4a", ".m4v"].iter().any(|e| last.ends_with(e)) && last.bytes().any(|b| b.is_ascii_digit());
     // Without the leading '/', so "/live/ch1.flv" and the RTMP "live/ch1" give the same key.
     let key = if is_seg { path[..path.len() - last.len()].trim_end_matches('/') } else { path.trim_end_matches(".flv") };
     key.trim_start_matches('/').to_string()
@@ -302,10 +298,10 @@ mod tests {
         let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789";
         s.feed(0, &resp[..20], 10, &mut idx, &mut ev);
         s.feed(20, &resp[20..], 20, &mut idx, &mut ev);
-        assert_eq!(ev, vec![
-            HttpEvent::Head { head: Head::Response { status: 200 }, t_first: 10, t: 20 },
-            HttpEvent::End { t: 20, body_bytes: 10 }
-        ]);
+        assert_eq!(
+            ev,
+            vec![HttpEvent::Head { head: Head::Response { status: 200 }, t_first: 10, t: 20 }, HttpEvent::End { t: 20, body_bytes: 10 }]
+        );
     }
 
     #[test]

@@ -40,8 +40,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use output::{
-    Analysis, BurstRecord, DecodeStats, FlowRecord, FrameTypeStats, HttpRecord, PairingStats, RetransRecord,
-    RttBucket, StallRecord, Summary,
+    Analysis, BurstRecord, DecodeStats, FlowRecord, FrameTypeStats, HttpRecord, PairingStats, RetransRecord, RttBucket, StallRecord,
+    Summary,
 };
 pub use retrans::{RetransKind, TimeoutType};
 pub use stall::StallKind;

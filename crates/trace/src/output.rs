@@ -240,7 +240,13 @@ fn clip(s: u64, e: u64, lo: u64, hi: u64) -> u64 {
     e.min(hi).saturating_sub(s.max(lo))
 }
 
-pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadStats, decode: DecodeStats, warnings: Vec<Warning>) -> Analysis {
+pub(crate) fn build(
+    mut flows: Vec<FlowOut>,
+    opts: &AnalyzeOptions,
+    read: ReadStats,
+    decode: DecodeStats,
+    warnings: Vec<Warning>,
+) -> Analysis {
     flows.sort_by_key(|a| (a.start_ns, a.key));
     let mut a = Analysis {
         flows: Vec::with_capacity(flows.len()),
@@ -485,10 +491,8 @@ fn pair_channels(a: &mut Analysis, window: u64) {
     for (_, (ups, downs)) in chans.iter().filter(|(_, (u, d))| !u.is_empty() && !d.is_empty()) {
         p.channels += 1;
         // Download stalls of the channel sorted by start.
-        let mut ds: Vec<(u64, usize)> = downs
-            .iter()
-            .flat_map(|f| by_flow.get(f).into_iter().flatten().map(|&i| (a.stalls[i].start_ns, i)))
-            .collect();
+        let mut ds: Vec<(u64, usize)> =
+            downs.iter().flat_map(|f| by_flow.get(f).into_iter().flatten().map(|&i| (a.stalls[i].start_ns, i))).collect();
         ds.sort_unstable();
         for u in ups {
             for &i in by_flow.get(u).into_iter().flatten() {

@@ -186,16 +186,8 @@ struct Batch {
 }
 
 /// Run the analysis over readers (one after the other).
-pub(crate) fn run(
-    readers: Vec<Reader<'_>>,
-    opts: &AnalyzeOptions,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<Analysis, TraceError> {
-    let threads = if opts.threads == 0 {
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-    } else {
-        opts.threads
-    };
+pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(dyn Fn(Progress) + Sync)) -> Result<Analysis, TraceError> {
+    let threads = if opts.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { opts.threads };
     let mut dstats = DecodeStats::default();
     let mut rstats = ReadStats::default();
     let mut warnings: Vec<Warning> = Vec::new();
@@ -247,26 +239,29 @@ pub(crate) fn run(
                 txs.push(tx);
                 recycle_rx.push(rrx);
                 let b = std::thread::Builder::new().name("trace-worker".into());
-                handles.push(b.spawn_scoped(scope, move || {
-                    let mut table = FlowTable::new(opts);
-                    for mut b in rx {
-                        for it in &b.items {
-                            let mut p = it.pkt;
-                            let o = it.poff as usize;
-                            let po = o + it.olen as usize;
-                            decode::parse_options(&b.arena[o..po], &mut p.opts);
-                            let payload: &[u8] = &b.arena[po..po + it.plen as usize];
-                            p.payload = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
-                            // SAFETY: `p` does not outlive this iteration; the arena is alive
-                            // and unmodified until the batch is cleared below.
-                            table.process(&p, it.ts);
+                handles.push(
+                    b.spawn_scoped(scope, move || {
+                        let mut table = FlowTable::new(opts);
+                        for mut b in rx {
+                            for it in &b.items {
+                                let mut p = it.pkt;
+                                let o = it.poff as usize;
+                                let po = o + it.olen as usize;
+                                decode::parse_options(&b.arena[o..po], &mut p.opts);
+                                let payload: &[u8] = &b.arena[po..po + it.plen as usize];
+                                p.payload = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
+                                // SAFETY: `p` does not outlive this iteration; the arena is alive
+                                // and unmodified until the batch is cleared below.
+                                table.process(&p, it.ts);
+                            }
+                            b.items.clear();
+                            b.arena.clear();
+                            let _ = rtx.send(b);
                         }
-                        b.items.clear();
-                        b.arena.clear();
-                        let _ = rtx.send(b);
-                    }
-                    table.finish()
-                }).expect("spawn analysis worker"));
+                        table.finish()
+                    })
+                    .expect("spawn analysis worker"),
+                );
             }
             let hasher = Hasher::default();
             let mut batches: Vec<Batch> = (0..workers).map(|_| Batch::default()).collect();
@@ -283,11 +278,7 @@ pub(crate) fn run(
                         match decode::decode_deferred(raw.linktype, raw.data) {
                             Ok((p, raw_opts)) => {
                                 dstats.tcp += 1;
-                                let w = if workers == 1 {
-                                    0
-                                } else {
-                                    (hasher.hash_one(FlowKey::of(&p)) % workers as u64) as usize
-                                };
+                                let w = if workers == 1 { 0 } else { (hasher.hash_one(FlowKey::of(&p)) % workers as u64) as usize };
                                 let b = &mut batches[w];
                                 let poff = b.arena.len() as u32;
                                 b.arena.extend_from_slice(raw_opts);

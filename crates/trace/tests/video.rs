@@ -109,7 +109,7 @@ fn timeout_inside_an_i_frame_counts_for_i() {
     let (flv, _) = flv_stream(4);
     body.extend_from_slice(&flv);
     send_acked(&mut c, &body[..8 * MSS], 40.0); // first window fine (header + I frame)
-    // Second window: 8 segments, all in the I frame; the first is lost, others' dupacks lost.
+                                                // Second window: 8 segments, all in the I frame; the first is lost, others' dupacks lost.
     let base = 8 * MSS;
     for k in 0..8 {
         c.server_send_bytes(&body[base + k * MSS..base + (k + 1) * MSS]);

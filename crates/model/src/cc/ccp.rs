@@ -61,10 +61,14 @@ use super::reno::SegmentWindow;
 use super::{AckEvent, AlgorithmInfo, AppInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
 use crate::units::{Bandwidth, Time};
 
-pub const KP: ParamInfo = ParamInfo { name: "kp", default: 2.0, unit: "-", doc: "proportional gain Kp of cwnd = [Kp(B - x) - in_flight]/2 (stable below 3)" };
-pub const STORAGE: ParamInfo = ParamInfo { name: "storage_segments", default: 0.0, unit: "segments", doc: "path storage B; 0 = estimate as capacity * max RTT" };
-pub const CAPACITY_WIN: ParamInfo = ParamInfo { name: "capacity_win_rounds", default: 10.0, unit: "rounds", doc: "window of the ACK-dispersion capacity max filter" };
-pub const MIN_CWND: ParamInfo = ParamInfo { name: "min_cwnd", default: 2.0, unit: "segments", doc: "smallest window the control law may set" };
+pub const KP: ParamInfo =
+    ParamInfo { name: "kp", default: 2.0, unit: "-", doc: "proportional gain Kp of cwnd = [Kp(B - x) - in_flight]/2 (stable below 3)" };
+pub const STORAGE: ParamInfo =
+    ParamInfo { name: "storage_segments", default: 0.0, unit: "segments", doc: "path storage B; 0 = estimate as capacity * max RTT" };
+pub const CAPACITY_WIN: ParamInfo =
+    ParamInfo { name: "capacity_win_rounds", default: 10.0, unit: "rounds", doc: "window of the ACK-dispersion capacity max filter" };
+pub const MIN_CWND: ParamInfo =
+    ParamInfo { name: "min_cwnd", default: 2.0, unit: "segments", doc: "smallest window the control law may set" };
 
 pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, MIN_CWND];
 
@@ -418,7 +422,8 @@ pub(crate) mod tests {
         // Lose one segment well after convergence (~2.9 s at ~1730 segments/s): over the next
         // second the window stays where the loss-free run has it. Reno would halve (~38).
         let span = |t: &Vec<(Time, u64)>| {
-            let w: Vec<u64> = t.iter().filter(|x| x.0 >= Time::from_millis(2800) && x.0 < Time::from_millis(3800)).map(|x| x.1 / MSS).collect();
+            let w: Vec<u64> =
+                t.iter().filter(|x| x.0 >= Time::from_millis(2800) && x.0 < Time::from_millis(3800)).map(|x| x.1 / MSS).collect();
             (*w.iter().min().unwrap(), w.iter().sum::<u64>() as f64 / w.len() as f64)
         };
         let ((clean_min, clean_mean), (lossy_min, lossy_mean)) = (span(&clean), span(&lossy));

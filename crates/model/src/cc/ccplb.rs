@@ -30,9 +30,12 @@
 use super::ccp::{CcpCore, CcpFamily, Variant, CAPACITY_WIN, KP, MIN_CWND, STORAGE};
 use super::{AlgorithmInfo, AppInfo, ParamInfo, Params};
 
-pub const POB: ParamInfo = ParamInfo { name: "pob_segments", default: 448.0, unit: "segments", doc: "playout buffer size POB (seed 001: 448, 897, 1345 packets)" };
-pub const POB_RATE: ParamInfo = ParamInfo { name: "pob_rate", default: 1.0, unit: "-", doc: "POBRate: window adds POB/POBRate (CCPLB(x) in seed 001)" };
-pub const POB_FROM_APP: ParamInfo = ParamInfo { name: "pob_from_app", default: 0.0, unit: "bool", doc: "1 = POB from the app's playout-buffer report x video rate" };
+pub const POB: ParamInfo =
+    ParamInfo { name: "pob_segments", default: 448.0, unit: "segments", doc: "playout buffer size POB (seed 001: 448, 897, 1345 packets)" };
+pub const POB_RATE: ParamInfo =
+    ParamInfo { name: "pob_rate", default: 1.0, unit: "-", doc: "POBRate: window adds POB/POBRate (CCPLB(x) in seed 001)" };
+pub const POB_FROM_APP: ParamInfo =
+    ParamInfo { name: "pob_from_app", default: 0.0, unit: "bool", doc: "1 = POB from the app's playout-buffer report x video rate" };
 
 pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, MIN_CWND, POB, POB_RATE, POB_FROM_APP];
 
@@ -135,10 +138,18 @@ mod tests {
         p.0.insert("pob_from_app".into(), 1.0);
         let mut lb = Lb::new(&p, MSS);
         // 2 s of a 5.792 Mbit/s video = 1 448 000 bytes = 1000 segments.
-        lb.on_app_info(&AppInfo { video_rate: Some(Bandwidth::from_bps(5_792_000)), playout_buffer: Some(Duration::from_secs(2)), playout_buffer_rate: Some(0.5) });
+        lb.on_app_info(&AppInfo {
+            video_rate: Some(Bandwidth::from_bps(5_792_000)),
+            playout_buffer: Some(Duration::from_secs(2)),
+            playout_buffer_rate: Some(0.5),
+        });
         assert_eq!(lb.pob_segments, 1000.0);
         let mut fixed = Lb::new(&Params::default(), MSS);
-        fixed.on_app_info(&AppInfo { video_rate: Some(Bandwidth::from_mbps(5)), playout_buffer: Some(Duration::from_secs(2)), playout_buffer_rate: None });
+        fixed.on_app_info(&AppInfo {
+            video_rate: Some(Bandwidth::from_mbps(5)),
+            playout_buffer: Some(Duration::from_secs(2)),
+            playout_buffer_rate: None,
+        });
         assert_eq!(fixed.pob_segments, 448.0, "paper default ignores the fill level");
     }
 }

@@ -23,7 +23,12 @@ use super::ccp::{CcpCore, CcpFamily, Variant, CAPACITY_WIN, KP, MIN_CWND, STORAG
 use super::{AlgorithmInfo, AppInfo, ParamInfo, Params};
 use crate::units::Bandwidth;
 
-pub const VIDEO_RATE: ParamInfo = ParamInfo { name: "video_rate_mbps", default: 0.0, unit: "Mbit/s", doc: "video rendering rate if the application reports none (0 = none)" };
+pub const VIDEO_RATE: ParamInfo = ParamInfo {
+    name: "video_rate_mbps",
+    default: 0.0,
+    unit: "Mbit/s",
+    doc: "video rendering rate if the application reports none (0 = none)",
+};
 
 pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, MIN_CWND, VIDEO_RATE];
 

@@ -267,7 +267,8 @@ pub enum CcError {
 }
 
 /// Every algorithm tcpvideo provides.
-pub static ALGORITHMS: &[AlgorithmInfo] = &[reno::INFO, cubic::INFO, bic::INFO, bbr::INFO, compound::INFO, ccp::INFO, ccplca::INFO, ccplb::INFO, vegas::INFO];
+pub static ALGORITHMS: &[AlgorithmInfo] =
+    &[reno::INFO, cubic::INFO, bic::INFO, bbr::INFO, compound::INFO, ccp::INFO, ccplca::INFO, ccplb::INFO, vegas::INFO];
 
 /// Look an algorithm up by name (case-insensitive).
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
@@ -276,9 +277,8 @@ pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
 
 /// Build an algorithm by name with parameter overrides, rejecting unknown names and parameters.
 pub fn build(name: &str, config: &CcConfig, params: &Params) -> Result<Box<dyn CongestionControl>, CcError> {
-    let info = find(name).ok_or_else(|| {
-        CcError::UnknownAlgorithm(name.to_string(), ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", "))
-    })?;
+    let info = find(name)
+        .ok_or_else(|| CcError::UnknownAlgorithm(name.to_string(), ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")))?;
     for key in params.0.keys() {
         if !info.params.iter().any(|p| p.name == key) {
             return Err(CcError::UnknownParam {

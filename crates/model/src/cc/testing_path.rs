@@ -58,12 +58,25 @@ struct Seg {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    Start { flow: usize },
-    Arrive { flow: usize, seg: Seg },
-    Ack { flow: usize, seg: Seg },
+    Start {
+        flow: usize,
+    },
+    Arrive {
+        flow: usize,
+        seg: Seg,
+    },
+    Ack {
+        flow: usize,
+        seg: Seg,
+    },
     /// The pacer allows the next segment.
-    Send { flow: usize },
-    Rto { flow: usize, gen: u64 },
+    Send {
+        flow: usize,
+    },
+    Rto {
+        flow: usize,
+        gen: u64,
+    },
 }
 
 struct Scheduled {
@@ -132,8 +145,60 @@ pub struct PathFlow<H> {
 
 impl<H> PathFlow<H> {
     fn map_cc<H2>(self, f: impl FnOnce(H) -> H2) -> PathFlow<H2> {
-        let PathFlow { cc, propagation_rtt, drop_tx, sent, delivered, in_flight, drops, losses, congestion_events, rtos, in_recovery, last_rtt, recovery_end_tx, undetected, retransmit_pending, in_network, delivered_time, first_sent_time, srtt, min_rtt, next_send, send_armed, rto_gen, rto_armed, started } = self;
-        PathFlow { cc: f(cc), propagation_rtt, drop_tx, sent, delivered, in_flight, drops, losses, congestion_events, rtos, in_recovery, last_rtt, recovery_end_tx, undetected, retransmit_pending, in_network, delivered_time, first_sent_time, srtt, min_rtt, next_send, send_armed, rto_gen, rto_armed, started }
+        let PathFlow {
+            cc,
+            propagation_rtt,
+            drop_tx,
+            sent,
+            delivered,
+            in_flight,
+            drops,
+            losses,
+            congestion_events,
+            rtos,
+            in_recovery,
+            last_rtt,
+            recovery_end_tx,
+            undetected,
+            retransmit_pending,
+            in_network,
+            delivered_time,
+            first_sent_time,
+            srtt,
+            min_rtt,
+            next_send,
+            send_armed,
+            rto_gen,
+            rto_armed,
+            started,
+        } = self;
+        PathFlow {
+            cc: f(cc),
+            propagation_rtt,
+            drop_tx,
+            sent,
+            delivered,
+            in_flight,
+            drops,
+            losses,
+            congestion_events,
+            rtos,
+            in_recovery,
+            last_rtt,
+            recovery_end_tx,
+            undetected,
+            retransmit_pending,
+            in_network,
+            delivered_time,
+            first_sent_time,
+            srtt,
+            min_rtt,
+            next_send,
+            send_armed,
+            rto_gen,
+            rto_armed,
+            started,
+        }
     }
 }
 

@@ -42,22 +42,10 @@ pub enum DeliveryMode {
 /// The registry: every name `from_name` accepts, with a one-line description.
 pub const MODES: &[(&str, &str)] = &[
     ("bulk", "no throttling after startup"),
-    (
-        "baseline",
-        "ustreamer application pacing: 64 kB writes, tokens at 1.25 x rate, 100 ms timer floor",
-    ),
-    (
-        "shrunk-block",
-        "ustreamer application pacing with 16 kB writes",
-    ),
-    (
-        "trickle",
-        "cwnd clamp 1.2 x rtt x rate / MSS, lifted while behind, floor 10 packets + write throttle",
-    ),
-    (
-        "pacing-cap",
-        "bulk writes, socket pacing rate capped at 1.25 x rate (SO_MAX_PACING_RATE)",
-    ),
+    ("baseline", "ustreamer application pacing: 64 kB writes, tokens at 1.25 x rate, 100 ms timer floor"),
+    ("shrunk-block", "ustreamer application pacing with 16 kB writes"),
+    ("trickle", "cwnd clamp 1.2 x rtt x rate / MSS, lifted while behind, floor 10 packets + write throttle"),
+    ("pacing-cap", "bulk writes, socket pacing rate capped at 1.25 x rate (SO_MAX_PACING_RATE)"),
     ("bbr", "64 kB application pacing over a BBR socket"),
 ];
 
@@ -68,12 +56,7 @@ pub struct UnknownMode(pub String);
 impl fmt::Display for UnknownMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let known: Vec<&str> = MODES.iter().map(|m| m.0).collect();
-        write!(
-            f,
-            "unknown delivery mode '{}' (known: {})",
-            self.0,
-            known.join(", ")
-        )
+        write!(f, "unknown delivery mode '{}' (known: {})", self.0, known.join(", "))
     }
 }
 
@@ -84,12 +67,8 @@ impl DeliveryMode {
     pub fn from_name(name: &str) -> Result<DeliveryMode, UnknownMode> {
         Ok(match name {
             "bulk" => DeliveryMode::Bulk,
-            "baseline" | "baseline1" | "baseline2" => DeliveryMode::AppPacing {
-                block_bytes: BLOCK_64KB,
-            },
-            "shrunk-block" => DeliveryMode::AppPacing {
-                block_bytes: BLOCK_16KB,
-            },
+            "baseline" | "baseline1" | "baseline2" => DeliveryMode::AppPacing { block_bytes: BLOCK_64KB },
+            "shrunk-block" => DeliveryMode::AppPacing { block_bytes: BLOCK_16KB },
             "trickle" => DeliveryMode::Trickle { headroom: 1.2 },
             "pacing-cap" => DeliveryMode::PacingCap { gain: 1.25 },
             "bbr" => DeliveryMode::Bbr,
@@ -127,17 +106,8 @@ mod tests {
 
     #[test]
     fn the_ab_groups_have_the_papers_block_sizes() {
-        assert_eq!(
-            DeliveryMode::from_name("baseline1").unwrap(),
-            DeliveryMode::AppPacing { block_bytes: 65536 }
-        );
-        assert_eq!(
-            DeliveryMode::from_name("shrunk-block").unwrap(),
-            DeliveryMode::AppPacing { block_bytes: 16384 }
-        );
-        assert_eq!(
-            DeliveryMode::from_name("bbr").unwrap().congestion_control(),
-            Some("bbr")
-        );
+        assert_eq!(DeliveryMode::from_name("baseline1").unwrap(), DeliveryMode::AppPacing { block_bytes: 65536 });
+        assert_eq!(DeliveryMode::from_name("shrunk-block").unwrap(), DeliveryMode::AppPacing { block_bytes: 16384 });
+        assert_eq!(DeliveryMode::from_name("bbr").unwrap().congestion_control(), Some("bbr"));
     }
 }

@@ -51,19 +51,8 @@ pub struct TokenBucketPacer {
 
 impl TokenBucketPacer {
     /// A bucket that starts empty at `start` and fills at `rate`.
-    pub fn new(
-        start: Time,
-        rate: Bandwidth,
-        block_bytes: u64,
-        min_timer: Duration,
-    ) -> TokenBucketPacer {
-        TokenBucketPacer {
-            rate,
-            block_bytes: block_bytes.max(1),
-            min_timer,
-            start,
-            blocks_written: 0,
-        }
+    pub fn new(start: Time, rate: Bandwidth, block_bytes: u64, min_timer: Duration) -> TokenBucketPacer {
+        TokenBucketPacer { rate, block_bytes: block_bytes.max(1), min_timer, start, blocks_written: 0 }
     }
 
     /// ustreamer as deployed: tokens at 1.25 × the encoding rate, 100 ms timer floor.
@@ -96,9 +85,7 @@ impl TokenBucketPacer {
         let due = self.next_due();
         if due <= now || due.saturating_since(now) < self.min_timer {
             self.blocks_written += 1;
-            return PacerDecision::Write {
-                bytes: remaining_bytes.min(self.block_bytes),
-            };
+            return PacerDecision::Write { bytes: remaining_bytes.min(self.block_bytes) };
         }
         PacerDecision::WaitUntil(due)
     }
@@ -188,10 +175,7 @@ mod tests {
         }
         // Blocks 1–4 are due by 1.68 s; block 5 at 2.097 s is within 100 ms of 2 s: also written.
         assert_eq!(at_once, 5);
-        assert_eq!(
-            p.poll(now, FILE),
-            PacerDecision::WaitUntil(Time::from_nanos(2_516_582_400))
-        );
+        assert_eq!(p.poll(now, FILE), PacerDecision::WaitUntil(Time::from_nanos(2_516_582_400)));
     }
 
     #[test]

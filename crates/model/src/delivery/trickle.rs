@@ -40,11 +40,7 @@ pub struct TrickleParams {
 
 impl TrickleParams {
     pub fn paper(target_rate: Bandwidth) -> TrickleParams {
-        TrickleParams {
-            target_rate,
-            headroom: 1.2,
-            floor_packets: 10,
-        }
+        TrickleParams { target_rate, headroom: 1.2, floor_packets: 10 }
     }
 }
 
@@ -72,26 +68,16 @@ pub struct TrickleInputs {
 
 /// One step of Algorithm 1.
 pub fn trickle_step(params: &TrickleParams, inputs: &TrickleInputs) -> TrickleDecision {
-    let behind = !inputs.elapsed.is_zero()
-        && Bandwidth::from_bytes_per(inputs.delivered_bytes, inputs.elapsed) < params.target_rate;
+    let behind = !inputs.elapsed.is_zero() && Bandwidth::from_bytes_per(inputs.delivered_bytes, inputs.elapsed) < params.target_rate;
     if behind {
-        return TrickleDecision {
-            clamp_packets: None,
-            write_throttle: false,
-        };
+        return TrickleDecision { clamp_packets: None, write_throttle: false };
     }
     let window_bytes = params.target_rate.bits_per_sec as f64 / 8.0 * inputs.srtt.as_secs_f64();
     let clamp = (params.headroom * window_bytes / inputs.mss_bytes.max(1) as f64).ceil() as u64;
     if clamp < params.floor_packets {
-        TrickleDecision {
-            clamp_packets: Some(params.floor_packets),
-            write_throttle: true,
-        }
+        TrickleDecision { clamp_packets: Some(params.floor_packets), write_throttle: true }
     } else {
-        TrickleDecision {
-            clamp_packets: Some(clamp),
-            write_throttle: false,
-        }
+        TrickleDecision { clamp_packets: Some(clamp), write_throttle: false }
     }
 }
 
@@ -117,42 +103,18 @@ mod tests {
     #[test]
     fn clamp_is_1_2_rtt_times_rate_over_mss_rounded_up() {
         // 4 Mbit/s × 100 ms = 50 000 B; × 1.2 = 60 000 B = 41.4 → 42 packets of 1448 B.
-        assert_eq!(
-            on_time(100, 4000),
-            TrickleDecision {
-                clamp_packets: Some(42),
-                write_throttle: false
-            }
-        );
+        assert_eq!(on_time(100, 4000), TrickleDecision { clamp_packets: Some(42), write_throttle: false });
         // 2 Mbit/s × 150 ms = 37 500 B; × 1.2 = 45 000 B = 31.08 → 32.
-        assert_eq!(
-            on_time(150, 2000),
-            TrickleDecision {
-                clamp_packets: Some(32),
-                write_throttle: false
-            }
-        );
+        assert_eq!(on_time(150, 2000), TrickleDecision { clamp_packets: Some(32), write_throttle: false });
     }
 
     #[test]
     fn clamp_below_ten_packets_is_raised_to_ten_and_writes_are_throttled() {
         // 500 kbit/s × 20 ms = 1250 B (the paper's own example, §3.3); × 1.2 = 1500 B = 1.04 pkt.
-        assert_eq!(
-            on_time(20, 500),
-            TrickleDecision {
-                clamp_packets: Some(10),
-                write_throttle: true
-            }
-        );
+        assert_eq!(on_time(20, 500), TrickleDecision { clamp_packets: Some(10), write_throttle: true });
         // A clamp that rounds up to exactly 10 is not below the floor: 965 kbit/s × 100 ms =
         // 12 062.5 B; × 1.2 = 14 475 B = 9.997 packets → 10, no throttle.
-        assert_eq!(
-            on_time(100, 965),
-            TrickleDecision {
-                clamp_packets: Some(10),
-                write_throttle: false
-            }
-        );
+        assert_eq!(on_time(100, 965), TrickleDecision { clamp_packets: Some(10), write_throttle: false });
     }
 
     #[test]
@@ -164,36 +126,16 @@ mod tests {
             delivered_bytes: 1_249_999,
             elapsed: Duration::from_secs(10),
         };
-        assert_eq!(
-            trickle_step(&p, &behind),
-            TrickleDecision {
-                clamp_packets: None,
-                write_throttle: false
-            }
-        );
+        assert_eq!(trickle_step(&p, &behind), TrickleDecision { clamp_packets: None, write_throttle: false });
         // One more byte: exactly R over 10 s, no longer below: 1.2·12 500/1448 = 10.36 → 11.
-        let caught_up = TrickleInputs {
-            delivered_bytes: 1_250_000,
-            ..behind
-        };
-        assert_eq!(
-            trickle_step(&p, &caught_up),
-            TrickleDecision {
-                clamp_packets: Some(11),
-                write_throttle: false
-            }
-        );
+        let caught_up = TrickleInputs { delivered_bytes: 1_250_000, ..behind };
+        assert_eq!(trickle_step(&p, &caught_up), TrickleDecision { clamp_packets: Some(11), write_throttle: false });
     }
 
     #[test]
     fn at_the_start_of_throttling_nothing_is_behind_yet() {
         let p = TrickleParams::paper(Bandwidth::from_mbps(1));
-        let start = TrickleInputs {
-            srtt: Duration::from_millis(100),
-            mss_bytes: 1448,
-            delivered_bytes: 0,
-            elapsed: Duration::ZERO,
-        };
+        let start = TrickleInputs { srtt: Duration::from_millis(100), mss_bytes: 1448, delivered_bytes: 0, elapsed: Duration::ZERO };
         assert_eq!(trickle_step(&p, &start).clamp_packets, Some(11));
     }
 

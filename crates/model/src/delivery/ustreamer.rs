@@ -53,11 +53,7 @@ pub struct ServerStep {
 #[derive(Clone, Debug)]
 enum Phase {
     Startup,
-    Throttling {
-        since: Time,
-        delivered_at_start: u64,
-        pacer: Option<TokenBucketPacer>,
-    },
+    Throttling { since: Time, delivered_at_start: u64, pacer: Option<TokenBucketPacer> },
 }
 
 /// The server side of one video response.
@@ -73,21 +69,9 @@ pub struct Ustreamer {
 
 impl Ustreamer {
     /// A response of `total_bytes` of a video encoded at `encoding_rate`.
-    pub fn new(
-        mode: DeliveryMode,
-        encoding_rate: Bandwidth,
-        total_bytes: u64,
-        startup_media: Duration,
-    ) -> Ustreamer {
+    pub fn new(mode: DeliveryMode, encoding_rate: Bandwidth, total_bytes: u64, startup_media: Duration) -> Ustreamer {
         let startup_bytes = encoding_rate.bytes_in(startup_media).min(total_bytes);
-        Ustreamer {
-            mode,
-            encoding_rate,
-            total_bytes,
-            startup_bytes,
-            written_bytes: 0,
-            phase: Phase::Startup,
-        }
+        Ustreamer { mode, encoding_rate, total_bytes, startup_bytes, written_bytes: 0, phase: Phase::Startup }
     }
 
     /// The paper's default: 30 s of media in the startup phase.
@@ -122,33 +106,12 @@ impl Ustreamer {
             if self.written_bytes < self.startup_bytes {
                 let n = (self.startup_bytes - self.written_bytes).min(BULK_CHUNK_BYTES);
                 self.written_bytes += n;
-                return ServerStep {
-                    write_bytes: n,
-                    wake_at: None,
-                    cwnd_clamp_packets: None,
-                    max_pacing_rate: None,
-                };
+                return ServerStep { write_bytes: n, wake_at: None, cwnd_clamp_packets: None, max_pacing_rate: None };
             }
-            self.phase = Phase::Throttling {
-                since: now,
-                delivered_at_start: conn.delivered_bytes,
-                pacer: None,
-            };
+            self.phase = Phase::Throttling { since: now, delivered_at_start: conn.delivered_bytes, pacer: None };
         }
-        let Phase::Throttling {
-            since,
-            delivered_at_start,
-            ref mut pacer,
-        } = self.phase
-        else {
-            unreachable!()
-        };
-        let mut step = ServerStep {
-            write_bytes: 0,
-            wake_at: None,
-            cwnd_clamp_packets: None,
-            max_pacing_rate: None,
-        };
+        let Phase::Throttling { since, delivered_at_start, ref mut pacer } = self.phase else { unreachable!() };
+        let mut step = ServerStep { write_bytes: 0, wake_at: None, cwnd_clamp_packets: None, max_pacing_rate: None };
         match self.mode {
             DeliveryMode::Bulk => step.write_bytes = remaining.min(BULK_CHUNK_BYTES),
             DeliveryMode::PacingCap { gain } => {
@@ -156,27 +119,16 @@ impl Ustreamer {
                 step.max_pacing_rate = Some(self.encoding_rate.scale(gain));
             }
             DeliveryMode::AppPacing { block_bytes } => {
-                let p = pacer.get_or_insert_with(|| {
-                    TokenBucketPacer::ustreamer(since, self.encoding_rate, block_bytes)
-                });
+                let p = pacer.get_or_insert_with(|| TokenBucketPacer::ustreamer(since, self.encoding_rate, block_bytes));
                 apply(p.poll(now, remaining), &mut step);
             }
             DeliveryMode::Bbr => {
-                let p = pacer.get_or_insert_with(|| {
-                    TokenBucketPacer::ustreamer(
-                        since,
-                        self.encoding_rate,
-                        super::token_bucket::BLOCK_64KB,
-                    )
-                });
+                let p =
+                    pacer.get_or_insert_with(|| TokenBucketPacer::ustreamer(since, self.encoding_rate, super::token_bucket::BLOCK_64KB));
                 apply(p.poll(now, remaining), &mut step);
             }
             DeliveryMode::Trickle { headroom } => {
-                let params = TrickleParams {
-                    target_rate: self.encoding_rate,
-                    headroom,
-                    floor_packets: 10,
-                };
+                let params = TrickleParams { target_rate: self.encoding_rate, headroom, floor_packets: 10 };
                 let inputs = TrickleInputs {
                     srtt: conn.srtt,
                     mss_bytes: conn.mss_bytes,
@@ -190,9 +142,7 @@ impl Ustreamer {
                     // the window it lands in. The pacer is kept across steps (its schedule is the
                     // phase's), created at the first throttled step.
                     let block = d.clamp_packets.unwrap_or(10) * conn.mss_bytes.max(1);
-                    let p = pacer.get_or_insert_with(|| {
-                        TokenBucketPacer::new(since, self.encoding_rate, block, Duration::ZERO)
-                    });
+                    let p = pacer.get_or_insert_with(|| TokenBucketPacer::new(since, self.encoding_rate, block, Duration::ZERO));
                     apply(p.poll(now, remaining), &mut step);
                 } else {
                     step.write_bytes = remaining.min(BULK_CHUNK_BYTES);
@@ -221,21 +171,13 @@ mod tests {
     use crate::delivery::token_bucket::BLOCK_64KB;
 
     fn conn(delivered: u64) -> ConnectionState {
-        ConnectionState {
-            srtt: Duration::from_millis(100),
-            mss_bytes: 1448,
-            delivered_bytes: delivered,
-        }
+        ConnectionState { srtt: Duration::from_millis(100), mss_bytes: 1448, delivered_bytes: delivered }
     }
 
     #[test]
     fn startup_writes_30_seconds_of_media_back_to_back_then_throttles() {
         // 1 Mbit/s × 30 s = 3 750 000 bytes in 256 kB chunks: 14 full chunks + 1 of 80 016.
-        let mut u = Ustreamer::paper(
-            DeliveryMode::from_name("baseline").unwrap(),
-            Bandwidth::from_mbps(1),
-            10_000_000,
-        );
+        let mut u = Ustreamer::paper(DeliveryMode::from_name("baseline").unwrap(), Bandwidth::from_mbps(1), 10_000_000);
         let mut chunks = Vec::new();
         while !u.in_throttling_phase() {
             let s = u.poll(Time::ZERO, &conn(0));
@@ -251,19 +193,12 @@ mod tests {
     #[test]
     fn baseline_throttling_writes_64kb_blocks_paced_by_the_bucket() {
         // Startup of 0 s so throttling starts at once; 4 Mbit/s → block every 104.8576 ms.
-        let mode = DeliveryMode::AppPacing {
-            block_bytes: BLOCK_64KB,
-        };
+        let mode = DeliveryMode::AppPacing { block_bytes: BLOCK_64KB };
         let mut u = Ustreamer::new(mode, Bandwidth::from_mbps(4), 10_000_000, Duration::ZERO);
         let s = u.poll(Time::ZERO, &conn(0));
         assert_eq!(
             s,
-            ServerStep {
-                write_bytes: 0,
-                wake_at: Some(Time::from_nanos(104_857_600)),
-                cwnd_clamp_packets: None,
-                max_pacing_rate: None
-            }
+            ServerStep { write_bytes: 0, wake_at: Some(Time::from_nanos(104_857_600)), cwnd_clamp_packets: None, max_pacing_rate: None }
         );
         let s = u.poll(Time::from_nanos(104_857_600), &conn(0));
         assert_eq!(s.write_bytes, BLOCK_64KB);
@@ -272,12 +207,7 @@ mod tests {
     #[test]
     fn trickle_sets_the_clamp_and_writes_everything_when_above_the_floor() {
         // 4 Mbit/s, srtt 100 ms: clamp 42 packets (see trickle.rs), no write throttle.
-        let mut u = Ustreamer::new(
-            DeliveryMode::Trickle { headroom: 1.2 },
-            Bandwidth::from_mbps(4),
-            10_000_000,
-            Duration::ZERO,
-        );
+        let mut u = Ustreamer::new(DeliveryMode::Trickle { headroom: 1.2 }, Bandwidth::from_mbps(4), 10_000_000, Duration::ZERO);
         let s = u.poll(Time::ZERO, &conn(0));
         assert_eq!(s.cwnd_clamp_packets, Some(42));
         assert_eq!(s.write_bytes, BULK_CHUNK_BYTES);
@@ -286,12 +216,7 @@ mod tests {
 
     #[test]
     fn trickle_lifts_the_clamp_when_the_throttled_goodput_falls_behind() {
-        let mut u = Ustreamer::new(
-            DeliveryMode::Trickle { headroom: 1.2 },
-            Bandwidth::from_mbps(4),
-            100_000_000,
-            Duration::ZERO,
-        );
+        let mut u = Ustreamer::new(DeliveryMode::Trickle { headroom: 1.2 }, Bandwidth::from_mbps(4), 100_000_000, Duration::ZERO);
         u.poll(Time::ZERO, &conn(0));
         // 10 s later only 4 MB delivered: 3.2 Mbit/s < 4 Mbit/s.
         let s = u.poll(Time::from_secs(10), &conn(4_000_000));
@@ -305,40 +230,17 @@ mod tests {
     fn trickle_at_its_floor_paces_writes_at_the_target_rate() {
         // 500 kbit/s over 20 ms: clamp 10 packets (floor), writes of 14 480 B at 500 kbit/s →
         // one every 231.68 ms.
-        let mut u = Ustreamer::new(
-            DeliveryMode::Trickle { headroom: 1.2 },
-            Bandwidth::from_bps(500_000),
-            10_000_000,
-            Duration::ZERO,
-        );
-        let c = ConnectionState {
-            srtt: Duration::from_millis(20),
-            mss_bytes: 1448,
-            delivered_bytes: 0,
-        };
+        let mut u = Ustreamer::new(DeliveryMode::Trickle { headroom: 1.2 }, Bandwidth::from_bps(500_000), 10_000_000, Duration::ZERO);
+        let c = ConnectionState { srtt: Duration::from_millis(20), mss_bytes: 1448, delivered_bytes: 0 };
         let s = u.poll(Time::ZERO, &c);
-        assert_eq!(
-            (s.cwnd_clamp_packets, s.write_bytes, s.wake_at),
-            (Some(10), 0, Some(Time::from_nanos(231_680_000)))
-        );
-        let s = u.poll(
-            Time::from_nanos(231_680_000),
-            &ConnectionState {
-                delivered_bytes: 14_480,
-                ..c
-            },
-        );
+        assert_eq!((s.cwnd_clamp_packets, s.write_bytes, s.wake_at), (Some(10), 0, Some(Time::from_nanos(231_680_000))));
+        let s = u.poll(Time::from_nanos(231_680_000), &ConnectionState { delivered_bytes: 14_480, ..c });
         assert_eq!((s.cwnd_clamp_packets, s.write_bytes), (Some(10), 14_480));
     }
 
     #[test]
     fn pacing_cap_writes_in_bulk_with_the_socket_rate_capped_at_125_percent() {
-        let mut u = Ustreamer::new(
-            DeliveryMode::PacingCap { gain: 1.25 },
-            Bandwidth::from_mbps(2),
-            1_000_000,
-            Duration::ZERO,
-        );
+        let mut u = Ustreamer::new(DeliveryMode::PacingCap { gain: 1.25 }, Bandwidth::from_mbps(2), 1_000_000, Duration::ZERO);
         let s = u.poll(Time::ZERO, &conn(0));
         assert_eq!(s.max_pacing_rate, Some(Bandwidth::from_bps(2_500_000)));
         assert_eq!(s.write_bytes, BULK_CHUNK_BYTES);
@@ -346,12 +248,7 @@ mod tests {
 
     #[test]
     fn nothing_is_written_past_the_end_of_the_file() {
-        let mut u = Ustreamer::new(
-            DeliveryMode::Bulk,
-            Bandwidth::from_mbps(1),
-            300_000,
-            Duration::from_secs(1),
-        );
+        let mut u = Ustreamer::new(DeliveryMode::Bulk, Bandwidth::from_mbps(1), 300_000, Duration::from_secs(1));
         let mut total = 0;
         for _ in 0..10 {
             total += u.poll(Time::ZERO, &conn(0)).write_bytes;

@@ -68,17 +68,13 @@ fn transfer_secs(bytes: u64, rate: Bandwidth) -> f64 {
 
 /// Inequality (1): does splitting the path alone deliver each segment within its duration?
 pub fn hold0_suffices(inputs: &HoldInputs) -> bool {
-    let total = transfer_secs(inputs.segment_bytes, inputs.backhaul_throughput)
-        + transfer_secs(inputs.segment_bytes, inputs.ran_throughput);
+    let total =
+        transfer_secs(inputs.segment_bytes, inputs.backhaul_throughput) + transfer_secs(inputs.segment_bytes, inputs.ran_throughput);
     total <= inputs.segment_length.as_secs_f64()
 }
 
 /// Inequality (2): the smallest x ≥ 1 with s_seg / (th_bh · x) ≤ l_seg; `None` when th_bh is zero.
-pub fn minimal_hold(
-    segment_bytes: u64,
-    segment_length: Duration,
-    backhaul: Bandwidth,
-) -> Option<u32> {
+pub fn minimal_hold(segment_bytes: u64, segment_length: Duration, backhaul: Bandwidth) -> Option<u32> {
     let download = transfer_secs(segment_bytes, backhaul);
     let length = segment_length.as_secs_f64();
     if !download.is_finite() || length <= 0.0 {
@@ -98,21 +94,10 @@ pub fn decide(inputs: &HoldInputs) -> HoldDecision {
     if inputs.ran_throughput <= inputs.bitrate {
         return HoldDecision::Redirect;
     }
-    let wanted = minimal_hold(
-        inputs.segment_bytes,
-        inputs.segment_length,
-        inputs.backhaul_throughput,
-    )
-    .unwrap_or(u32::MAX);
+    let wanted = minimal_hold(inputs.segment_bytes, inputs.segment_length, inputs.backhaul_throughput).unwrap_or(u32::MAX);
     match inputs.max_hold {
-        Some(cap) if wanted > cap => HoldDecision::HoldX {
-            x: cap,
-            assured: false,
-        },
-        _ => HoldDecision::HoldX {
-            x: wanted,
-            assured: true,
-        },
+        Some(cap) if wanted > cap => HoldDecision::HoldX { x: cap, assured: false },
+        _ => HoldDecision::HoldX { x: wanted, assured: true },
     }
 }
 
@@ -148,35 +133,17 @@ mod tests {
         // 3.7 MB at 11.7 Mbit/s: 29.6/11.7 = 2.53 s for a 2 s segment → x = 2 (Japan, Table III).
         let mut i = inputs(3.7, 2, 0, 50);
         i.backhaul_throughput = Bandwidth::from_bps(11_700_000);
-        assert_eq!(
-            decide(&i),
-            HoldDecision::HoldX {
-                x: 2,
-                assured: true
-            }
-        );
+        assert_eq!(decide(&i), HoldDecision::HoldX { x: 2, assured: true });
         // 2.53 s / 1 s segments would need 3.
         i.segment_length = Duration::from_secs(1);
-        assert_eq!(
-            decide(&i),
-            HoldDecision::HoldX {
-                x: 3,
-                assured: true
-            }
-        );
+        assert_eq!(decide(&i), HoldDecision::HoldX { x: 3, assured: true });
     }
 
     #[test]
     fn a_download_of_exactly_k_segment_times_holds_k_not_k_plus_one() {
         // 4 MB = 32 Mbit at 8 Mbit/s = 4.0 s = 2 × 2 s.
-        assert_eq!(
-            minimal_hold(4_000_000, Duration::from_secs(2), Bandwidth::from_mbps(8)),
-            Some(2)
-        );
-        assert_eq!(
-            minimal_hold(4_000_001, Duration::from_secs(2), Bandwidth::from_mbps(8)),
-            Some(3)
-        );
+        assert_eq!(minimal_hold(4_000_000, Duration::from_secs(2), Bandwidth::from_mbps(8)), Some(2));
+        assert_eq!(minimal_hold(4_000_001, Duration::from_secs(2), Bandwidth::from_mbps(8)), Some(3));
     }
 
     #[test]
@@ -188,47 +155,17 @@ mod tests {
     #[test]
     fn operator_cap_cuts_x_and_says_qoe_is_not_assured() {
         let mut i = inputs(12.2, 2, 20, 80); // 97.6 Mbit / 20 = 4.88 s → x = 3
-        assert_eq!(
-            decide(&i),
-            HoldDecision::HoldX {
-                x: 3,
-                assured: true
-            }
-        );
+        assert_eq!(decide(&i), HoldDecision::HoldX { x: 3, assured: true });
         i.max_hold = Some(2);
-        assert_eq!(
-            decide(&i),
-            HoldDecision::HoldX {
-                x: 2,
-                assured: false
-            }
-        );
+        assert_eq!(decide(&i), HoldDecision::HoldX { x: 2, assured: false });
         i.max_hold = Some(3);
-        assert_eq!(
-            decide(&i),
-            HoldDecision::HoldX {
-                x: 3,
-                assured: true
-            }
-        );
+        assert_eq!(decide(&i), HoldDecision::HoldX { x: 3, assured: true });
     }
 
     #[test]
     fn zero_backhaul_throughput_cannot_be_held_away() {
         let i = inputs(3.7, 2, 0, 50);
-        assert_eq!(
-            minimal_hold(i.segment_bytes, i.segment_length, i.backhaul_throughput),
-            None
-        );
-        assert_eq!(
-            decide(&HoldInputs {
-                max_hold: Some(4),
-                ..i
-            }),
-            HoldDecision::HoldX {
-                x: 4,
-                assured: false
-            }
-        );
+        assert_eq!(minimal_hold(i.segment_bytes, i.segment_length, i.backhaul_throughput), None);
+        assert_eq!(decide(&HoldInputs { max_hold: Some(4), ..i }), HoldDecision::HoldX { x: 4, assured: false });
     }
 }

@@ -43,11 +43,7 @@ pub struct Table3Row {
 }
 
 const fn stream(bitrate_mbps: u64, segment_secs: u64, segment_mb: f64) -> Stream {
-    Stream {
-        bitrate_mbps,
-        segment_secs,
-        segment_mb,
-    }
+    Stream { bitrate_mbps, segment_secs, segment_mb }
 }
 
 /// Table III, row by row (Table I's sizes inlined).
@@ -132,34 +128,19 @@ fn hold_of(stream: Stream, th: Bandwidth, ran: Bandwidth) -> u32 {
 
 /// Every modeled cell of Table III recomputed with `reading`, `mss_bytes` and a receiver RAN
 /// throughput `ran` (the paper does not print th_ran; it matters only for hold-0 vs hold-1).
-pub fn compare_table3(
-    reading: StartupReading,
-    mss_bytes: u64,
-    ran: Bandwidth,
-) -> Vec<CellComparison> {
+pub fn compare_table3(reading: StartupReading, mss_bytes: u64, ran: Bandwidth) -> Vec<CellComparison> {
     let mut cells = Vec::new();
     for row in TABLE3.iter() {
         let (Some(paper_x), Some(paper_th)) = (row.modeled_x, row.modeled_th_mbps) else {
             continue;
         };
         for (i, (location, rtt)) in LOCATIONS.iter().enumerate() {
-            let model = BackhaulModel {
-                mss_bytes,
-                rtt: *rtt,
-                bottleneck: None,
-                reading,
-            };
+            let model = BackhaulModel { mss_bytes, rtt: *rtt, bottleneck: None, reading };
             let bytes = (row.stream.segment_mb * 1e6).round() as u64;
             let ours = model.predict(bytes).throughput;
             let mut x_from_paper_th: Vec<u32> = [-0.05, 0.0, 0.05]
                 .iter()
-                .map(|d| {
-                    hold_of(
-                        row.stream,
-                        Bandwidth::from_bps(((paper_th[i] + d) * 1e6) as u64),
-                        ran,
-                    )
-                })
+                .map(|d| hold_of(row.stream, Bandwidth::from_bps(((paper_th[i] + d) * 1e6) as u64), ran))
                 .collect();
             x_from_paper_th.dedup();
             x_from_paper_th.sort_unstable();
@@ -192,11 +173,7 @@ pub fn ran_interval_consistent_with_table3() -> (f64, f64) {
         let mbit = row.stream.segment_mb * 8.0;
         for (x, th) in xs.iter().zip(ths) {
             let slack = row.stream.segment_secs as f64 - mbit / th;
-            let needed = if slack > 0.0 {
-                mbit / slack
-            } else {
-                f64::INFINITY
-            };
+            let needed = if slack > 0.0 { mbit / slack } else { f64::INFINITY };
             if *x == 0 {
                 low = low.max(needed);
             } else {
@@ -210,11 +187,7 @@ pub fn ran_interval_consistent_with_table3() -> (f64, f64) {
 
 /// Eq. 2 without the RAN: x from a throughput alone (for reports).
 pub fn x_from_backhaul(stream: Stream, th: Bandwidth) -> Option<u32> {
-    minimal_hold(
-        (stream.segment_mb * 1e6).round() as u64,
-        Duration::from_secs(stream.segment_secs),
-        th,
-    )
+    minimal_hold((stream.segment_mb * 1e6).round() as u64, Duration::from_secs(stream.segment_secs), th)
 }
 
 /// Which decision a [`HoldDecision`] is, as the paper names it ("hold-0", "hold-2", "301").
@@ -264,10 +237,7 @@ mod tests {
     #[test]
     fn doubling_reading_matches_every_modeled_th_bh_of_table3_within_10_percent() {
         let cells = compare_table3(StartupReading::DoublingPerRound, MSS, ran());
-        print(
-            &cells,
-            "Table III, doubling per round (cargo test -p tcpvideo-model ethle -- --nocapture)",
-        );
+        print(&cells, "Table III, doubling per round (cargo test -p tcpvideo-model ethle -- --nocapture)");
         assert_eq!(cells.len(), 20);
         for c in &cells {
             assert!(c.th_relative_error.abs() <= 0.10, "{c:?}");
@@ -278,14 +248,8 @@ mod tests {
     fn eq8_as_printed_overestimates_every_cell_by_more_than_a_quarter() {
         let cells = compare_table3(StartupReading::Eq8AsPrinted, MSS, ran());
         print(&cells, "Table III, Eq. 8 as printed (g = 2/ln 2)");
-        let (lo, hi) = cells.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| {
-            (lo.min(c.th_relative_error), hi.max(c.th_relative_error))
-        });
-        println!(
-            "Eq. 8 as printed: {:+.1}% .. {:+.1}%",
-            lo * 100.0,
-            hi * 100.0
-        );
+        let (lo, hi) = cells.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| (lo.min(c.th_relative_error), hi.max(c.th_relative_error)));
+        println!("Eq. 8 as printed: {:+.1}% .. {:+.1}%", lo * 100.0, hi * 100.0);
         assert!(lo > 0.25, "lowest error {lo}");
     }
 
@@ -303,8 +267,7 @@ mod tests {
     }
 
     #[test]
-    fn our_x_differs_from_a_self_consistent_table_cell_only_where_the_download_time_is_near_a_segment_multiple(
-    ) {
+    fn our_x_differs_from_a_self_consistent_table_cell_only_where_the_download_time_is_near_a_segment_multiple() {
         // Where the table agrees with itself but our x does not, the whole difference must come
         // from th_bh: the paper's and our download times lie on two sides of a multiple of l_seg.
         // Today that is India 15M-2s (paper 4.00 s, ours 3.78 s, l = 2) and Australia 50M-4s
@@ -331,21 +294,13 @@ mod tests {
         let cells = compare_table3(StartupReading::DoublingPerRound, MSS, ran());
         let mut outliers = Vec::new();
         for (location, rtt) in LOCATIONS {
-            let here: Vec<&CellComparison> =
-                cells.iter().filter(|c| c.location == location).collect();
+            let here: Vec<&CellComparison> = cells.iter().filter(|c| c.location == location).collect();
             let mut errs: Vec<f64> = here.iter().map(|c| c.th_relative_error).collect();
             errs.sort_by(f64::total_cmp);
             let median = errs[errs.len() / 2];
             let implied_ms = rtt.as_secs_f64() * 1e3 * (1.0 + median);
-            println!(
-                "{location}: median error {:+.2}%, implied rtt {implied_ms:.0} ms (stated {} ms)",
-                median * 100.0,
-                rtt.as_millis()
-            );
-            for c in here
-                .iter()
-                .filter(|c| (c.th_relative_error - median).abs() > 0.005)
-            {
+            println!("{location}: median error {:+.2}%, implied rtt {implied_ms:.0} ms (stated {} ms)", median * 100.0, rtt.as_millis());
+            for c in here.iter().filter(|c| (c.th_relative_error - median).abs() > 0.005) {
                 outliers.push((c.stream.bitrate_mbps, c.stream.segment_secs, c.location));
             }
             if location == "US West" || location == "Japan" {
@@ -362,9 +317,6 @@ mod tests {
         // Constraint (3) for the 50 Mbit/s hold-x streams bounds it below (Japan 15M-4s, hold-0,
         // needs 57.6 Mbit in 4 − 2.74 s = 45.8 Mbit/s, less); US West 15M-2s (hold-1: 29.6 Mbit
         // would need 2 − 1.48 s) bounds it above.
-        assert!(
-            (low - 50.0).abs() < 1e-9 && (high - 56.9).abs() < 0.1,
-            "{low} {high}"
-        );
+        assert!((low - 50.0).abs() < 1e-9 && (high - 56.9).abs() < 0.1, "{low} {high}");
     }
 }

@@ -42,28 +42,19 @@ pub struct StreamPolicy {
 impl StreamPolicy {
     /// `stream.ran_throughput` is ignored: each request brings its receiver's th_ran.
     pub fn new(stream: HoldInputs) -> StreamPolicy {
-        StreamPolicy {
-            stream,
-            receivers: BTreeMap::new(),
-        }
+        StreamPolicy { stream, receivers: BTreeMap::new() }
     }
 
     /// The stream's x for receivers that need holding (inequality 2 under the cap).
     pub fn stream_hold(&self) -> HoldDecision {
         // Any th_ran above the bitrate that fails (1) gives the stream's x; infinity never fails (3).
-        let needing = HoldInputs {
-            ran_throughput: Bandwidth::from_bps(u64::MAX),
-            ..self.stream
-        };
+        let needing = HoldInputs { ran_throughput: Bandwidth::from_bps(u64::MAX), ..self.stream };
         match decide(&needing) {
             HoldDecision::Hold0 => {
                 // Even an infinitely fast RAN passes (1): the backhaul alone is fast enough, and a
                 // receiver that fails (1) can only do so through its RAN, where holding one segment
                 // gives the backhaul a whole extra segment time.
-                HoldDecision::HoldX {
-                    x: 1,
-                    assured: true,
-                }
+                HoldDecision::HoldX { x: 1, assured: true }
             }
             other => other,
         }
@@ -71,10 +62,7 @@ impl StreamPolicy {
 
     /// A request from `receiver` whose current radio throughput is `ran`: its group afterwards.
     pub fn on_request(&mut self, receiver: u64, ran: Bandwidth) -> Group {
-        let now = decide(&HoldInputs {
-            ran_throughput: ran,
-            ..self.stream
-        });
+        let now = decide(&HoldInputs { ran_throughput: ran, ..self.stream });
         let next = match (self.receivers.get(&receiver).copied(), now) {
             // One-way rules: hold-x and redirected receivers stay where they are.
             (Some(g @ Group::HoldX { .. }), _) | (Some(g @ Group::Redirected), _) => g,
@@ -83,10 +71,7 @@ impl StreamPolicy {
             (_, HoldDecision::HoldX { .. }) => match self.stream_hold() {
                 HoldDecision::HoldX { x, assured } => Group::HoldX { x, assured },
                 // stream_hold never answers Hold0 or Redirect (see there).
-                HoldDecision::Hold0 | HoldDecision::Redirect => Group::HoldX {
-                    x: 1,
-                    assured: true,
-                },
+                HoldDecision::Hold0 | HoldDecision::Redirect => Group::HoldX { x: 1, assured: true },
             },
         };
         self.receivers.insert(receiver, next);
@@ -100,13 +85,11 @@ impl StreamPolicy {
 
     /// Receivers per group: (hold-0, hold-x, redirected).
     pub fn counts(&self) -> (usize, usize, usize) {
-        self.receivers
-            .values()
-            .fold((0, 0, 0), |(a, b, c), g| match g {
-                Group::Hold0 => (a + 1, b, c),
-                Group::HoldX { .. } => (a, b + 1, c),
-                Group::Redirected => (a, b, c + 1),
-            })
+        self.receivers.values().fold((0, 0, 0), |(a, b, c), g| match g {
+            Group::Hold0 => (a + 1, b, c),
+            Group::HoldX { .. } => (a, b + 1, c),
+            Group::Redirected => (a, b, c + 1),
+        })
     }
 }
 
@@ -132,13 +115,7 @@ mod tests {
     fn fast_ran_joins_hold0_and_slow_ran_joins_hold_x() {
         let mut p = us_west_15m_2s();
         assert_eq!(p.on_request(1, Bandwidth::from_mbps(100)), Group::Hold0);
-        assert_eq!(
-            p.on_request(2, Bandwidth::from_mbps(40)),
-            Group::HoldX {
-                x: 1,
-                assured: true
-            }
-        );
+        assert_eq!(p.on_request(2, Bandwidth::from_mbps(40)), Group::HoldX { x: 1, assured: true });
         assert_eq!(p.counts(), (1, 1, 0));
     }
 
@@ -146,30 +123,15 @@ mod tests {
     fn hold0_receiver_moves_to_hold_x_when_its_ran_worsens_and_never_back() {
         let mut p = us_west_15m_2s();
         assert_eq!(p.on_request(7, Bandwidth::from_mbps(100)), Group::Hold0);
-        assert_eq!(
-            p.on_request(7, Bandwidth::from_mbps(40)),
-            Group::HoldX {
-                x: 1,
-                assured: true
-            }
-        );
-        assert_eq!(
-            p.on_request(7, Bandwidth::from_mbps(100)),
-            Group::HoldX {
-                x: 1,
-                assured: true
-            }
-        );
+        assert_eq!(p.on_request(7, Bandwidth::from_mbps(40)), Group::HoldX { x: 1, assured: true });
+        assert_eq!(p.on_request(7, Bandwidth::from_mbps(100)), Group::HoldX { x: 1, assured: true });
     }
 
     #[test]
     fn ran_below_the_bitrate_is_redirected_and_stays_redirected() {
         let mut p = us_west_15m_2s();
         assert_eq!(p.on_request(3, Bandwidth::from_mbps(10)), Group::Redirected);
-        assert_eq!(
-            p.on_request(3, Bandwidth::from_mbps(100)),
-            Group::Redirected
-        );
+        assert_eq!(p.on_request(3, Bandwidth::from_mbps(100)), Group::Redirected);
         assert_eq!(p.counts(), (0, 0, 1));
     }
 
@@ -177,13 +139,7 @@ mod tests {
     fn hold_x_receiver_whose_ran_collapses_is_not_redirected() {
         let mut p = us_west_15m_2s();
         p.on_request(4, Bandwidth::from_mbps(40));
-        assert_eq!(
-            p.on_request(4, Bandwidth::from_mbps(5)),
-            Group::HoldX {
-                x: 1,
-                assured: true
-            }
-        );
+        assert_eq!(p.on_request(4, Bandwidth::from_mbps(5)), Group::HoldX { x: 1, assured: true });
     }
 
     #[test]
@@ -198,13 +154,7 @@ mod tests {
             max_hold: None,
         });
         for (id, ran) in [(1, 60), (2, 90), (3, 500)] {
-            assert_eq!(
-                p.on_request(id, Bandwidth::from_mbps(ran)),
-                Group::HoldX {
-                    x: 3,
-                    assured: true
-                }
-            );
+            assert_eq!(p.on_request(id, Bandwidth::from_mbps(ran)), Group::HoldX { x: 3, assured: true });
         }
     }
 }

@@ -112,11 +112,7 @@ impl BackhaulModel {
         };
         let startup_s = startup_rounds * rtt_s;
         let segment_s = startup_s + tail_s;
-        let throughput = if segment_s > 0.0 {
-            Bandwidth::from_bps((s * 8.0 / segment_s).round() as u64)
-        } else {
-            Bandwidth::ZERO
-        };
+        let throughput = if segment_s > 0.0 { Bandwidth::from_bps((s * 8.0 / segment_s).round() as u64) } else { Bandwidth::ZERO };
         BackhaulPrediction {
             startup_bytes: startup_bytes.round() as u64,
             startup_duration: Duration::from_secs_f64(startup_s),
@@ -131,12 +127,7 @@ mod tests {
     use super::*;
 
     fn model(reading: StartupReading, bottleneck: Option<Bandwidth>) -> BackhaulModel {
-        BackhaulModel {
-            mss_bytes: 1000,
-            rtt: Duration::from_millis(100),
-            bottleneck,
-            reading,
-        }
+        BackhaulModel { mss_bytes: 1000, rtt: Duration::from_millis(100), bottleneck, reading }
     }
 
     #[test]
@@ -168,10 +159,7 @@ mod tests {
     fn segment_larger_than_startup_finishes_at_the_bottleneck_rate() {
         // bw_max 0.64 Mbit/s, rtt 100 ms → BDP 8000 B → exit after log2(8) = 3 rounds having
         // delivered 7000 B; the other 93 000 B take 93 000·8 / 640 000 = 1.1625 s.
-        let m = model(
-            StartupReading::DoublingPerRound,
-            Some(Bandwidth::from_bps(640_000)),
-        );
+        let m = model(StartupReading::DoublingPerRound, Some(Bandwidth::from_bps(640_000)));
         let p = m.predict(100_000);
         assert_eq!(p.startup_bytes, 7000);
         assert_eq!(p.startup_duration, Duration::from_millis(300));
@@ -183,11 +171,7 @@ mod tests {
     #[test]
     fn a_bottleneck_the_segment_never_reaches_changes_nothing() {
         let free = model(StartupReading::DoublingPerRound, None).predict(7000);
-        let wide = model(
-            StartupReading::DoublingPerRound,
-            Some(Bandwidth::from_mbps(10)),
-        )
-        .predict(7000);
+        let wide = model(StartupReading::DoublingPerRound, Some(Bandwidth::from_mbps(10))).predict(7000);
         assert_eq!(free, wide);
     }
 

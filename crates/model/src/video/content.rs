@@ -32,36 +32,22 @@ pub struct Ladder {
 impl Ladder {
     /// Seed 004 Table I.
     pub fn seed004() -> Ladder {
-        Ladder {
-            bitrates: SEED004_LADDER_KBPS
-                .iter()
-                .map(|k| Bandwidth::from_bps(k * 1000))
-                .collect(),
-        }
+        Ladder { bitrates: SEED004_LADDER_KBPS.iter().map(|k| Bandwidth::from_bps(k * 1000)).collect() }
     }
 
     /// From user input in kbit/s (scenario key `key`, e.g. `"video.ladder_kbps"`): rejects an empty
     /// list, non-positive or non-finite values, and a ladder that does not increase strictly.
     pub fn from_kbps(key: &str, kbps: &[f64]) -> Result<Ladder, VideoError> {
         if kbps.is_empty() {
-            return Err(VideoError::EmptyLadder {
-                key: key.to_string(),
-            });
+            return Err(VideoError::EmptyLadder { key: key.to_string() });
         }
         let mut bitrates = Vec::with_capacity(kbps.len());
         for (i, &k) in kbps.iter().enumerate() {
             if !k.is_finite() || k <= 0.0 {
-                return Err(VideoError::NonPositiveBitrate {
-                    key: format!("{key}[{i}]"),
-                    value: format!("{k}"),
-                });
+                return Err(VideoError::NonPositiveBitrate { key: format!("{key}[{i}]"), value: format!("{k}") });
             }
             if i > 0 && k <= kbps[i - 1] {
-                return Err(VideoError::LadderNotIncreasing {
-                    key: format!("{key}[{i}]"),
-                    value: k,
-                    previous: kbps[i - 1],
-                });
+                return Err(VideoError::LadderNotIncreasing { key: format!("{key}[{i}]"), value: k, previous: kbps[i - 1] });
             }
             bitrates.push(Bandwidth::from_bps((k * 1000.0).round() as u64));
         }
@@ -121,17 +107,9 @@ pub const DEFAULT_FRAME_RATE: u32 = 25;
 
 impl Content {
     /// Constant bitrate content: `segment_count` segments of `segment_duration` for every rung.
-    pub fn cbr(
-        ladder: Ladder,
-        segment_duration: Duration,
-        segment_count: u64,
-    ) -> Result<Content, VideoError> {
+    pub fn cbr(ladder: Ladder, segment_duration: Duration, segment_count: u64) -> Result<Content, VideoError> {
         check_duration(segment_duration)?;
-        let per_quality: Vec<u64> = ladder
-            .bitrates()
-            .iter()
-            .map(|b| b.bytes_in(segment_duration))
-            .collect();
+        let per_quality: Vec<u64> = ladder.bitrates().iter().map(|b| b.bytes_in(segment_duration)).collect();
         let sizes_bytes = (0..segment_count).map(|_| per_quality.clone()).collect();
         Ok(Content {
             ladder,
@@ -153,29 +131,15 @@ impl Content {
         check_duration(segment_duration)?;
         model.validate()?;
         let sizes_bytes = model.draw_sizes(&ladder, segment_duration, segment_count, rng);
-        Ok(Content {
-            ladder,
-            segment_duration,
-            sizes_bytes,
-            frame_rate: model.frame_rate,
-            i_to_p_ratio: model.i_to_p_ratio,
-        })
+        Ok(Content { ladder, segment_duration, sizes_bytes, frame_rate: model.frame_rate, i_to_p_ratio: model.i_to_p_ratio })
     }
 
     /// From a size table already parsed and checked by [`super::size_table::parse_size_table`].
-    pub fn from_table(
-        ladder: Ladder,
-        segment_duration: Duration,
-        sizes_bytes: Vec<Vec<u64>>,
-    ) -> Result<Content, VideoError> {
+    pub fn from_table(ladder: Ladder, segment_duration: Duration, sizes_bytes: Vec<Vec<u64>>) -> Result<Content, VideoError> {
         check_duration(segment_duration)?;
         for (s, row) in sizes_bytes.iter().enumerate() {
             if row.len() < ladder.len() {
-                return Err(VideoError::SizeTableMissing {
-                    key: "video.size_table".into(),
-                    segment: s as u64,
-                    quality: row.len(),
-                });
+                return Err(VideoError::SizeTableMissing { key: "video.size_table".into(), segment: s as u64, quality: row.len() });
             }
         }
         Ok(Content {
@@ -189,12 +153,7 @@ impl Content {
 
     /// From the text of a CSV size table (`segment,quality,bytes`, see [`super::size_table`]);
     /// `key` names the input in errors.
-    pub fn from_csv(
-        ladder: Ladder,
-        segment_duration: Duration,
-        key: &str,
-        csv_text: &str,
-    ) -> Result<Content, VideoError> {
+    pub fn from_csv(ladder: Ladder, segment_duration: Duration, key: &str, csv_text: &str) -> Result<Content, VideoError> {
         let sizes = super::size_table::parse_size_table(key, csv_text, ladder.len())?;
         Content::from_table(ladder, segment_duration, sizes)
     }
@@ -209,9 +168,7 @@ impl Content {
     ) -> Result<Content, VideoError> {
         match source {
             SizeSource::Cbr => Content::cbr(ladder, segment_duration, segment_count),
-            SizeSource::Vbr(model) => {
-                Content::vbr(ladder, segment_duration, segment_count, model, rng)
-            }
+            SizeSource::Vbr(model) => Content::vbr(ladder, segment_duration, segment_count, model, rng),
         }
     }
 
@@ -235,27 +192,17 @@ impl Content {
 
     /// Size of `segment` in `quality`, bytes; `None` past the end of the stream or the ladder.
     pub fn segment_bytes(&self, segment: u64, quality: usize) -> Option<u64> {
-        self.sizes_bytes
-            .get(segment as usize)
-            .and_then(|row| row.get(quality))
-            .copied()
+        self.sizes_bytes.get(segment as usize).and_then(|row| row.get(quality)).copied()
     }
 
     /// Sizes of `segment` in every quality (what a HEAD per quality answers), lowest first.
     pub fn segment_sizes(&self, segment: u64) -> Option<&[u64]> {
-        self.sizes_bytes
-            .get(segment as usize)
-            .map(|r| &r[..self.ladder.len()])
+        self.sizes_bytes.get(segment as usize).map(|r| &r[..self.ladder.len()])
     }
 
     /// Peak segment bitrate of `quality` over the stream (RFC 8216 §4.3.4.2 BANDWIDTH).
     pub fn peak_bitrate(&self, quality: usize) -> Bandwidth {
-        let max = self
-            .sizes_bytes
-            .iter()
-            .map(|r| r[quality])
-            .max()
-            .unwrap_or(0);
+        let max = self.sizes_bytes.iter().map(|r| r[quality]).max().unwrap_or(0);
         Bandwidth::from_bytes_per(max, self.segment_duration)
     }
 
@@ -277,9 +224,7 @@ impl Content {
     /// Frame sizes of the whole stream in one quality, segment after segment: the file a
     /// progressive download carries (for [`super::frame_player::FramePlayer`]).
     pub fn progressive_frames(&self, quality: usize) -> Vec<u64> {
-        (0..self.segment_count())
-            .flat_map(|k| self.frame_sizes(k, quality))
-            .collect()
+        (0..self.segment_count()).flat_map(|k| self.frame_sizes(k, quality)).collect()
     }
 
     /// Frame sizes of one segment: an I-frame of `i_to_p_ratio` P-frames, then P-frames sharing the
@@ -293,10 +238,7 @@ impl Content {
 
 fn check_duration(d: Duration) -> Result<(), VideoError> {
     if d.is_zero() {
-        return Err(VideoError::invalid(
-            "video.segment_duration",
-            "must be longer than zero",
-        ));
+        return Err(VideoError::invalid("video.segment_duration", "must be longer than zero"));
     }
     Ok(())
 }
@@ -317,19 +259,13 @@ mod tests {
         let c = Content::cbr(Ladder::seed004(), Duration::from_secs(2), 3).unwrap();
         assert_eq!(c.segment_bytes(2, 1), Some(125_000));
         assert_eq!(c.segment_bytes(3, 1), None);
-        assert_eq!(
-            c.segment_sizes(0).unwrap(),
-            &[62_500, 125_000, 187_500, 250_000, 375_000, 750_000]
-        );
+        assert_eq!(c.segment_sizes(0).unwrap(), &[62_500, 125_000, 187_500, 250_000, 375_000, 750_000]);
     }
 
     #[test]
     fn negative_bitrate_is_an_error_naming_the_rung() {
         let e = Ladder::from_kbps("video.ladder_kbps", &[250.0, -500.0]).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "video.ladder_kbps[1]: bitrate must be a positive number of kbit/s, got -500"
-        );
+        assert_eq!(e.to_string(), "video.ladder_kbps[1]: bitrate must be a positive number of kbit/s, got -500");
     }
 
     #[test]
@@ -351,15 +287,10 @@ mod tests {
     fn a_csv_table_becomes_content_and_a_gap_is_named() {
         let ladder = Ladder::from_kbps("ladder", &[500.0, 1000.0]).unwrap();
         let csv = "segment,quality,bytes\n0,0,100\n0,1,200\n1,0,110\n1,1,220\n";
-        let c =
-            Content::from_csv(ladder.clone(), Duration::from_secs(2), "sizes.csv", csv).unwrap();
+        let c = Content::from_csv(ladder.clone(), Duration::from_secs(2), "sizes.csv", csv).unwrap();
         assert_eq!((c.segment_count(), c.segment_bytes(1, 1)), (2, Some(220)));
-        let e = Content::from_csv(ladder, Duration::from_secs(2), "sizes.csv", "0,0,100\n")
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "sizes.csv: size table has no row for segment 0 quality 1"
-        );
+        let e = Content::from_csv(ladder, Duration::from_secs(2), "sizes.csv", "0,0,100\n").unwrap_err();
+        assert_eq!(e.to_string(), "sizes.csv: size table has no row for segment 0 quality 1");
     }
 
     #[test]

@@ -41,11 +41,7 @@ pub struct FramePlayerConfig {
 
 impl Default for FramePlayerConfig {
     fn default() -> Self {
-        FramePlayerConfig {
-            startup_threshold: Duration::from_secs(1),
-            catch_up_speed: 1.5,
-            discard_lateness: Duration::from_millis(200),
-        }
+        FramePlayerConfig { startup_threshold: Duration::from_secs(1), catch_up_speed: 1.5, discard_lateness: Duration::from_millis(200) }
     }
 }
 
@@ -81,22 +77,12 @@ pub struct FramePlayer {
 }
 
 impl FramePlayer {
-    pub fn new(
-        frame_sizes: &[u64],
-        frame_rate: u32,
-        config: FramePlayerConfig,
-    ) -> Result<FramePlayer, VideoError> {
+    pub fn new(frame_sizes: &[u64], frame_rate: u32, config: FramePlayerConfig) -> Result<FramePlayer, VideoError> {
         if frame_rate == 0 {
-            return Err(VideoError::invalid(
-                "video.frame_rate",
-                "must be at least 1 frame per second",
-            ));
+            return Err(VideoError::invalid("video.frame_rate", "must be at least 1 frame per second"));
         }
         if !(config.catch_up_speed.is_finite() && config.catch_up_speed >= 1.0) {
-            return Err(VideoError::invalid(
-                "client.catch_up_speed",
-                format!("must be ≥ 1, got {}", config.catch_up_speed),
-            ));
+            return Err(VideoError::invalid("client.catch_up_speed", format!("must be ≥ 1, got {}", config.catch_up_speed)));
         }
         let mut total = 0u64;
         let frame_ends = frame_sizes
@@ -129,9 +115,7 @@ impl FramePlayer {
     /// `bytes` more of the file arrived at `now`.
     pub fn on_bytes(&mut self, now: Time, bytes: u64) {
         self.received_bytes += bytes;
-        while self.next_frame < self.frame_ends.len()
-            && self.frame_ends[self.next_frame] <= self.received_bytes
-        {
+        while self.next_frame < self.frame_ends.len() && self.frame_ends[self.next_frame] <= self.received_bytes {
             self.on_frame_complete(self.next_frame as u64, now);
             self.next_frame += 1;
         }
@@ -170,11 +154,7 @@ impl FramePlayer {
         let missing_at_slot = complete > slot;
         let in_underflow = self.underflows.last().is_some_and(|u| u.end.is_none());
         if missing_at_slot && !in_underflow {
-            self.underflows.push(Underflow {
-                start: slot,
-                end: None,
-                frame,
-            });
+            self.underflows.push(Underflow { start: slot, end: None, frame });
         }
         let lateness = shown_at.saturating_since(deadline);
         if lateness > self.config.discard_lateness {
@@ -235,10 +215,7 @@ mod tests {
         }
         // 1 s threshold = 10 frames: starts when frame 9 completes at 90 ms
         assert_eq!(p.started_at(), Some(ms(90)));
-        assert_eq!(
-            (p.frames_shown(), p.picture_discards(), p.underflow_count()),
-            (30, 0, 0)
-        );
+        assert_eq!((p.frames_shown(), p.picture_discards(), p.underflow_count()), (30, 0, 0));
     }
 
     /// Start at 0.9 s (frames 0–9 at once), deadlines d_i = 0.9 + 0.1·i s. Frames 10..=19 all
@@ -254,14 +231,7 @@ mod tests {
         p.on_bytes(ms(2450), 1000);
         assert_eq!(p.started_at(), Some(ms(900)));
         assert_eq!(p.picture_discards(), 4);
-        assert_eq!(
-            p.underflows(),
-            &[Underflow {
-                start: ms(1900),
-                end: Some(ms(2800)),
-                frame: 10
-            }]
-        );
+        assert_eq!(p.underflows(), &[Underflow { start: ms(1900), end: Some(ms(2800)), frame: 10 }]);
         assert_eq!(p.frames_shown(), 16);
     }
 }

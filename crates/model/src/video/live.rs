@@ -33,36 +33,17 @@ pub struct LiveSource {
 }
 
 impl LiveSource {
-    pub fn new(
-        t0: Time,
-        segment_duration: Duration,
-        segment_count: u64,
-        window_segments: u64,
-    ) -> Result<LiveSource, VideoError> {
+    pub fn new(t0: Time, segment_duration: Duration, segment_count: u64, window_segments: u64) -> Result<LiveSource, VideoError> {
         if segment_duration.is_zero() {
-            return Err(VideoError::invalid(
-                "video.segment_duration",
-                "must be longer than zero",
-            ));
+            return Err(VideoError::invalid("video.segment_duration", "must be longer than zero"));
         }
         if segment_count == 0 {
-            return Err(VideoError::invalid(
-                "video.segments",
-                "a live event has at least one segment",
-            ));
+            return Err(VideoError::invalid("video.segments", "a live event has at least one segment"));
         }
         if window_segments == 0 {
-            return Err(VideoError::invalid(
-                "video.live.window_segments",
-                "the live playlist must list at least one segment",
-            ));
+            return Err(VideoError::invalid("video.live.window_segments", "the live playlist must list at least one segment"));
         }
-        Ok(LiveSource {
-            t0,
-            segment_duration,
-            segment_count,
-            window_segments,
-        })
+        Ok(LiveSource { t0, segment_duration, segment_count, window_segments })
     }
 
     /// When segment `k` can be fetched: t0 + (k+1)·d.
@@ -119,10 +100,7 @@ mod tests {
         assert_eq!(s.newest_available(Time::from_secs(11)), None);
         assert_eq!(s.newest_available(Time::from_nanos(11_999_999_999)), None);
         assert_eq!(s.newest_available(Time::from_secs(12)), Some(0));
-        assert_eq!(
-            s.newest_available(Time::from_nanos(13_999_999_999)),
-            Some(0)
-        );
+        assert_eq!(s.newest_available(Time::from_nanos(13_999_999_999)), Some(0));
         assert_eq!(s.newest_available(Time::from_secs(14)), Some(1));
     }
 

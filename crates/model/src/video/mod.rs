@@ -53,8 +53,6 @@ pub mod vbr;
 pub use content::{Content, Ladder, SizeSource};
 pub use error::VideoError;
 pub use live::LiveSource;
-pub use player::{
-    Availability, CatchUp, FetchRequest, Player, PlayerAction, PlayerConfig, Qoe, SegmentRecord,
-};
+pub use player::{Availability, CatchUp, FetchRequest, Player, PlayerAction, PlayerConfig, Qoe, SegmentRecord};
 pub use playout::{PlayState, Stall};
 pub use request_timing::RequestTiming;

@@ -115,24 +115,14 @@ impl PlayerConfig {
         if self.startup_threshold > target + segment_duration {
             return Err(VideoError::invalid(
                 "client.startup_threshold",
-                format!(
-                    "{} s can never be buffered with a buffer of {} s",
-                    self.startup_threshold.as_secs_f64(),
-                    target.as_secs_f64()
-                ),
+                format!("{} s can never be buffered with a buffer of {} s", self.startup_threshold.as_secs_f64(), target.as_secs_f64()),
             ));
         }
         if self.rebuffer_threshold > target + segment_duration {
-            return Err(VideoError::invalid(
-                "client.rebuffer_threshold",
-                "larger than the buffer can ever hold",
-            ));
+            return Err(VideoError::invalid("client.rebuffer_threshold", "larger than the buffer can ever hold"));
         }
         if !(0.0..=1.0).contains(&self.ewma_alpha) {
-            return Err(VideoError::invalid(
-                "client.ewma_alpha",
-                format!("must be in [0, 1], got {}", self.ewma_alpha),
-            ));
+            return Err(VideoError::invalid("client.ewma_alpha", format!("must be in [0, 1], got {}", self.ewma_alpha)));
         }
         Ok(())
     }
@@ -247,19 +237,11 @@ pub struct Player {
 
 impl Player {
     /// A player for `content`; fails on an invalid configuration (one line naming the key).
-    pub fn new(
-        content: Content,
-        availability: Availability,
-        abr: Box<dyn AbrRule>,
-        config: PlayerConfig,
-    ) -> Result<Player, VideoError> {
+    pub fn new(content: Content, availability: Availability, abr: Box<dyn AbrRule>, config: PlayerConfig) -> Result<Player, VideoError> {
         config.validate(content.segment_duration())?;
         if let Availability::Live(src) = availability {
             if src.segment_duration != content.segment_duration() {
-                return Err(VideoError::invalid(
-                    "video.segment_duration",
-                    "live source and content disagree on the segment duration",
-                ));
+                return Err(VideoError::invalid("video.segment_duration", "live source and content disagree on the segment duration"));
             }
         }
         let playout = Playout::new(config.startup_threshold, config.rebuffer_threshold);
@@ -298,9 +280,7 @@ impl Player {
         self.joined_at = Some(now);
         self.next_segment = match self.availability {
             Availability::OnDemand => 0,
-            Availability::Live(src) => src.newest_available(now).map_or(0, |newest| {
-                newest.saturating_sub(self.config.live_start_behind)
-            }),
+            Availability::Live(src) => src.newest_available(now).map_or(0, |newest| newest.saturating_sub(self.config.live_start_behind)),
         };
         self.playout.advance(now);
     }
@@ -341,19 +321,12 @@ impl Player {
             return PlayerAction::WaitUntil(ready);
         }
         let segment = self.next_segment;
-        let sizes_known = self
-            .probed_sizes
-            .as_ref()
-            .is_some_and(|(s, _)| *s == segment);
+        let sizes_known = self.probed_sizes.as_ref().is_some_and(|(s, _)| *s == segment);
         if self.abr.wants_segment_sizes() && !sizes_known {
             return PlayerAction::ProbeSizes { segment };
         }
         let decision = {
-            let sizes = self
-                .probed_sizes
-                .as_ref()
-                .filter(|(s, _)| *s == segment)
-                .map(|(_, v)| v.as_slice());
+            let sizes = self.probed_sizes.as_ref().filter(|(s, _)| *s == segment).map(|(_, v)| v.as_slice());
             let ctx = AbrContext {
                 now,
                 segment,
@@ -370,12 +343,7 @@ impl Player {
         };
         let quality = decision.quality.min(self.content.ladder().top());
         let bytes = self.content.segment_bytes(segment, quality).unwrap_or(0);
-        let request = FetchRequest {
-            segment,
-            quality,
-            bytes,
-            reason: decision.reason,
-        };
+        let request = FetchRequest { segment, quality, bytes, reason: decision.reason };
         if !decision.delay.is_zero() {
             let not_before = now + decision.delay;
             self.delayed = Some((segment, request, not_before));
@@ -420,16 +388,9 @@ impl Player {
         r.first_byte.get_or_insert(now);
         r.bytes_received = r.bytes;
         let (segment, bytes, quality, requested) = (r.segment, r.bytes, r.quality, r.requested);
-        self.estimator
-            .on_sample(bytes, now.saturating_since(requested));
-        self.abr.on_download(&DownloadSample {
-            requested,
-            done: now,
-            bytes,
-            quality,
-        });
-        self.playout
-            .append(now, segment, d * segment as u32, d, bytes);
+        self.estimator.on_sample(bytes, now.saturating_since(requested));
+        self.abr.on_download(&DownloadSample { requested, done: now, bytes, quality });
+        self.playout.append(now, segment, d * segment as u32, d, bytes);
         if segment + 1 >= self.content.segment_count() {
             self.playout.no_more_segments(now);
         }
@@ -493,33 +454,17 @@ impl Player {
         let mean_bps = if n == 0 {
             0
         } else {
-            self.records
-                .iter()
-                .map(|r| self.content.ladder().bitrate(r.quality).bits_per_sec)
-                .sum::<u64>()
-                / n as u64
+            self.records.iter().map(|r| self.content.ladder().bitrate(r.quality).bits_per_sec).sum::<u64>() / n as u64
         };
         Qoe {
-            startup_time: self
-                .joined_at
-                .zip(self.playout.started_at())
-                .map(|(j, s)| s.saturating_since(j)),
+            startup_time: self.joined_at.zip(self.playout.started_at()).map(|(j, s)| s.saturating_since(j)),
             stall_count: stalls.len(),
             stall_total: stalls.iter().map(|s| s.duration(now)).sum(),
             liveness_s: self.liveness_s(),
             live_latency: self.live_latency(now),
             mean_bitrate: Bandwidth::from_bps(mean_bps),
-            switches: self
-                .records
-                .windows(2)
-                .filter(|w| w[0].quality != w[1].quality)
-                .count(),
-            bytes: self
-                .records
-                .iter()
-                .filter(|r| r.done.is_some())
-                .map(|r| r.bytes)
-                .sum(),
+            switches: self.records.windows(2).filter(|w| w[0].quality != w[1].quality).count(),
+            bytes: self.records.iter().filter(|r| r.done.is_some()).map(|r| r.bytes).sum(),
             segments: n,
             skipped: self.playout.skipped(),
         }
@@ -540,12 +485,9 @@ impl Player {
         };
         let slot = match self.availability {
             Availability::OnDemand => now,
-            Availability::Live(src) => self.config.request_timing.request_time(
-                now,
-                src.available_at(self.next_segment),
-                src.t0,
-                src.segment_duration,
-            ),
+            Availability::Live(src) => {
+                self.config.request_timing.request_time(now, src.available_at(self.next_segment), src.t0, src.segment_duration)
+            }
         };
         buffer_ready.max(slot)
     }
@@ -561,11 +503,7 @@ impl Player {
             first_byte: None,
             done: None,
             bytes_received: 0,
-            needed_at: self
-                .needed_before_request
-                .take()
-                .filter(|&(k, _)| k == request.segment)
-                .map(|(_, at)| at),
+            needed_at: self.needed_before_request.take().filter(|&(k, _)| k == request.segment).map(|(_, at)| at),
             play_start: None,
         });
         self.downloading = true;
@@ -583,9 +521,7 @@ impl Player {
     }
 
     fn catch_up_if_needed(&mut self, now: Time) {
-        let (CatchUp::JumpToLive, Availability::Live(src)) =
-            (self.config.catch_up, self.availability)
-        else {
+        let (CatchUp::JumpToLive, Availability::Live(src)) = (self.config.catch_up, self.availability) else {
             return;
         };
         if self.playout.stalls().len() <= self.jumped_after_stalls {
@@ -610,12 +546,7 @@ impl Player {
             // playback froze at the start of the segment it waited for (requested or not yet)
             let d_ns = self.content.segment_duration().as_nanos().max(1);
             let waited_for = (s.media_position.as_nanos() / d_ns) as u64;
-            match self
-                .records
-                .iter_mut()
-                .rev()
-                .find(|r| r.segment == waited_for)
-            {
+            match self.records.iter_mut().rev().find(|r| r.segment == waited_for) {
                 Some(r) => {
                     r.needed_at.get_or_insert(s.start);
                 }
@@ -652,13 +583,7 @@ mod tests {
     fn live_player(segments: u64, config: PlayerConfig) -> Player {
         let content = Content::cbr(Ladder::seed004(), D, segments).unwrap();
         let live = LiveSource::new(Time::ZERO, D, segments, 5).unwrap();
-        Player::new(
-            content,
-            Availability::Live(live),
-            Box::new(Fixed { quality: 1 }),
-            config,
-        )
-        .unwrap()
+        Player::new(content, Availability::Live(live), Box::new(Fixed { quality: 1 }), config).unwrap()
     }
 
     /// Drive the player as an app would: probes answer at once, segment `k` downloads in
@@ -711,39 +636,17 @@ mod tests {
 
         assert_eq!(on_time.stalls().len(), 0);
         assert_eq!(on_time.liveness_s(), Some(-0.5));
-        assert_eq!(
-            late.stalls(),
-            &[Stall {
-                start: ms(4500),
-                end: Some(ms(6000)),
-                media_position: D
-            }]
-        );
+        assert_eq!(late.stalls(), &[Stall { start: ms(4500), end: Some(ms(6000)), media_position: D }]);
         let q = late.qoe(ms(20_000));
-        assert_eq!(
-            (q.stall_count, q.stall_total),
-            (1, Duration::from_millis(1500))
-        );
+        assert_eq!((q.stall_count, q.stall_total), (1, Duration::from_millis(1500)));
         assert_eq!(late.liveness_s(), Some(-2.0));
-        assert_eq!(
-            on_time.liveness_s().unwrap() - late.liveness_s().unwrap(),
-            1.5
-        );
+        assert_eq!(on_time.liveness_s().unwrap() - late.liveness_s().unwrap(), 1.5);
         // mid-stream at 7 s: late plays media 3.0 s (latency 4.0 s), on time 4.5 s (2.5 s)
         let at = ms(7000);
-        let (late_7, on_time_7) = (
-            run(true, at).live_latency(at).unwrap(),
-            run(false, at).live_latency(at).unwrap(),
-        );
-        assert_eq!(
-            (late_7, on_time_7),
-            (Duration::from_secs(4), Duration::from_millis(2500))
-        );
+        let (late_7, on_time_7) = (run(true, at).live_latency(at).unwrap(), run(false, at).live_latency(at).unwrap());
+        assert_eq!((late_7, on_time_7), (Duration::from_secs(4), Duration::from_millis(2500)));
         let seg1 = late.segments()[1];
-        assert_eq!(
-            (seg1.needed_at, seg1.deadline_met()),
-            (Some(ms(4500)), Some(false))
-        );
+        assert_eq!((seg1.needed_at, seg1.deadline_met()), (Some(ms(4500)), Some(false)));
         assert_eq!(on_time.segments()[1].deadline_met(), Some(true));
         assert_eq!(q.startup_time, Some(Duration::from_millis(500)));
     }
@@ -755,33 +658,11 @@ mod tests {
     #[test]
     fn the_player_fetches_while_the_buffer_is_below_its_target_and_then_waits() {
         let content = Content::cbr(Ladder::seed004(), D, 20).unwrap();
-        let config = PlayerConfig {
-            buffer_target_segments: 5,
-            ..PlayerConfig::seed004(D)
-        };
-        let mut p = Player::new(
-            content,
-            Availability::OnDemand,
-            Box::new(Fixed { quality: 0 }),
-            config,
-        )
-        .unwrap();
-        drive(&mut p, Time::ZERO, ms(60_000), |_| {
-            Duration::from_millis(500)
-        });
+        let config = PlayerConfig { buffer_target_segments: 5, ..PlayerConfig::seed004(D) };
+        let mut p = Player::new(content, Availability::OnDemand, Box::new(Fixed { quality: 0 }), config).unwrap();
+        drive(&mut p, Time::ZERO, ms(60_000), |_| Duration::from_millis(500));
         let requested: Vec<Time> = p.segments().iter().take(8).map(|r| r.requested).collect();
-        assert_eq!(
-            &requested[..7],
-            &[
-                ms(0),
-                ms(500),
-                ms(1000),
-                ms(1500),
-                ms(2000),
-                ms(2500),
-                ms(3000)
-            ]
-        );
+        assert_eq!(&requested[..7], &[ms(0), ms(500), ms(1000), ms(1500), ms(2000), ms(2500), ms(3000)]);
         assert_eq!(requested[7], ms(4500) + Duration::from_nanos(1));
         assert_eq!(p.qoe(ms(60_000)).stall_count, 0);
         assert_eq!(p.play_state(), PlayState::Ended);
@@ -789,12 +670,8 @@ mod tests {
 
     #[test]
     fn a_distributed_client_requests_at_its_phase_after_availability() {
-        let config = PlayerConfig {
-            request_timing: RequestTiming::Distributed {
-                phase: Duration::from_millis(700),
-            },
-            ..PlayerConfig::seed004(D)
-        };
+        let config =
+            PlayerConfig { request_timing: RequestTiming::Distributed { phase: Duration::from_millis(700) }, ..PlayerConfig::seed004(D) };
         let mut p = live_player(4, config);
         drive(&mut p, ms(2100), ms(20_000), |_| Duration::from_millis(100));
         let requested: Vec<Time> = p.segments().iter().map(|r| r.requested).collect();
@@ -810,41 +687,14 @@ mod tests {
     #[test]
     fn catching_up_after_a_stall_jumps_to_the_live_edge_only_when_configured() {
         let run = |catch_up: CatchUp| {
-            let mut p = live_player(
-                8,
-                PlayerConfig {
-                    catch_up,
-                    ..PlayerConfig::seed004(D)
-                },
-            );
-            drive(&mut p, ms(2000), ms(13_500), |k| {
-                if k == 1 {
-                    Duration::from_secs(7)
-                } else {
-                    Duration::from_millis(200)
-                }
-            });
+            let mut p = live_player(8, PlayerConfig { catch_up, ..PlayerConfig::seed004(D) });
+            drive(&mut p, ms(2000), ms(13_500), |k| if k == 1 { Duration::from_secs(7) } else { Duration::from_millis(200) });
             p
         };
         let never = run(CatchUp::Never);
         let jump = run(CatchUp::JumpToLive);
-        assert_eq!(
-            never
-                .segments()
-                .iter()
-                .map(|r| r.segment)
-                .take(3)
-                .collect::<Vec<_>>(),
-            vec![0, 1, 2]
-        );
-        assert_eq!(
-            jump.segments()
-                .iter()
-                .map(|r| r.segment)
-                .take(3)
-                .collect::<Vec<_>>(),
-            vec![0, 1, 4]
-        );
+        assert_eq!(never.segments().iter().map(|r| r.segment).take(3).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(jump.segments().iter().map(|r| r.segment).take(3).collect::<Vec<_>>(), vec![0, 1, 4]);
         assert_eq!(never.live_latency(ms(13_500)), Some(Duration::from_secs(9)));
         assert_eq!(jump.live_latency(ms(13_500)), Some(Duration::from_secs(5)));
         assert_eq!(jump.qoe(ms(13_500)).skipped, Duration::from_secs(4));
@@ -855,26 +705,11 @@ mod tests {
     fn seed004_client_probes_sizes_then_fetches_the_first_segment_at_the_lowest_quality() {
         let content = Content::cbr(Ladder::seed004(), D, 10).unwrap();
         let live = LiveSource::new(Time::ZERO, D, 10, 5).unwrap();
-        let mut p = Player::new(
-            content,
-            Availability::Live(live),
-            Box::new(ThroughputRule::seed004()),
-            PlayerConfig::seed004(D),
-        )
-        .unwrap();
+        let mut p = Player::new(content, Availability::Live(live), Box::new(ThroughputRule::seed004()), PlayerConfig::seed004(D)).unwrap();
         p.join(ms(3000));
-        assert_eq!(
-            p.next_action(ms(3000)),
-            PlayerAction::ProbeSizes { segment: 0 }
-        );
-        p.on_segment_sizes(
-            ms(3050),
-            0,
-            &[62_500, 125_000, 187_500, 250_000, 375_000, 750_000],
-        );
-        let PlayerAction::Fetch(req) = p.next_action(ms(3050)) else {
-            panic!("expected a fetch")
-        };
+        assert_eq!(p.next_action(ms(3000)), PlayerAction::ProbeSizes { segment: 0 });
+        p.on_segment_sizes(ms(3050), 0, &[62_500, 125_000, 187_500, 250_000, 375_000, 750_000]);
+        let PlayerAction::Fetch(req) = p.next_action(ms(3050)) else { panic!("expected a fetch") };
         assert_eq!((req.segment, req.quality, req.bytes), (0, 0, 62_500));
         assert_eq!(p.next_action(ms(3060)), PlayerAction::Downloading);
     }
@@ -882,22 +717,9 @@ mod tests {
     #[test]
     fn a_buffer_smaller_than_one_segment_is_one_line_naming_the_key() {
         let content = Content::cbr(Ladder::seed004(), D, 10).unwrap();
-        let config = PlayerConfig {
-            buffer_target_segments: 0,
-            ..PlayerConfig::seed004(D)
-        };
-        let err = Player::new(
-            content,
-            Availability::OnDemand,
-            Box::new(Fixed { quality: 0 }),
-            config,
-        )
-        .err()
-        .unwrap();
-        assert_eq!(
-            err.to_string(),
-            "client.buffer_segments: buffer of 0 s is smaller than one segment (2 s)"
-        );
+        let config = PlayerConfig { buffer_target_segments: 0, ..PlayerConfig::seed004(D) };
+        let err = Player::new(content, Availability::OnDemand, Box::new(Fixed { quality: 0 }), config).err().unwrap();
+        assert_eq!(err.to_string(), "client.buffer_segments: buffer of 0 s is smaller than one segment (2 s)");
     }
 
     /// A test double that asks for a fixed delay before every request and counts its calls.
@@ -912,34 +734,19 @@ mod tests {
         }
         fn decide(&mut self, _ctx: &AbrContext) -> crate::video::abr::SwitchRequest {
             self.decisions += 1;
-            crate::video::abr::SwitchRequest {
-                quality: 2,
-                reason: SwitchReason::Fixed,
-                delay: self.delay,
-            }
+            crate::video::abr::SwitchRequest { quality: 2, reason: SwitchReason::Fixed, delay: self.delay }
         }
     }
 
     #[test]
     fn an_abr_delay_postpones_the_request_and_keeps_the_decision() {
         let content = Content::cbr(Ladder::seed004(), D, 3).unwrap();
-        let rule = DelayingRule {
-            delay: Duration::from_millis(300),
-            decisions: 0,
-        };
-        let mut p = Player::new(
-            content,
-            Availability::OnDemand,
-            Box::new(rule),
-            PlayerConfig::seed004(D),
-        )
-        .unwrap();
+        let rule = DelayingRule { delay: Duration::from_millis(300), decisions: 0 };
+        let mut p = Player::new(content, Availability::OnDemand, Box::new(rule), PlayerConfig::seed004(D)).unwrap();
         p.join(ms(0));
         assert_eq!(p.next_action(ms(0)), PlayerAction::WaitUntil(ms(300)));
         assert_eq!(p.next_action(ms(100)), PlayerAction::WaitUntil(ms(300)));
-        let PlayerAction::Fetch(req) = p.next_action(ms(300)) else {
-            panic!("expected the delayed fetch")
-        };
+        let PlayerAction::Fetch(req) = p.next_action(ms(300)) else { panic!("expected the delayed fetch") };
         assert_eq!((req.segment, req.quality), (0, 2));
     }
 
@@ -951,24 +758,12 @@ mod tests {
     fn a_stall_before_the_request_is_sent_still_counts_against_that_segment() {
         let content = Content::cbr(Ladder::seed004(), D, 3).unwrap();
         let live = LiveSource::new(Time::ZERO, D, 3, 5).unwrap();
-        let rule = DelayingRule {
-            delay: Duration::from_secs(3),
-            decisions: 0,
-        };
-        let mut p = Player::new(
-            content,
-            Availability::Live(live),
-            Box::new(rule),
-            PlayerConfig::seed004(D),
-        )
-        .unwrap();
+        let rule = DelayingRule { delay: Duration::from_secs(3), decisions: 0 };
+        let mut p = Player::new(content, Availability::Live(live), Box::new(rule), PlayerConfig::seed004(D)).unwrap();
         drive(&mut p, ms(2000), ms(30_000), |_| Duration::from_millis(100));
         let seg1 = p.segments()[1];
         assert_eq!(seg1.requested, ms(8100) + Duration::from_nanos(1));
-        assert_eq!(
-            (seg1.needed_at, seg1.deadline_met()),
-            (Some(ms(7100)), Some(false))
-        );
+        assert_eq!((seg1.needed_at, seg1.deadline_met()), (Some(ms(7100)), Some(false)));
         assert_eq!(p.stalls()[0].start, ms(7100));
     }
 
@@ -983,23 +778,11 @@ mod tests {
 
         let run = |seed: u64| {
             let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
-            let content =
-                Content::vbr(Ladder::seed004(), D, 60, &VbrModel::default(), &mut rng).unwrap();
+            let content = Content::vbr(Ladder::seed004(), D, 60, &VbrModel::default(), &mut rng).unwrap();
             let live = LiveSource::new(ms(500), D, 60, 5).unwrap();
-            let config = PlayerConfig {
-                buffer_target_segments: 3,
-                ..PlayerConfig::seed004(D)
-            };
-            let mut p = Player::new(
-                content,
-                Availability::Live(live),
-                Box::new(ThroughputRule::seed004()),
-                config,
-            )
-            .unwrap();
-            let times: Vec<Duration> = (0..60)
-                .map(|_| Duration::from_millis(rng.gen_range(50..4000)))
-                .collect();
+            let config = PlayerConfig { buffer_target_segments: 3, ..PlayerConfig::seed004(D) };
+            let mut p = Player::new(content, Availability::Live(live), Box::new(ThroughputRule::seed004()), config).unwrap();
+            let times: Vec<Duration> = (0..60).map(|_| Duration::from_millis(rng.gen_range(50..4000))).collect();
             let mut max_buffer = Duration::ZERO;
             p.join(ms(3100));
             let mut now = ms(3100);
@@ -1028,21 +811,12 @@ mod tests {
         let q = p.qoe(end);
         assert!(q.stall_count > 0, "the script should stall at least once");
         let first = p.segments()[0];
-        let start_latency = first
-            .play_start
-            .unwrap()
-            .saturating_since(ms(500) + D * first.segment as u32);
+        let start_latency = first.play_start.unwrap().saturating_since(ms(500) + D * first.segment as u32);
         assert_eq!(q.live_latency.unwrap(), start_latency + q.stall_total);
         assert!(max_buffer <= D * 4, "buffer {max_buffer:?}");
         let (again, _) = run(11);
-        assert_eq!(
-            format!("{:?}", again.segments()),
-            format!("{:?}", p.segments())
-        );
+        assert_eq!(format!("{:?}", again.segments()), format!("{:?}", p.segments()));
         let (other, _) = run(12);
-        assert_ne!(
-            format!("{:?}", other.segments()),
-            format!("{:?}", p.segments())
-        );
+        assert_ne!(format!("{:?}", other.segments()), format!("{:?}", p.segments()));
     }
 }

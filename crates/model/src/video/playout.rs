@@ -136,10 +136,7 @@ impl Playout {
     /// Media buffered ahead of the playhead at `now` (projected).
     pub fn buffer_level(&self, now: Time) -> Duration {
         let pos = self.media_position(now);
-        self.queue
-            .iter()
-            .map(|s| s.media_end.saturating_sub(s.media_start.max(pos)))
-            .sum()
+        self.queue.iter().map(|s| s.media_end.saturating_sub(s.media_start.max(pos))).sum()
     }
 
     /// Bytes buffered ahead of the playhead at `now`; a partly played segment counts pro rata.
@@ -149,10 +146,7 @@ impl Playout {
             .iter()
             .map(|s| {
                 let len = (s.media_end - s.media_start).as_nanos();
-                let left = s
-                    .media_end
-                    .saturating_sub(s.media_start.max(pos))
-                    .as_nanos();
+                let left = s.media_end.saturating_sub(s.media_start.max(pos)).as_nanos();
                 (s.bytes as u128 * left).checked_div(len).unwrap_or(0) as u64
             })
             .sum()
@@ -189,11 +183,7 @@ impl Playout {
             }
             if self.more_to_come {
                 self.state = PlayState::Stalled;
-                self.stalls.push(Stall {
-                    start: self.last_update,
-                    end: None,
-                    media_position: self.playhead,
-                });
+                self.stalls.push(Stall { start: self.last_update, end: None, media_position: self.playhead });
             } else {
                 self.state = PlayState::Ended;
                 self.ended_at = Some(self.last_update);
@@ -206,24 +196,12 @@ impl Playout {
 
     /// A segment arrived completely at `now`. Call [`Playout::advance`]`(now)` first (the player
     /// does) so that a stall that began before the arrival is on record.
-    pub fn append(
-        &mut self,
-        now: Time,
-        segment: u64,
-        media_start: Duration,
-        media_duration: Duration,
-        bytes: u64,
-    ) {
+    pub fn append(&mut self, now: Time, segment: u64, media_start: Duration, media_duration: Duration, bytes: u64) {
         self.advance(now);
         if self.queue.is_empty() && self.started_at.is_none() {
             self.playhead = media_start;
         }
-        self.queue.push_back(BufferedSegment {
-            segment,
-            media_start,
-            media_end: media_start + media_duration,
-            bytes,
-        });
+        self.queue.push_back(BufferedSegment { segment, media_start, media_end: media_start + media_duration, bytes });
         match self.state {
             PlayState::Startup => self.maybe_start(now),
             PlayState::Stalled => {
@@ -304,11 +282,7 @@ impl Playout {
 
     /// Record play start for segments that begin exactly at the playhead (start or resume).
     fn mark_play_starts(&mut self, now: Time) {
-        let at_playhead = self
-            .queue
-            .iter()
-            .find(|s| s.media_start == self.playhead)
-            .map(|s| s.segment);
+        let at_playhead = self.queue.iter().find(|s| s.media_start == self.playhead).map(|s| s.segment);
         if let Some(segment) = at_playhead {
             self.record_play_start(segment, now);
         }
@@ -322,11 +296,7 @@ impl Playout {
     }
 
     fn drop_played(&mut self) {
-        while self
-            .queue
-            .front()
-            .is_some_and(|s| s.media_end <= self.playhead)
-        {
+        while self.queue.front().is_some_and(|s| s.media_end <= self.playhead) {
             self.queue.pop_front();
         }
     }
@@ -346,10 +316,7 @@ mod tests {
     fn playback_starts_at_the_threshold_and_drains_one_second_per_second() {
         let mut p = Playout::new(D, D);
         p.append(ms(500), 0, Duration::ZERO, D, 1000);
-        assert_eq!(
-            (p.state(), p.started_at()),
-            (PlayState::Playing, Some(ms(500)))
-        );
+        assert_eq!((p.state(), p.started_at()), (PlayState::Playing, Some(ms(500))));
         assert_eq!(p.buffer_level(ms(1000)), Duration::from_millis(1500));
         assert_eq!(p.buffer_bytes(ms(1000)), 750);
     }
@@ -359,14 +326,7 @@ mod tests {
         let mut p = Playout::new(D, D);
         p.append(ms(0), 0, Duration::ZERO, D, 1);
         p.append(ms(3500), 1, D, D, 1); // buffer empty at 2.0 s, arrival 3.5 s
-        assert_eq!(
-            p.stalls(),
-            &[Stall {
-                start: ms(2000),
-                end: Some(ms(3500)),
-                media_position: D
-            }]
-        );
+        assert_eq!(p.stalls(), &[Stall { start: ms(2000), end: Some(ms(3500)), media_position: D }]);
         assert_eq!(p.play_starts(), &[(0, ms(0)), (1, ms(3500))]);
     }
 

@@ -29,37 +29,20 @@ pub enum RequestTiming {
 
 impl RequestTiming {
     /// A distributed client whose phase is drawn uniformly from `[0, d)` with the caller's RNG.
-    pub fn draw_distributed<R: rand::Rng + ?Sized>(
-        segment_duration: Duration,
-        rng: &mut R,
-    ) -> RequestTiming {
+    pub fn draw_distributed<R: rand::Rng + ?Sized>(segment_duration: Duration, rng: &mut R) -> RequestTiming {
         let d_ns = segment_duration.as_nanos().max(1) as u64;
-        RequestTiming::Distributed {
-            phase: Duration::from_nanos(rng.gen_range(0..d_ns)),
-        }
+        RequestTiming::Distributed { phase: Duration::from_nanos(rng.gen_range(0..d_ns)) }
     }
 
     /// A distributed client that keeps the phase of its arrival (seed 004's description).
-    pub fn distributed_from_arrival(
-        arrival: Time,
-        t0: Time,
-        segment_duration: Duration,
-    ) -> RequestTiming {
+    pub fn distributed_from_arrival(arrival: Time, t0: Time, segment_duration: Duration) -> RequestTiming {
         let d_ns = segment_duration.as_nanos().max(1) as u64;
         let since = arrival.as_nanos().saturating_sub(t0.as_nanos());
-        RequestTiming::Distributed {
-            phase: Duration::from_nanos(since % d_ns),
-        }
+        RequestTiming::Distributed { phase: Duration::from_nanos(since % d_ns) }
     }
 
     /// When to request a segment that is available at `available_at`, asked at `now`.
-    pub fn request_time(
-        &self,
-        now: Time,
-        available_at: Time,
-        t0: Time,
-        segment_duration: Duration,
-    ) -> Time {
+    pub fn request_time(&self, now: Time, available_at: Time, t0: Time, segment_duration: Duration) -> Time {
         let slot = match *self {
             RequestTiming::AsSoonAsAvailable => available_at,
             RequestTiming::Distributed { phase } => {
@@ -90,50 +73,28 @@ mod tests {
     #[test]
     fn synchronised_clients_request_at_availability() {
         let t = RequestTiming::AsSoonAsAvailable;
-        assert_eq!(
-            t.request_time(Time::from_secs(3), Time::from_secs(4), Time::ZERO, D),
-            Time::from_secs(4)
-        );
+        assert_eq!(t.request_time(Time::from_secs(3), Time::from_secs(4), Time::ZERO, D), Time::from_secs(4));
     }
 
     #[test]
     fn distributed_client_waits_for_its_phase_after_availability() {
         // phase 0.5 s: slots at 0.5, 2.5, 4.5, ...; segment available at 4.0 → request at 4.5
-        let t = RequestTiming::Distributed {
-            phase: Duration::from_millis(500),
-        };
-        assert_eq!(
-            t.request_time(Time::from_secs(3), Time::from_secs(4), Time::ZERO, D),
-            Time::from_millis(4500)
-        );
+        let t = RequestTiming::Distributed { phase: Duration::from_millis(500) };
+        assert_eq!(t.request_time(Time::from_secs(3), Time::from_secs(4), Time::ZERO, D), Time::from_millis(4500));
         // available exactly on a slot → that slot
-        assert_eq!(
-            t.request_time(Time::ZERO, Time::from_millis(2500), Time::ZERO, D),
-            Time::from_millis(2500)
-        );
+        assert_eq!(t.request_time(Time::ZERO, Time::from_millis(2500), Time::ZERO, D), Time::from_millis(2500));
     }
 
     #[test]
     fn a_client_that_is_behind_requests_at_once() {
-        let t = RequestTiming::Distributed {
-            phase: Duration::from_millis(500),
-        };
-        assert_eq!(
-            t.request_time(Time::from_secs(9), Time::from_secs(4), Time::ZERO, D),
-            Time::from_secs(9)
-        );
+        let t = RequestTiming::Distributed { phase: Duration::from_millis(500) };
+        assert_eq!(t.request_time(Time::from_secs(9), Time::from_secs(4), Time::ZERO, D), Time::from_secs(9));
     }
 
     #[test]
     fn arrival_phase_is_kept() {
-        let t =
-            RequestTiming::distributed_from_arrival(Time::from_millis(7300), Time::from_secs(1), D);
-        assert_eq!(
-            t,
-            RequestTiming::Distributed {
-                phase: Duration::from_millis(300)
-            }
-        );
+        let t = RequestTiming::distributed_from_arrival(Time::from_millis(7300), Time::from_secs(1), D);
+        assert_eq!(t, RequestTiming::Distributed { phase: Duration::from_millis(300) });
     }
 
     #[test]
@@ -141,10 +102,7 @@ mod tests {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
         let mut bins = [0u32; 4];
         for _ in 0..4000 {
-            let RequestTiming::Distributed { phase } = RequestTiming::draw_distributed(D, &mut rng)
-            else {
-                unreachable!()
-            };
+            let RequestTiming::Distributed { phase } = RequestTiming::draw_distributed(D, &mut rng) else { unreachable!() };
             assert!(phase < D);
             bins[(phase.as_millis() / 500) as usize] += 1;
         }

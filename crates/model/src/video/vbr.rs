@@ -41,11 +41,7 @@ pub struct VbrModel {
 
 impl Default for VbrModel {
     fn default() -> Self {
-        VbrModel {
-            segment_cv: 0.25,
-            i_to_p_ratio: 5.0,
-            frame_rate: DEFAULT_FRAME_RATE,
-        }
+        VbrModel { segment_cv: 0.25, i_to_p_ratio: 5.0, frame_rate: DEFAULT_FRAME_RATE }
     }
 }
 
@@ -53,22 +49,13 @@ impl VbrModel {
     /// Reject values outside the model's range, naming the key.
     pub fn validate(&self) -> Result<(), VideoError> {
         if !self.segment_cv.is_finite() || self.segment_cv < 0.0 {
-            return Err(VideoError::invalid(
-                "video.vbr.segment_cv",
-                format!("must be ≥ 0, got {}", self.segment_cv),
-            ));
+            return Err(VideoError::invalid("video.vbr.segment_cv", format!("must be ≥ 0, got {}", self.segment_cv)));
         }
         if !self.i_to_p_ratio.is_finite() || self.i_to_p_ratio < 1.0 {
-            return Err(VideoError::invalid(
-                "video.vbr.i_to_p_ratio",
-                format!("must be ≥ 1, got {}", self.i_to_p_ratio),
-            ));
+            return Err(VideoError::invalid("video.vbr.i_to_p_ratio", format!("must be ≥ 1, got {}", self.i_to_p_ratio)));
         }
         if self.frame_rate == 0 {
-            return Err(VideoError::invalid(
-                "video.vbr.frame_rate",
-                "must be at least 1 frame per second",
-            ));
+            return Err(VideoError::invalid("video.vbr.frame_rate", "must be at least 1 frame per second"));
         }
         Ok(())
     }
@@ -82,10 +69,8 @@ impl VbrModel {
         rng: &mut R,
     ) -> Vec<Vec<u64>> {
         let sigma = (1.0 + self.segment_cv * self.segment_cv).ln().sqrt();
-        let complexity = LogNormal::new(-sigma * sigma / 2.0, sigma)
-            .expect("sigma is finite and ≥ 0 after validate()");
-        let frames =
-            ((segment_duration.as_nanos() * self.frame_rate as u128 / 1_000_000_000) as u64).max(1);
+        let complexity = LogNormal::new(-sigma * sigma / 2.0, sigma).expect("sigma is finite and ≥ 0 after validate()");
+        let frames = ((segment_duration.as_nanos() * self.frame_rate as u128 / 1_000_000_000) as u64).max(1);
         (0..segment_count)
             .map(|_| {
                 let x: f64 = complexity.sample(rng);
@@ -159,14 +144,7 @@ mod tests {
 
     #[test]
     fn negative_cv_is_rejected_by_key() {
-        let m = VbrModel {
-            segment_cv: -0.1,
-            ..VbrModel::default()
-        };
-        assert!(m
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .starts_with("video.vbr.segment_cv:"));
+        let m = VbrModel { segment_cv: -0.1, ..VbrModel::default() };
+        assert!(m.validate().unwrap_err().to_string().starts_with("video.vbr.segment_cv:"));
     }
 }

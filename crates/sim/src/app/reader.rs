@@ -43,12 +43,7 @@ impl Reader {
 
     /// End of the pause containing `now`, if any.
     fn paused_until(&self, now: Time) -> Option<Time> {
-        self.def
-            .pauses
-            .iter()
-            .map(|&(a, b)| (self.start + a, self.start + b))
-            .find(|&(a, b)| a <= now && now < b)
-            .map(|(_, b)| b)
+        self.def.pauses.iter().map(|&(a, b)| (self.start + a, self.start + b)).find(|&(a, b)| a <= now && now < b).map(|(_, b)| b)
     }
 
     /// Read what the policy allows now; returns bytes read and what to do next.

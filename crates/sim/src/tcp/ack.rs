@@ -73,12 +73,7 @@ impl TcpEndpoint {
         f.una_advanced = ack > self.snd_una;
         if f.una_advanced {
             self.clean_rtx_queue(now, ack, &mut f);
-        } else if !self.sack_ok
-            && pkt.payload_len == 0
-            && !pkt.has(flags::FIN)
-            && nwin == prior_wnd
-            && self.sb.packets_out.pkts > 0
-        {
+        } else if !self.sack_ok && pkt.payload_len == 0 && !pkt.has(flags::FIN) && nwin == prior_wnd && self.sb.packets_out.pkts > 0 {
             self.add_reno_sack(&mut f);
         }
 

@@ -69,9 +69,9 @@ use super::output::Kind;
 use super::prr::Prr;
 use super::rack::Rack;
 use super::rate::RateSampler;
+use super::recovery::CaState;
 use super::recv::Receiver;
 use super::rtt::RttEstimator;
-use super::recovery::CaState;
 use super::scoreboard::Scoreboard;
 use super::seq::{to_wire, unwrap};
 use super::stats::TcpStats;
@@ -319,7 +319,15 @@ impl TcpEndpoint {
     }
 
     /// An active opener (client): sends the SYN.
-    pub fn connect(cfg: &TcpConfig, flow: u32, local: Addr, remote: Addr, isn: u32, now: Time, out: &mut Vec<Packet>) -> Result<TcpEndpoint, String> {
+    pub fn connect(
+        cfg: &TcpConfig,
+        flow: u32,
+        local: Addr,
+        remote: Addr,
+        isn: u32,
+        now: Time,
+        out: &mut Vec<Packet>,
+    ) -> Result<TcpEndpoint, String> {
         let mut ep = TcpEndpoint::new(cfg, flow, local, remote, isn, TcpState::SynSent)?;
         ep.snd_nxt = 1;
         ep.syn_sent_at = now;
@@ -360,11 +368,7 @@ impl TcpEndpoint {
 
     /// Effective congestion window: CC (or PRR during fast recovery) capped by the clamp.
     pub fn cwnd_bytes(&self) -> u64 {
-        let w = if self.ca == CaState::Recovery && !self.cc.owns_recovery() {
-            self.prr_cwnd_pkts * self.snd_mss
-        } else {
-            self.cc.cwnd()
-        };
+        let w = if self.ca == CaState::Recovery && !self.cc.owns_recovery() { self.prr_cwnd_pkts * self.snd_mss } else { self.cc.cwnd() };
         w.min(self.cwnd_clamp.unwrap_or(u64::MAX))
     }
 
@@ -592,11 +596,7 @@ impl TcpEndpoint {
     }
 
     pub(super) fn handshake_sample(&mut self, now: Time, pkt: &Packet) {
-        let sample = if self.syn_retransmits == 0 {
-            Some(now - self.syn_sent_at)
-        } else {
-            self.ts_sample(now, pkt)
-        };
+        let sample = if self.syn_retransmits == 0 { Some(now - self.syn_sent_at) } else { self.ts_sample(now, pkt) };
         if let Some(s) = sample {
             self.stats.handshake_rtt = Some(s);
             self.rtt.on_sample(s, 1, 1);

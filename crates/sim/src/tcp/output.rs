@@ -24,7 +24,11 @@ pub(super) enum Kind {
     Syn,
     SynAck,
     /// Data/FIN segment of a scoreboard record.
-    Data { start: u64, len: u32, fin: bool },
+    Data {
+        start: u64,
+        len: u32,
+        fin: bool,
+    },
     /// Pure ACK at SND.NXT.
     Ack,
     /// Zero-window or keep-alive probe: SND.UNA − 1, no data.
@@ -38,10 +42,7 @@ impl TcpEndpoint {
     }
 
     pub(super) fn can_send_data(&self) -> bool {
-        matches!(
-            self.state,
-            TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::Closing | TcpState::LastAck
-        )
+        matches!(self.state, TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::Closing | TcpState::LastAck)
     }
 
     pub(super) fn pacing_blocks(&mut self, now: Time) -> bool {
@@ -96,13 +97,7 @@ impl TcpEndpoint {
                 }
                 break;
             }
-            if len > 0
-                && len < self.snd_mss
-                && !is_fin
-                && self.cfg.nagle
-                && self.sb.packets_out.pkts > 0
-                && self.snd_sml > self.snd_una
-            {
+            if len > 0 && len < self.snd_mss && !is_fin && self.cfg.nagle && self.sb.packets_out.pkts > 0 && self.snd_sml > self.snd_una {
                 break; // Nagle with Minshall's rule: one small segment outstanding at a time.
             }
             if in_flight >= cwnd {
@@ -202,10 +197,7 @@ impl TcpEndpoint {
             return;
         }
         self.cwnd_used = self.cwnd_used.max(packets_out);
-        if self.cfg.slow_start_after_idle
-            && !self.cc.owns_recovery()
-            && now.saturating_since(self.cwnd_stamp) >= self.rtt.rto()
-        {
+        if self.cfg.slow_start_after_idle && !self.cc.owns_recovery() && now.saturating_since(self.cwnd_stamp) >= self.rtt.rto() {
             if self.ca == CaState::Open && !self.writable_wanted {
                 let iw = self.cfg.initial_cwnd_segments;
                 let used = self.cwnd_used.max(iw);

@@ -33,7 +33,14 @@ pub(super) enum CaState {
 impl TcpEndpoint {
     /// Linux `tcp_fastretrans_alert`: mark losses (RACK, or DupThresh / NewReno) and move the CA
     /// state machine for one ACK. Returns what was newly marked lost (for the rate sample and PRR).
-    pub(super) fn fastretrans_alert(&mut self, now: Time, pkt: &Packet, f: &AckFlags, prior_in_flight: u64, log: &mut Vec<TcpLogEvent>) -> u64 {
+    pub(super) fn fastretrans_alert(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        f: &AckFlags,
+        prior_in_flight: u64,
+        log: &mut Vec<TcpLogEvent>,
+    ) -> u64 {
         let dupthresh = self.cfg.dupack_threshold.max(1) as u64;
         let rack_mode = self.rack_mode();
         let mut newly_lost = 0u64;
@@ -127,9 +134,9 @@ impl TcpEndpoint {
     /// was an original transmission.
     fn echoes_original_transmission(&self, pkt: &Packet) -> bool {
         self.ts_ok
-            && self.retrans_stamp.is_some_and(|t| {
-                pkt.options.timestamps.is_some_and(|(_, ecr)| ecr != 0 && (ecr.wrapping_sub(self.ts_val(t)) as i32) < 0)
-            })
+            && self
+                .retrans_stamp
+                .is_some_and(|t| pkt.options.timestamps.is_some_and(|(_, ecr)| ecr != 0 && (ecr.wrapping_sub(self.ts_val(t)) as i32) < 0))
     }
 
     pub(super) fn enter_recovery(&mut self, now: Time, prior_in_flight: u64, log: &mut Vec<TcpLogEvent>) -> u64 {

@@ -157,8 +157,7 @@ impl Scoreboard {
 
     /// Linux `tcp_packets_in_flight`, in packets.
     pub fn in_flight_pkts(&self) -> u64 {
-        (self.packets_out.pkts + self.retrans_out.pkts)
-            .saturating_sub(self.sacked_out.pkts + self.lost_out.pkts + self.reno_sacked)
+        (self.packets_out.pkts + self.retrans_out.pkts).saturating_sub(self.sacked_out.pkts + self.lost_out.pkts + self.reno_sacked)
     }
     /// The same in bytes (RFC 6675 pipe).
     pub fn in_flight_bytes(&self) -> u64 {
@@ -556,8 +555,16 @@ mod tests {
         let mut b = Scoreboard::new(100);
         for k in 0..n {
             b.push(SegRec {
-                start: 1 + k * 100, len: 100, fin: false, sacked: false, lost: false, retrans: false,
-                ever_retrans: false, sent_at: Time::ZERO, xmit_seq: k, tx: TxSnapshot::default(),
+                start: 1 + k * 100,
+                len: 100,
+                fin: false,
+                sacked: false,
+                lost: false,
+                retrans: false,
+                ever_retrans: false,
+                sent_at: Time::ZERO,
+                xmit_seq: k,
+                tx: TxSnapshot::default(),
             });
         }
         b

@@ -13,18 +13,12 @@ use crate::packet::flags;
 const MSS: u64 = 1448;
 
 fn cfg() -> TcpConfig {
-    TcpConfig {
-        cc: "reno".into(),
-        ..TcpConfig::default()
-    }
+    TcpConfig { cc: "reno".into(), ..TcpConfig::default() }
 }
 
 /// RTO tests pin the timer itself: without RACK-TLP, a probe would come first.
 fn no_tlp() -> TcpConfig {
-    TcpConfig {
-        rack_tlp: false,
-        ..cfg()
-    }
+    TcpConfig { rack_tlp: false, ..cfg() }
 }
 
 fn ms(v: u64) -> Duration {
@@ -52,9 +46,7 @@ fn rtos(h: &Harness) -> Vec<(Time, u32, Duration)> {
     h.log
         .iter()
         .filter_map(|e| match *e {
-            TcpLogEvent::Rto {
-                at, backoff, rto, ..
-            } => Some((at, backoff, rto)),
+            TcpLogEvent::Rto { at, backoff, rto, .. } => Some((at, backoff, rto)),
             _ => None,
         })
         .collect()
@@ -67,33 +59,16 @@ fn handshake_carries_mss_ws_sack_ts_options() {
     let syn = h.trace[0].pkt;
     assert_eq!(syn.flags, flags::SYN);
     assert_eq!(syn.options.mss, Some(1460));
-    assert_eq!(
-        syn.options.window_scale,
-        Some(7),
-        "6 MiB buffer → shift 7, as Linux"
-    );
+    assert_eq!(syn.options.window_scale, Some(7), "6 MiB buffer → shift 7, as Linux");
     assert!(syn.options.sack_permitted);
     assert!(matches!(syn.options.timestamps, Some((_, 0))));
-    let synack = h
-        .trace
-        .iter()
-        .find(|s| s.pkt.flags == flags::SYN | flags::ACK)
-        .unwrap()
-        .pkt;
+    let synack = h.trace.iter().find(|s| s.pkt.flags == flags::SYN | flags::ACK).unwrap().pkt;
     assert_eq!(synack.ack, syn.seq.wrapping_add(1));
     assert_eq!(synack.options.mss, Some(1460));
     assert!(synack.options.sack_permitted && synack.options.window_scale.is_some());
-    assert_eq!(
-        synack.options.timestamps.unwrap().1,
-        syn.options.timestamps.unwrap().0,
-        "TSecr echoes the SYN's TSval"
-    );
+    assert_eq!(synack.options.timestamps.unwrap().1, syn.options.timestamps.unwrap().0, "TSecr echoes the SYN's TSval");
     assert_eq!(syn.ip_len(), 60, "Linux SYN: 20 B IP + 40 B TCP");
-    assert_eq!(
-        h.client.mss_bytes(),
-        1448,
-        "payload = MSS − 12 B of timestamps"
-    );
+    assert_eq!(h.client.mss_bytes(), 1448, "payload = MSS − 12 B of timestamps");
     assert_eq!(h.client.stats().handshake_rtt, Some(ms(20)));
     assert_eq!(h.server.stats().handshake_rtt, Some(ms(20)));
     assert_eq!(h.events_of(CLIENT, SocketEvent::Connected), 1);
@@ -102,25 +77,11 @@ fn handshake_carries_mss_ws_sack_ts_options() {
 
 #[test]
 fn options_are_dropped_when_the_peer_does_not_offer_them() {
-    let plain = TcpConfig {
-        sack: false,
-        timestamps: false,
-        window_scaling: false,
-        ..cfg()
-    };
+    let plain = TcpConfig { sack: false, timestamps: false, window_scaling: false, ..cfg() };
     let mut h = Harness::new(&cfg(), &plain, ms(10));
     h.establish();
-    let synack = h
-        .trace
-        .iter()
-        .find(|s| s.pkt.flags == flags::SYN | flags::ACK)
-        .unwrap()
-        .pkt;
-    assert!(
-        !synack.options.sack_permitted
-            && synack.options.timestamps.is_none()
-            && synack.options.window_scale.is_none()
-    );
+    let synack = h.trace.iter().find(|s| s.pkt.flags == flags::SYN | flags::ACK).unwrap().pkt;
+    assert!(!synack.options.sack_permitted && synack.options.timestamps.is_none() && synack.options.window_scale.is_none());
     assert_eq!(h.client.mss_bytes(), 1460);
     h.send(SERVER, 10_000);
     h.run_for(ms(100));
@@ -150,9 +111,7 @@ fn slow_start_doubles_per_rtt() {
         .map(|k| {
             let a = t0 + rtt * k;
             let b = t0 + rtt * (k + 1);
-            h.data_from(SERVER)
-                .filter(|s| s.at >= a && s.at < b)
-                .count()
+            h.data_from(SERVER).filter(|s| s.at >= a && s.at < b).count()
         })
         .collect();
     assert_eq!(per_round, vec![10, 20, 40, 80]);
@@ -160,10 +119,7 @@ fn slow_start_doubles_per_rtt() {
 
 #[test]
 fn three_dupacks_trigger_fast_retransmit() {
-    let c = TcpConfig {
-        sack: false,
-        ..cfg()
-    };
+    let c = TcpConfig { sack: false, ..cfg() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     h.drop_nth_data(SERVER, 3);
@@ -175,10 +131,7 @@ fn three_dupacks_trigger_fast_retransmit() {
     assert_eq!(r[0].1, lost_seq);
     assert_eq!(r[0].2, RetransmitCause::FastRetransmit);
     // The third duplicate ACK (for segment 6) arrives one RTT after the burst.
-    let dupacks: Vec<_> = h
-        .acks_from(CLIENT)
-        .filter(|s| s.pkt.ack == lost_seq)
-        .collect();
+    let dupacks: Vec<_> = h.acks_from(CLIENT).filter(|s| s.pkt.ack == lost_seq).collect();
     assert!(dupacks.len() >= 4, "first ACK + ≥ 3 duplicates");
     assert_eq!(r[0].0, dupacks[3].at + h.delay);
     assert_eq!(h.server.stats().rto_count, 0);
@@ -188,10 +141,7 @@ fn three_dupacks_trigger_fast_retransmit() {
 
 #[test]
 fn two_dupacks_do_not_trigger_fast_retransmit() {
-    let c = TcpConfig {
-        sack: false,
-        ..cfg()
-    };
+    let c = TcpConfig { sack: false, ..cfg() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     h.drop_nth_data(SERVER, 3);
@@ -199,11 +149,7 @@ fn two_dupacks_do_not_trigger_fast_retransmit() {
     h.run_for(ms(2000));
     let r = retransmits(&h);
     assert_eq!(r.len(), 1);
-    assert_eq!(
-        r[0].2,
-        RetransmitCause::Timeout,
-        "tail loss with 2 dupacks: only the RTO repairs it"
-    );
+    assert_eq!(r[0].2, RetransmitCause::Timeout, "tail loss with 2 dupacks: only the RTO repairs it");
     assert_eq!(h.server.stats().rto_count, 1);
 }
 
@@ -225,20 +171,9 @@ fn sack_recovery_repairs_multiple_losses_in_one_rtt() {
         assert_eq!(r[0].2, RetransmitCause::FastRetransmit);
         assert_eq!(r[1].2, RetransmitCause::SackRecovery);
         assert_eq!(r[2].2, RetransmitCause::SackRecovery);
-        assert!(
-            r[2].0 - r[0].0 < h.rtt(),
-            "all holes repaired within one RTT: {r:?}"
-        );
-        let enters = h
-            .log
-            .iter()
-            .filter(|e| matches!(e, TcpLogEvent::EnterRecovery { .. }))
-            .count();
-        let exits = h
-            .log
-            .iter()
-            .filter(|e| matches!(e, TcpLogEvent::ExitRecovery { .. }))
-            .count();
+        assert!(r[2].0 - r[0].0 < h.rtt(), "all holes repaired within one RTT: {r:?}");
+        let enters = h.log.iter().filter(|e| matches!(e, TcpLogEvent::EnterRecovery { .. })).count();
+        let exits = h.log.iter().filter(|e| matches!(e, TcpLogEvent::ExitRecovery { .. })).count();
         assert_eq!((enters, exits), (1, 1));
         assert_eq!(h.server.stats().rto_count, 0);
         assert_eq!(h.client.stats().bytes_received, 300 * MSS);
@@ -249,10 +184,7 @@ fn sack_recovery_repairs_multiple_losses_in_one_rtt() {
 
 #[test]
 fn newreno_partial_ack_retransmits_next_hole_without_sack() {
-    let c = TcpConfig {
-        sack: false,
-        ..cfg()
-    };
+    let c = TcpConfig { sack: false, ..cfg() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     for n in [50, 53] {
@@ -263,10 +195,7 @@ fn newreno_partial_ack_retransmits_next_hole_without_sack() {
     let r = retransmits(&h);
     assert_eq!(r.len(), 2, "{r:?}");
     assert!(r.iter().all(|x| x.2 == RetransmitCause::FastRetransmit));
-    assert!(
-        r[1].0 - r[0].0 >= h.rtt(),
-        "the second hole is found by the partial ACK one RTT later"
-    );
+    assert!(r[1].0 - r[0].0 >= h.rtt(), "the second hole is found by the partial ACK one RTT later");
     assert_eq!(h.server.stats().rto_count, 0);
     assert_eq!(h.client.stats().bytes_received, 200 * MSS);
 }
@@ -276,11 +205,7 @@ fn rto_backs_off_exponentially() {
     let mut h = Harness::pair(&no_tlp(), ms(50));
     h.establish();
     let t0 = h.now;
-    h.drops.push(DropRule::Blackout {
-        from: SERVER,
-        start: t0,
-        end: t0 + Duration::from_secs(60),
-    });
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
     h.send(SERVER, 1000);
     h.run_for(Duration::from_secs(30));
     let r = rtos(&h);
@@ -288,11 +213,7 @@ fn rto_backs_off_exponentially() {
     for w in r.windows(2) {
         assert_eq!(w[1].1, w[0].1 + 1);
         assert_eq!(w[1].2, w[0].2 * 2, "timer doubles: {r:?}");
-        assert_eq!(
-            w[1].0 - w[0].0,
-            w[0].2,
-            "next expiry after the doubled timer"
-        );
+        assert_eq!(w[1].0 - w[0].0, w[0].2, "next expiry after the doubled timer");
     }
     // First expiry: RTO = srtt + 200 ms = 300 ms after the segment.
     assert_eq!(r[0].0 - t0, ms(300));
@@ -303,18 +224,11 @@ fn rto_backs_off_exponentially() {
 
 #[test]
 fn rto_backoff_caps_at_max_rto() {
-    let c = TcpConfig {
-        max_rto: Duration::from_secs(2),
-        ..no_tlp()
-    };
+    let c = TcpConfig { max_rto: Duration::from_secs(2), ..no_tlp() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     let t0 = h.now;
-    h.drops.push(DropRule::Blackout {
-        from: SERVER,
-        start: t0,
-        end: t0 + Duration::from_secs(60),
-    });
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
     h.send(SERVER, 1000);
     h.run_for(Duration::from_secs(20));
     let r = rtos(&h);
@@ -329,11 +243,7 @@ fn rto_minimum_is_200ms() {
     h.send(SERVER, 50 * MSS);
     h.run_for(ms(100));
     let t0 = h.now;
-    h.drops.push(DropRule::Blackout {
-        from: SERVER,
-        start: t0,
-        end: t0 + ms(150),
-    });
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + ms(150) });
     h.send(SERVER, MSS);
     h.run_for(ms(1000));
     let r = rtos(&h);
@@ -346,10 +256,7 @@ fn rto_minimum_is_200ms() {
 fn karn_no_rtt_sample_from_retransmission() {
     // Without timestamps an ACK for a retransmitted segment is ambiguous: no sample, and the
     // backed-off timer stays until a fresh segment is timed (RFC 6298 §5, Karn & Partridge).
-    let c = TcpConfig {
-        timestamps: false,
-        ..no_tlp()
-    };
+    let c = TcpConfig { timestamps: false, ..no_tlp() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     let srtt0 = h.server.srtt().unwrap();
@@ -358,16 +265,8 @@ fn karn_no_rtt_sample_from_retransmission() {
     h.send(SERVER, 1000);
     h.run_for(Duration::from_secs(2));
     assert_eq!(h.server.stats().rto_count, 1);
-    assert_eq!(
-        h.server.srtt().unwrap(),
-        srtt0,
-        "no sample from the retransmission"
-    );
-    assert_eq!(
-        h.server.rto(),
-        rto0 * 2,
-        "backoff kept until a valid sample"
-    );
+    assert_eq!(h.server.srtt().unwrap(), srtt0, "no sample from the retransmission");
+    assert_eq!(h.server.rto(), rto0 * 2, "backoff kept until a valid sample");
     h.send(SERVER, 1000);
     h.run_for(Duration::from_secs(1));
     assert_eq!(h.server.rto(), rto0, "a fresh sample clears the backoff");
@@ -381,11 +280,7 @@ fn timestamps_give_an_rtt_sample_for_retransmissions() {
     h.send(SERVER, 1000);
     h.run_for(Duration::from_secs(2));
     assert_eq!(h.server.stats().rto_count, 1);
-    assert_eq!(
-        h.server.rto(),
-        ms(300),
-        "TS echo sample of 100 ms cleared the backoff"
-    );
+    assert_eq!(h.server.rto(), ms(300), "TS echo sample of 100 ms cleared the backoff");
 }
 
 #[test]
@@ -394,16 +289,9 @@ fn delayed_ack_every_second_segment_after_quickack() {
     h.send(SERVER, 200 * MSS);
     h.run_for(ms(2000));
     assert_eq!(h.client.stats().bytes_received, 200 * MSS);
-    let acks: Vec<_> = h
-        .acks_from(CLIENT)
-        .skip(1)
-        .map(|s| (s.at, s.pkt.ack))
-        .collect(); // skip handshake ACK
+    let acks: Vec<_> = h.acks_from(CLIENT).skip(1).map(|s| (s.at, s.pkt.ack)).collect(); // skip handshake ACK
     let isn = h.data_from(SERVER).next().unwrap().pkt.seq;
-    let acked_segs: Vec<u64> = acks
-        .iter()
-        .map(|a| (a.1.wrapping_sub(isn) as u64) / MSS)
-        .collect();
+    let acked_segs: Vec<u64> = acks.iter().map(|a| (a.1.wrapping_sub(isn) as u64) / MSS).collect();
     // Quick-ack: the first 16 data segments are each ACKed.
     assert_eq!(&acked_segs[..16], &(1..=16).collect::<Vec<_>>()[..]);
     // Afterwards every ACK covers two segments, except ones sent by the 40 ms timer.
@@ -450,27 +338,14 @@ fn out_of_order_segment_is_acked_immediately_with_sack() {
 
 #[test]
 fn zero_window_then_probe_then_resume() {
-    let small = TcpConfig {
-        rcv_buf_bytes: 16 * MSS,
-        ..cfg()
-    };
+    let small = TcpConfig { rcv_buf_bytes: 16 * MSS, ..cfg() };
     let mut h = Harness::new(&small, &cfg(), ms(50));
     h.auto_read[CLIENT as usize] = false;
     h.establish();
     h.send(SERVER, 100 * MSS);
     h.run_for(Duration::from_secs(5));
-    assert!(
-        h.client.readable_bytes() > 15 * MSS,
-        "buffer full: {}",
-        h.client.readable_bytes()
-    );
-    assert!(h.log.iter().any(|e| matches!(
-        e,
-        TcpLogEvent::ZeroWindow {
-            from_node: CLIENT,
-            ..
-        }
-    )));
+    assert!(h.client.readable_bytes() > 15 * MSS, "buffer full: {}", h.client.readable_bytes());
+    assert!(h.log.iter().any(|e| matches!(e, TcpLogEvent::ZeroWindow { from_node: CLIENT, .. })));
     let probes: Vec<Time> = h
         .log
         .iter()
@@ -482,38 +357,22 @@ fn zero_window_then_probe_then_resume() {
     assert!(probes.len() >= 4, "{probes:?}");
     // The first probe fills the last sub-MSS window with data (Linux tcp_write_wakeup); the
     // following ones are bare SND.UNA − 1 probes whose interval doubles.
-    let first = h
-        .trace
-        .iter()
-        .find(|s| s.pkt.src_node == SERVER && s.at == probes[0])
-        .unwrap()
-        .pkt;
+    let first = h.trace.iter().find(|s| s.pkt.src_node == SERVER && s.at == probes[0]).unwrap().pkt;
     assert!(first.payload_len > 0 && (first.payload_len as u64) < MSS);
     let gaps: Vec<Duration> = probes.windows(2).map(|w| w[1] - w[0]).collect();
     for g in gaps[1..].windows(2) {
         assert_eq!(g[1], g[0] * 2, "probe interval backs off: {gaps:?}");
     }
     // Probes are SND.UNA − 1 without data, and the receiver answers each.
-    let p = h
-        .trace
-        .iter()
-        .find(|s| s.pkt.src_node == SERVER && s.at == probes[1])
-        .unwrap()
-        .pkt;
+    let p = h.trace.iter().find(|s| s.pkt.src_node == SERVER && s.at == probes[1]).unwrap().pkt;
     assert_eq!(p.payload_len, 0);
-    assert_eq!(
-        p.seq,
-        first.seq.wrapping_add(first.payload_len).wrapping_sub(1)
-    );
+    assert_eq!(p.seq, first.seq.wrapping_add(first.payload_len).wrapping_sub(1));
     assert_eq!(h.server.stats().zero_window_probes, probes.len() as u64);
     // The application reads: a window update goes out and the transfer resumes.
     let t_read = h.now;
     h.read(CLIENT, u64::MAX);
     h.run_for(ms(101));
-    assert!(
-        h.data_from(SERVER).any(|s| s.at > t_read),
-        "sending resumed after the window update"
-    );
+    assert!(h.data_from(SERVER).any(|s| s.at > t_read), "sending resumed after the window update");
     h.auto_read[CLIENT as usize] = true;
     for _ in 0..50 {
         h.read(CLIENT, u64::MAX);
@@ -533,10 +392,7 @@ fn restart_after_idle_resets_to_restart_window() {
     h.run_for(Duration::from_secs(3));
     let t = h.now;
     h.send(SERVER, 100 * MSS);
-    assert!(h
-        .log
-        .iter()
-        .any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })));
+    assert!(h.log.iter().any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })));
     assert_eq!(h.data_from(SERVER).filter(|s| s.at == t).count(), 10);
 }
 
@@ -553,18 +409,12 @@ fn restart_after_short_idle_halves_once_per_rto() {
     h.run_until(last + rto + rto / 2);
     h.send(SERVER, 1000 * MSS);
     let seg = big / MSS / 2;
-    assert_eq!(
-        h.data_from(SERVER).filter(|s| s.at == h.now).count() as u64,
-        seg
-    );
+    assert_eq!(h.data_from(SERVER).filter(|s| s.at == h.now).count() as u64, seg);
 }
 
 #[test]
 fn no_restart_when_slow_start_after_idle_is_off() {
-    let c = TcpConfig {
-        slow_start_after_idle: false,
-        ..cfg()
-    };
+    let c = TcpConfig { slow_start_after_idle: false, ..cfg() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     h.send(SERVER, 300 * MSS);
@@ -573,10 +423,7 @@ fn no_restart_when_slow_start_after_idle_is_off() {
     h.run_for(Duration::from_secs(3));
     let t = h.now;
     h.send(SERVER, 1000 * MSS);
-    assert_eq!(
-        h.data_from(SERVER).filter(|s| s.at == t).count() as u64,
-        big
-    );
+    assert_eq!(h.data_from(SERVER).filter(|s| s.at == t).count() as u64, big);
 }
 
 #[test]
@@ -591,11 +438,7 @@ fn cwnd_clamp_caps_flight() {
         max_flight = max_flight.max(h.server.bytes_in_flight());
     }
     assert_eq!(max_flight, 20 * MSS);
-    let round = |k: u32| {
-        h.data_from(SERVER)
-            .filter(|s| s.at >= t0 + h.rtt() * k && s.at < t0 + h.rtt() * (k + 1))
-            .count()
-    };
+    let round = |k: u32| h.data_from(SERVER).filter(|s| s.at >= t0 + h.rtt() * k && s.at < t0 + h.rtt() * (k + 1)).count();
     assert_eq!(round(3), 20);
     // Lifting the clamp lets the window grow again.
     h.server.set_cwnd_clamp(None);
@@ -634,8 +477,7 @@ impl CongestionControl for Paced {
 fn pacing_spaces_segments() {
     let mut h = pair();
     let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
-    h.server
-        .set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(12))));
+    h.server.set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(12))));
     let t0 = h.now;
     h.send(SERVER, 10 * MSS);
     h.run_for(ms(50));
@@ -651,15 +493,8 @@ fn pacing_spaces_segments() {
 #[test]
 fn keepalive_probes_after_idle() {
     use super::config::KeepAliveConfig;
-    let ka = KeepAliveConfig {
-        idle: Duration::from_secs(5),
-        interval: Duration::from_secs(1),
-        probes: 3,
-    };
-    let server_cfg = TcpConfig {
-        keepalive: Some(ka),
-        ..cfg()
-    };
+    let ka = KeepAliveConfig { idle: Duration::from_secs(5), interval: Duration::from_secs(1), probes: 3 };
+    let server_cfg = TcpConfig { keepalive: Some(ka), ..cfg() };
     let mut h = Harness::new(&cfg(), &server_cfg, ms(50));
     h.establish();
     let last_rx = ms(100); // the handshake ACK reached the server at 1.5 RTT... (150 ms)
@@ -677,21 +512,12 @@ fn keepalive_probes_after_idle() {
     assert_eq!(probes.len(), 2, "{probes:?}");
     assert_eq!(probes[0], Time::from_millis(150) + Duration::from_secs(5));
     assert_eq!(probes[1], probes[0] + h.rtt() + Duration::from_secs(5));
-    let p = h
-        .trace
-        .iter()
-        .find(|s| s.at == probes[0] && s.pkt.src_node == SERVER)
-        .unwrap()
-        .pkt;
+    let p = h.trace.iter().find(|s| s.at == probes[0] && s.pkt.src_node == SERVER).unwrap().pkt;
     assert_eq!(p.payload_len, 0);
     assert_eq!(h.server.state(), TcpState::Established);
     // The peer disappears: `probes` unanswered probes, `interval` apart, then reset.
     let t = h.now;
-    h.drops.push(DropRule::Blackout {
-        from: CLIENT,
-        start: t,
-        end: t + Duration::from_secs(100),
-    });
+    h.drops.push(DropRule::Blackout { from: CLIENT, start: t, end: t + Duration::from_secs(100) });
     h.run_for(Duration::from_secs(20));
     assert_eq!(h.server.state(), TcpState::Closed);
     assert_eq!(h.events_of(SERVER, SocketEvent::Reset), 1);
@@ -741,11 +567,7 @@ fn lost_fin_is_retransmitted() {
     assert_eq!(h.client.state(), TcpState::FinWait2);
     let r = retransmits(&h);
     assert_eq!(r.len(), 1, "{r:?}");
-    assert_eq!(
-        r[0].2,
-        RetransmitCause::TailLossProbe,
-        "Linux re-sends a lost FIN with a tail-loss probe"
-    );
+    assert_eq!(r[0].2, RetransmitCause::TailLossProbe, "Linux re-sends a lost FIN with a tail-loss probe");
 }
 
 #[test]
@@ -837,10 +659,7 @@ fn random_drops(seed: u64, per_mille: u64) -> DropRule {
 #[test]
 fn bulk_transfer_through_a_drop_tail_bottleneck_fills_the_link() {
     for cc in ["reno", "cubic"] {
-        let c = TcpConfig {
-            cc: cc.into(),
-            ..TcpConfig::default()
-        };
+        let c = TcpConfig { cc: cc.into(), ..TcpConfig::default() };
         let mut h = Harness::pair(&c, ms(20));
         h.rate = Some(Bandwidth::from_mbps(10));
         h.queue_limit = Some(30);
@@ -854,11 +673,7 @@ fn bulk_transfer_through_a_drop_tail_bottleneck_fills_the_link() {
             h.run_for(ms(50));
         }
         let s = h.server.stats();
-        assert_eq!(
-            h.client.stats().bytes_received,
-            total,
-            "{cc}: all data delivered"
-        );
+        assert_eq!(h.client.stats().bytes_received, total, "{cc}: all data delivered");
         assert!(h.queue_drops > 0, "{cc}: the queue overflowed");
         assert!(s.retrans_fast > 0, "{cc}");
         let fct = s.last_ack_of_data_at.unwrap() - t0;
@@ -872,11 +687,7 @@ fn bulk_transfer_through_a_drop_tail_bottleneck_fills_the_link() {
 #[test]
 fn transfer_completes_under_random_loss_in_both_directions() {
     for (sack, ts) in [(true, true), (false, true), (true, false), (false, false)] {
-        let c = TcpConfig {
-            sack,
-            timestamps: ts,
-            ..cfg()
-        };
+        let c = TcpConfig { sack, timestamps: ts, ..cfg() };
         let mut h = Harness::pair(&c, ms(10));
         h.rate = Some(Bandwidth::from_mbps(20));
         h.keep_trace = false;
@@ -886,24 +697,13 @@ fn transfer_completes_under_random_loss_in_both_directions() {
         h.send(SERVER, total);
         h.send(CLIENT, 200_000);
         h.run_for(Duration::from_secs(120));
-        assert_eq!(
-            h.client.stats().bytes_received,
-            total,
-            "sack={sack} ts={ts}"
-        );
-        assert_eq!(
-            h.server.stats().bytes_received,
-            200_000,
-            "sack={sack} ts={ts}"
-        );
+        assert_eq!(h.client.stats().bytes_received, total, "sack={sack} ts={ts}");
+        assert_eq!(h.server.stats().bytes_received, 200_000, "sack={sack} ts={ts}");
         assert_eq!(h.server.unacked_bytes(), 0);
         let st = h.server.stats();
         assert!(st.retrans_fast > 0, "{st:?}");
         if !sack {
-            assert!(
-                st.rto_count > 0,
-                "without SACK some losses need the RTO: {st:?}"
-            );
+            assert!(st.rto_count > 0, "without SACK some losses need the RTO: {st:?}");
         }
     }
 }
@@ -930,11 +730,7 @@ fn tail_loss_probe_repairs_a_lost_last_segment_before_the_rto() {
 fn tail_loss_probe_then_rto_when_the_probe_is_lost_too() {
     let mut h = pair();
     let t0 = h.now;
-    h.drops.push(DropRule::Blackout {
-        from: SERVER,
-        start: t0,
-        end: t0 + Duration::from_secs(60),
-    });
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
     h.send(SERVER, 3 * MSS);
     h.run_for(Duration::from_secs(3));
     let r = retransmits(&h);
@@ -959,10 +755,7 @@ fn tail_loss_probe_and_rack_repair_several_tail_losses_without_rto() {
     let r = retransmits(&h);
     assert_eq!(r[0].2, RetransmitCause::TailLossProbe, "{r:?}");
     // The probe (segment 20) is SACKed; RACK then finds 18 and 19 lost: fast recovery, no RTO.
-    assert!(
-        r[1..].iter().all(|x| x.2 != RetransmitCause::Timeout),
-        "{r:?}"
-    );
+    assert!(r[1..].iter().all(|x| x.2 != RetransmitCause::Timeout), "{r:?}");
     assert_eq!(r.len(), 3, "{r:?}");
     assert_eq!(h.server.stats().rto_count, 0);
     assert_eq!(h.client.stats().bytes_received, 20 * MSS);
@@ -1002,22 +795,14 @@ fn rack_detects_a_lost_retransmission_without_rto() {
     let r = retransmits(&h);
     assert_eq!(r.len(), 2, "{r:?}");
     assert!(r.iter().all(|x| x.1 == lost_seq));
-    assert_eq!(
-        h.server.stats().rto_count,
-        0,
-        "RACK found the lost retransmission: {r:?}"
-    );
+    assert_eq!(h.server.stats().rto_count, 0, "RACK found the lost retransmission: {r:?}");
     assert_eq!(h.client.stats().bytes_received, 300 * MSS);
 }
 
 #[test]
 fn transfer_completes_with_reordering_and_loss() {
     for (sack, rack) in [(true, true), (true, false), (false, false)] {
-        let c = TcpConfig {
-            sack,
-            rack_tlp: rack,
-            ..cfg()
-        };
+        let c = TcpConfig { sack, rack_tlp: rack, ..cfg() };
         let mut h = Harness::pair(&c, ms(10));
         h.rate = Some(Bandwidth::from_mbps(20));
         h.jitter = Some(ms(3));
@@ -1028,16 +813,8 @@ fn transfer_completes_with_reordering_and_loss() {
         h.send(SERVER, total);
         h.send(CLIENT, 100_000);
         h.run_for(Duration::from_secs(120));
-        assert_eq!(
-            h.client.stats().bytes_received,
-            total,
-            "sack={sack} rack={rack}"
-        );
-        assert_eq!(
-            h.server.stats().bytes_received,
-            100_000,
-            "sack={sack} rack={rack}"
-        );
+        assert_eq!(h.client.stats().bytes_received, total, "sack={sack} rack={rack}");
+        assert_eq!(h.server.stats().bytes_received, 100_000, "sack={sack} rack={rack}");
         assert_eq!(h.server.unacked_bytes(), 0);
     }
 }
@@ -1057,15 +834,8 @@ fn many_short_transfers_with_idle_gaps_and_loss_complete() {
     }
     assert_eq!(h.client.stats().bytes_received, 30 * 300_000);
     assert_eq!(h.events_of(SERVER, SocketEvent::AllAcked), 30);
-    let restarts = h
-        .log
-        .iter()
-        .filter(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. }))
-        .count();
-    assert_eq!(
-        restarts, 29,
-        "every segment but the first starts after idle"
-    );
+    let restarts = h.log.iter().filter(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })).count();
+    assert_eq!(restarts, 29, "every segment but the first starts after idle");
 }
 
 #[test]
@@ -1086,12 +856,7 @@ fn application_limited_cwnd_decays_towards_the_window_used() {
     // 3 s = ~10 RTOs of halving the gap to ~10 used segments.
     assert!(after < 30, "cwnd decayed from {big} to {after} segments");
     assert!(after >= 10, "not below the initial window: {after}");
-    assert!(
-        !h.log
-            .iter()
-            .any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })),
-        "never idle"
-    );
+    assert!(!h.log.iter().any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })), "never idle");
 }
 
 #[test]
@@ -1101,22 +866,14 @@ fn spurious_rto_is_detected_and_undone() {
     // transmissions, so the timeout was spurious and its window reduction is undone (F-RTO step
     // 3b with SACK). Without the undo the sender is left in slow start from one segment.
     let run = |frto: bool| {
-        let c = TcpConfig {
-            frto,
-            rack_tlp: false,
-            ..cfg()
-        };
+        let c = TcpConfig { frto, rack_tlp: false, ..cfg() };
         let mut h = Harness::pair(&c, ms(50));
         h.establish();
         h.send(SERVER, 60 * MSS);
         h.run_for(ms(400));
         let t0 = h.now;
         h.send(SERVER, 40 * MSS);
-        h.drops.push(DropRule::Blackout {
-            from: CLIENT,
-            start: t0,
-            end: t0 + ms(600),
-        });
+        h.drops.push(DropRule::Blackout { from: CLIENT, start: t0, end: t0 + ms(600) });
         // RTO at +300 ms (its ACK is lost), again at +900 ms; that ACK arrives at +1000 ms.
         h.run_for(ms(1010));
         let st = *h.server.stats();
@@ -1130,10 +887,7 @@ fn spurious_rto_is_detected_and_undone() {
     assert!(on.rto_count >= 1 && off.rto_count >= 1);
     assert_eq!(on.spurious_rtos, 1, "{on:?}");
     assert_eq!(off.spurious_rtos, 0);
-    assert!(
-        cwnd_on >= 2 * cwnd_off && cwnd_on >= 20,
-        "undo restored the window: {cwnd_on} vs {cwnd_off}"
-    );
+    assert!(cwnd_on >= 2 * cwnd_off && cwnd_on >= 20, "undo restored the window: {cwnd_on} vs {cwnd_off}");
 }
 
 #[test]
@@ -1142,12 +896,7 @@ fn spurious_rto_from_delayed_acks_is_undone_by_timestamps() {
     // TSvals older than the retransmission, so the RTO was spurious (Eifel, RFC 3522), also
     // without SACK.
     for (sack, frto) in [(false, true), (true, true), (false, false)] {
-        let c = TcpConfig {
-            sack,
-            frto,
-            rack_tlp: false,
-            ..cfg()
-        };
+        let c = TcpConfig { sack, frto, rack_tlp: false, ..cfg() };
         let mut h = Harness::pair(&c, ms(50));
         h.establish();
         h.send(SERVER, 60 * MSS);
@@ -1158,10 +907,7 @@ fn spurious_rto_from_delayed_acks_is_undone_by_timestamps() {
         h.run_for(ms(3000));
         let st = h.server.stats();
         assert_eq!(st.rto_count, 1, "sack={sack} {st:?}");
-        assert_eq!(
-            st.spurious_rtos, frto as u64,
-            "sack={sack} frto={frto} {st:?}"
-        );
+        assert_eq!(st.spurious_rtos, frto as u64, "sack={sack} frto={frto} {st:?}");
         assert_eq!(h.client.stats().bytes_received, 100 * MSS);
     }
 }
@@ -1171,28 +917,18 @@ fn randomized_paths_and_settings_always_deliver_everything() {
     // A small deterministic fuzz: loss, reordering, small receive buffers with a slow reader,
     // clamps, pacing-free CCs, option combinations. Every byte must arrive, in order, and both
     // sides must close cleanly.
-    let mut x: u64 = std::env::var("TCP_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x1234_5678_9abc_def1);
+    let mut x: u64 = std::env::var("TCP_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x1234_5678_9abc_def1);
     let mut next = move |m: u64| {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x % m
     };
-    let cases: u64 = std::env::var("TCP_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+    let cases: u64 = std::env::var("TCP_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
     for case in 0..cases {
         let ccs = ["reno", "cubic", "bic", "vegas", "bbr"];
         let cc = ccs[next(ccs.len() as u64) as usize];
-        let cc = if tcpvideo_model::cc::find(cc).is_some() {
-            cc
-        } else {
-            "reno"
-        };
+        let cc = if tcpvideo_model::cc::find(cc).is_some() { cc } else { "reno" };
         let c = TcpConfig {
             cc: cc.into(),
             sack: next(4) != 0,
@@ -1215,9 +951,7 @@ fn randomized_paths_and_settings_always_deliver_everything() {
         if next(2) == 0 {
             h.jitter = Some(ms(next(5)));
         }
-        let only: Option<u64> = std::env::var("TCP_FUZZ_ONLY")
-            .ok()
-            .and_then(|v| v.parse().ok());
+        let only: Option<u64> = std::env::var("TCP_FUZZ_ONLY").ok().and_then(|v| v.parse().ok());
         h.keep_trace = only == Some(case);
         let slow_reader = next(3) == 0;
         h.auto_read[CLIENT as usize] = !slow_reader;
@@ -1265,15 +999,7 @@ fn randomized_paths_and_settings_always_deliver_everything() {
                 let p = t.pkt;
                 eprintln!(
                     "{} {}->{} seq={} ack={} len={} win={} fl={:02x} drop={}",
-                    t.at,
-                    p.src_node,
-                    p.dst_node,
-                    p.seq,
-                    p.ack,
-                    p.payload_len,
-                    p.window,
-                    p.flags,
-                    t.dropped
+                    t.at, p.src_node, p.dst_node, p.seq, p.ack, p.payload_len, p.window, p.flags, t.dropped
                 );
             }
             for e in h.log.iter().rev().take(20).rev() {
@@ -1287,8 +1013,7 @@ fn randomized_paths_and_settings_always_deliver_everything() {
         assert_eq!(h.client.state(), TcpState::Closed, "{what}");
         assert_eq!(h.events_of(SERVER, SocketEvent::Connected), 1, "{what}");
         assert_eq!(h.events_of(CLIENT, SocketEvent::Connected), 1, "{what}");
-        let resets =
-            h.events_of(CLIENT, SocketEvent::Reset) + h.events_of(SERVER, SocketEvent::Reset);
+        let resets = h.events_of(CLIENT, SocketEvent::Reset) + h.events_of(SERVER, SocketEvent::Reset);
         assert!(resets <= 1, "{what}");
     }
 }
@@ -1303,22 +1028,13 @@ fn closed_socket_answers_a_late_segment_with_rst() {
     assert_eq!(h.server.state(), TcpState::TimeWait);
     h.run_for(Duration::from_secs(2));
     assert_eq!(h.server.state(), TcpState::Closed);
-    let fin = h
-        .trace
-        .iter()
-        .rev()
-        .find(|s| s.pkt.src_node == CLIENT && s.pkt.flags & flags::FIN != 0)
-        .unwrap()
-        .pkt;
+    let fin = h.trace.iter().rev().find(|s| s.pkt.src_node == CLIENT && s.pkt.flags & flags::FIN != 0).unwrap().pkt;
     let mut out = Vec::new();
     let mut log = Vec::new();
     h.server.on_packet(h.now, &fin, &mut out, &mut log);
     assert_eq!(out.len(), 1);
     assert!(out[0].flags & flags::RST != 0);
-    assert_eq!(
-        out[0].seq, fin.ack,
-        "RST takes its sequence number from the ACK field"
-    );
+    assert_eq!(out[0].seq, fin.ack, "RST takes its sequence number from the ACK field");
 }
 
 #[test]
@@ -1326,10 +1042,7 @@ fn delayed_ack_timeout_adapts_to_sparse_data() {
     // Linux inflates the ATO each time the delayed-ACK timer fires, up to min(SRTT, 500 ms):
     // isolated segments 150 ms apart are ACKed after 40, 80, then 100 ms (SRTT) (RTO ≈ 300 ms, so
     // quick-ack mode is not re-entered). Nagle off so each small segment leaves at once.
-    let c = TcpConfig {
-        nagle: false,
-        ..cfg()
-    };
+    let c = TcpConfig { nagle: false, ..cfg() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     h.send(SERVER, 40 * MSS);
@@ -1343,10 +1056,7 @@ fn delayed_ack_timeout_adapts_to_sparse_data() {
         let ack = h.acks_from(CLIENT).find(|s| s.at >= arrival);
         delays.push(ack.map(|a| a.at - arrival));
     }
-    assert_eq!(
-        delays,
-        vec![Some(ms(40)), Some(ms(80)), Some(ms(100)), Some(ms(100))]
-    );
+    assert_eq!(delays, vec![Some(ms(40)), Some(ms(80)), Some(ms(100)), Some(ms(100))]);
 }
 
 #[test]
@@ -1382,18 +1092,11 @@ fn receive_window_starts_near_64kb_and_grows_two_segments_per_segment() {
 
 #[test]
 fn connection_is_reset_after_retries2_timeouts() {
-    let c = TcpConfig {
-        retries2: 5,
-        ..no_tlp()
-    };
+    let c = TcpConfig { retries2: 5, ..no_tlp() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     let t0 = h.now;
-    h.drops.push(DropRule::Blackout {
-        from: SERVER,
-        start: t0,
-        end: t0 + Duration::from_secs(1000),
-    });
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(1000) });
     h.send(SERVER, 1000);
     h.run_for(Duration::from_secs(100));
     assert_eq!(h.server.stats().rto_count, 5);
@@ -1416,11 +1119,7 @@ fn reordering_widens_racks_window_and_avoids_spurious_retransmissions() {
     assert_eq!(h.client.stats().bytes_received, 2_000_000);
     let st = h.server.stats();
     let segs = st.data_segments_sent;
-    assert!(
-        st.retrans_fast * 100 < segs,
-        "spurious retransmissions: {} of {segs}",
-        st.retrans_fast
-    );
+    assert!(st.retrans_fast * 100 < segs, "spurious retransmissions: {} of {segs}", st.retrans_fast);
 }
 
 #[test]
@@ -1532,7 +1231,11 @@ fn rtt_samples_skip_sacked_and_retransmitted_data_during_recovery() {
         // 100 ms path, no queue: at most the delayed-ACK timer on top (the ATO may grow to SRTT).
         let worst = s.rtt_samples.iter().map(|x| x.1).max().unwrap();
         let in_rec = s.rtt_samples.iter().filter(|x| x.2).map(|x| x.1).max().unwrap_or_default();
-        assert!(worst < ms(200), "rack_tlp={rack_tlp}: worst sample {worst:?}: {:?}", s.rtt_samples.iter().filter(|x| x.1 > ms(150)).collect::<Vec<_>>());
+        assert!(
+            worst < ms(200),
+            "rack_tlp={rack_tlp}: worst sample {worst:?}: {:?}",
+            s.rtt_samples.iter().filter(|x| x.1 > ms(150)).collect::<Vec<_>>()
+        );
         assert!(in_rec <= ms(150), "rack_tlp={rack_tlp}: worst sample in recovery {in_rec:?}");
         let srtt = h.server.srtt().unwrap();
         assert!(srtt <= ms(130), "srtt {srtt:?}");
@@ -1583,10 +1286,7 @@ fn each_connection_seeds_its_congestion_control_from_its_isn() {
 fn bbr_flows_with_different_isns_start_probe_bw_in_different_phases() {
     // BBR's PROBE_BW start phase is drawn from the connection seed: over a few ISNs the pacing
     // pattern of the first PROBE_BW cycles differs (unless the scenario fixes `seed`).
-    let c = TcpConfig {
-        cc: "bbr".into(),
-        ..TcpConfig::default()
-    };
+    let c = TcpConfig { cc: "bbr".into(), ..TcpConfig::default() };
     let pattern = |isn: u32| {
         let mut h = Harness::with_isn(&c, &c, ms(10), 1, isn);
         h.rate = Some(Bandwidth::from_mbps(10));
@@ -1692,10 +1392,7 @@ fn recovery_ending_with_loss_already_marked_starts_the_next_on_the_same_ack() {
     // lost retransmission.)
     for cc in ["bic", "reno"] {
         let rack_tlp = true;
-        let c = TcpConfig {
-            cc: cc.into(),
-            ..TcpConfig::default()
-        };
+        let c = TcpConfig { cc: cc.into(), ..TcpConfig::default() };
         let mut h = Harness::pair(&c, ms(50));
         // A serializer spaces the ACKs (0.6 ms per data segment), so the ACK after the exit
         // comes later, not at the same instant.

@@ -119,7 +119,12 @@ impl TcpEndpoint {
                 let rto = self.rtt.backed_off_rto();
                 log.push(TcpLogEvent::Rto { at: now, flow: self.flow, from_node: self.local.node, backoff: self.rtt.backoff, rto });
                 log.push(TcpLogEvent::Retransmit {
-                    at: now, flow: self.flow, from_node: self.local.node, seq: self.iss, len: 0, cause: RetransmitCause::SynTimeout,
+                    at: now,
+                    flow: self.flow,
+                    from_node: self.local.node,
+                    seq: self.iss,
+                    len: 0,
+                    cause: RetransmitCause::SynTimeout,
                 });
                 let kind = if self.state == TcpState::SynSent { Kind::Syn } else { Kind::SynAck };
                 self.syn_sent_at = now;

@@ -62,9 +62,20 @@ pub struct Warning {
 /// Bytes to parse: a borrowed slice, a memory map, or a decompressing stream read into one
 /// large reused buffer.
 pub(crate) enum Source<'a> {
-    Slice { data: &'a [u8], pos: usize },
+    Slice {
+        data: &'a [u8],
+        pos: usize,
+    },
     /// `base`: absolute input offset of `buf[0]`; `total`: input size when known.
-    Stream { r: Box<dyn Read + Send + 'a>, buf: Vec<u8>, start: usize, end: usize, eof: bool, base: u64, total: Option<u64> },
+    Stream {
+        r: Box<dyn Read + Send + 'a>,
+        buf: Vec<u8>,
+        start: usize,
+        end: usize,
+        eof: bool,
+        base: u64,
+        total: Option<u64>,
+    },
 }
 
 const STREAM_CHUNK: usize = 4 << 20;
@@ -320,7 +331,14 @@ pub(crate) enum Step {
     Skip,
     Problem(Problem),
     /// A record at the current position: header length, captured length, total bytes to consume.
-    Record { hdr_len: usize, cap_len: usize, ts_ns: u64, linktype: u32, orig_len: u32, total: usize },
+    Record {
+        hdr_len: usize,
+        cap_len: usize,
+        ts_ns: u64,
+        linktype: u32,
+        orig_len: u32,
+        total: usize,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -121,12 +121,8 @@ pub fn parse_block<'a>(st: &mut State, b: &'a [u8]) -> Result<(Block<'a>, usize)
             if body.len() < 8 {
                 return Err(BlockError::Corrupt);
             }
-            let mut ifc = Interface {
-                linktype: rd16(body, 0, be) as u32,
-                snaplen: rd32(body, 4, be),
-                units_per_sec: 1_000_000,
-                offset_sec: 0,
-            };
+            let mut ifc =
+                Interface { linktype: rd16(body, 0, be) as u32, snaplen: rd32(body, 4, be), units_per_sec: 1_000_000, offset_sec: 0 };
             let mut o = 8;
             while o + 4 <= body.len() {
                 let code = rd16(body, o, be);
@@ -140,11 +136,8 @@ pub fn parse_block<'a>(st: &mut State, b: &'a [u8]) -> Result<(Block<'a>, usize)
                     9 if olen >= 1 => {
                         let r = body[v];
                         let exp = (r & 0x7f) as u32;
-                        ifc.units_per_sec = if r & 0x80 == 0 {
-                            10u64.checked_pow(exp).unwrap_or(0)
-                        } else {
-                            1u64.checked_shl(exp).unwrap_or(0)
-                        };
+                        ifc.units_per_sec =
+                            if r & 0x80 == 0 { 10u64.checked_pow(exp).unwrap_or(0) } else { 1u64.checked_shl(exp).unwrap_or(0) };
                         if ifc.units_per_sec == 0 {
                             return Err(BlockError::Corrupt);
                         }

@@ -35,7 +35,16 @@ pub struct AckAggregation {
 
 impl AckAggregation {
     pub fn new(gain: u64, win_rounds: u64, max_time: Duration) -> AckAggregation {
-        AckAggregation { gain, win_rounds, max_time, epoch_start: None, epoch_acked: 0, extra_acked: [0; 2], win_idx: 0, win_rounds_elapsed: 0 }
+        AckAggregation {
+            gain,
+            win_rounds,
+            max_time,
+            epoch_start: None,
+            epoch_acked: 0,
+            extra_acked: [0; 2],
+            win_idx: 0,
+            win_rounds_elapsed: 0,
+        }
     }
 
     /// Linux `bbr_extra_acked`: the max excess of the two windows, in segments.

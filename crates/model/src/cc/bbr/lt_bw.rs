@@ -157,7 +157,14 @@ mod tests {
         for ms in 1..=200u64 {
             delivered += 1000; // 1 MB/s
             lost += 250;
-            let x = LtInput { now: Time::from_millis(ms), round_start: ms % 10 == 0, losses: true, app_limited: false, delivered_total: delivered, lost_total: lost };
+            let x = LtInput {
+                now: Time::from_millis(ms),
+                round_start: ms % 10 == 0,
+                losses: true,
+                app_limited: false,
+                delivered_total: delivered,
+                lost_total: lost,
+            };
             if lt.on_ack(&x, true) == LtAction::StartedUsing {
                 adopted_at = Some(ms);
                 break;
@@ -176,7 +183,14 @@ mod tests {
         for ms in 1..=500u64 {
             delivered += 1000;
             lost += 10; // 1 %
-            let x = LtInput { now: Time::from_millis(ms), round_start: ms % 10 == 0, losses: true, app_limited: false, delivered_total: delivered, lost_total: lost };
+            let x = LtInput {
+                now: Time::from_millis(ms),
+                round_start: ms % 10 == 0,
+                losses: true,
+                app_limited: false,
+                delivered_total: delivered,
+                lost_total: lost,
+            };
             assert_eq!(lt.on_ack(&x, true), LtAction::None);
         }
         assert!(!lt.use_bw);

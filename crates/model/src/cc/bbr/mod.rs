@@ -423,9 +423,9 @@ impl Bbr {
             let inflight = self.segs_ceil(ack.bytes_in_flight);
             let delivered = ack.delivered_total_bytes;
             let round = &mut self.round;
-            let done = self.probe_rtt.on_ack(ack.now, inflight, self.cwnd_min_target, self.probe_rtt_duration, round.round_start, || {
-                round.restart(delivered)
-            });
+            let done = self
+                .probe_rtt
+                .on_ack(ack.now, inflight, self.cwnd_min_target, self.probe_rtt_duration, round.round_start, || round.restart(delivered));
             if done {
                 self.probe_rtt_done(ack.now);
             }
@@ -588,7 +588,7 @@ impl CongestionControl for Bbr {
         self.loss_end_delivered = self.delivered_total_bytes + bytes_in_flight;
         self.prev_ca_state = CaState::Loss;
         self.full.full_bw = Bandwidth::ZERO; // Linux bbr_set_state: full_bw = 0 only
-        // Linux treats an RTO like the end of a round and feeds the lt sampler a loss.
+                                             // Linux treats an RTO like the end of a round and feeds the lt sampler a loss.
         let x = LtInput {
             now,
             round_start: true,

@@ -60,8 +60,14 @@ mod tests {
 
     #[test]
     fn same_seed_same_phases() {
-        let a: Vec<usize> = { let mut r = SplitMix64::new(7); (0..20).map(|_| random_start_phase(&mut r, 7)).collect() };
-        let b: Vec<usize> = { let mut r = SplitMix64::new(7); (0..20).map(|_| random_start_phase(&mut r, 7)).collect() };
+        let a: Vec<usize> = {
+            let mut r = SplitMix64::new(7);
+            (0..20).map(|_| random_start_phase(&mut r, 7)).collect()
+        };
+        let b: Vec<usize> = {
+            let mut r = SplitMix64::new(7);
+            (0..20).map(|_| random_start_phase(&mut r, 7)).collect()
+        };
         assert_eq!(a, b);
     }
 

@@ -33,7 +33,15 @@ impl ProbeRtt {
 
     /// One ACK in PROBE_RTT. Returns true when the mode should end now. `restart_round` is called
     /// when the low in-flight is first reached (Linux starts a new round then).
-    pub fn on_ack(&mut self, now: Time, inflight_segments: u64, min_target: u64, duration: Duration, round_start: bool, restart_round: impl FnOnce()) -> bool {
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        inflight_segments: u64,
+        min_target: u64,
+        duration: Duration,
+        round_start: bool,
+        restart_round: impl FnOnce(),
+    ) -> bool {
         match self.done_at {
             None if inflight_segments <= min_target => {
                 self.done_at = Some(now + duration);

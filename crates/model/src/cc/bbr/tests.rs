@@ -194,7 +194,13 @@ fn rate_ack(now: Time, delivered_total: u64, prior_delivered: u64, bw_mbps: u64,
         cwnd_limited: true,
         in_recovery: false,
         delivered_total_bytes: delivered_total,
-        rate: Some(RateSample { delivered_bytes, interval, prior_delivered_bytes: prior_delivered, is_app_limited: app_limited, newly_lost_bytes: 0 }),
+        rate: Some(RateSample {
+            delivered_bytes,
+            interval,
+            prior_delivered_bytes: prior_delivered,
+            is_app_limited: app_limited,
+            newly_lost_bytes: 0,
+        }),
     }
 }
 
@@ -315,7 +321,12 @@ fn after_a_timeout_cwnd_regrows_from_one_and_is_restored_only_when_the_loss_epis
         a.bytes_in_flight = MSS;
         bbr.on_ack(&a);
     }
-    assert!(bbr.cwnd() >= before.min(bbr.inflight_target(bbr.bw(), bbr.cwnd_gain) * MSS), "cwnd {} not restored toward {}", bbr.cwnd() / MSS, before / MSS);
+    assert!(
+        bbr.cwnd() >= before.min(bbr.inflight_target(bbr.bw(), bbr.cwnd_gain) * MSS),
+        "cwnd {} not restored toward {}",
+        bbr.cwnd() / MSS,
+        before / MSS
+    );
 }
 
 #[test]

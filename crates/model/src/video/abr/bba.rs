@@ -19,25 +19,13 @@
 
 use std::time::Duration;
 
-use super::{
-    AbrContext, AbrInfo, AbrRule, AbrSetup, ParamInfo, Params, SwitchReason, SwitchRequest,
-};
+use super::{AbrContext, AbrInfo, AbrRule, AbrSetup, ParamInfo, Params, SwitchReason, SwitchRequest};
 use crate::units::Bandwidth;
 use crate::video::error::VideoError;
 
 pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "reservoir_fraction",
-        default: 0.375,
-        unit: "of buffer target",
-        doc: "reservoir r (paper: 90 s of 240 s)",
-    },
-    ParamInfo {
-        name: "cushion_fraction",
-        default: 0.525,
-        unit: "of buffer target",
-        doc: "cushion cu (paper: 126 s of 240 s)",
-    },
+    ParamInfo { name: "reservoir_fraction", default: 0.375, unit: "of buffer target", doc: "reservoir r (paper: 90 s of 240 s)" },
+    ParamInfo { name: "cushion_fraction", default: 0.525, unit: "of buffer target", doc: "cushion cu (paper: 126 s of 240 s)" },
 ];
 
 pub const INFO: AbrInfo = AbrInfo {
@@ -49,21 +37,12 @@ pub const INFO: AbrInfo = AbrInfo {
         let r = p.get(&PARAMS[0]);
         let c = p.get(&PARAMS[1]);
         if !(0.0..1.0).contains(&r) {
-            return Err(VideoError::invalid(
-                "abr_params.reservoir_fraction",
-                format!("must be in [0, 1), got {r}"),
-            ));
+            return Err(VideoError::invalid("abr_params.reservoir_fraction", format!("must be in [0, 1), got {r}")));
         }
         if !(c > 0.0 && r + c <= 1.0) {
-            return Err(VideoError::invalid(
-                "abr_params.cushion_fraction",
-                format!("must be > 0 with reservoir + cushion ≤ 1, got {c}"),
-            ));
+            return Err(VideoError::invalid("abr_params.cushion_fraction", format!("must be > 0 with reservoir + cushion ≤ 1, got {c}")));
         }
-        Ok(Box::new(Bba::new(
-            setup.buffer_target.mul_f64(r),
-            setup.buffer_target.mul_f64(c),
-        )))
+        Ok(Box::new(Bba::new(setup.buffer_target.mul_f64(r), setup.buffer_target.mul_f64(c))))
     },
 };
 
@@ -104,24 +83,15 @@ impl AbrRule for Bba {
         }
         let prev = ctx.last_quality.unwrap_or(0).min(top);
         let f = self.map_rate(buffer, rates[0], rates[top]);
-        let reason = SwitchReason::BufferCushion {
-            buffer,
-            map_rate: Bandwidth::from_bps(f.round() as u64),
-        };
+        let reason = SwitchReason::BufferCushion { buffer, map_rate: Bandwidth::from_bps(f.round() as u64) };
         let rate_plus = rates[(prev + 1).min(top)].bits_per_sec as f64;
         let rate_minus = rates[prev.saturating_sub(1)].bits_per_sec as f64;
         let q = if f >= rate_plus {
             // highest rung strictly below f(B)
-            rates
-                .iter()
-                .rposition(|r| (r.bits_per_sec as f64) < f)
-                .unwrap_or(0)
+            rates.iter().rposition(|r| (r.bits_per_sec as f64) < f).unwrap_or(0)
         } else if f <= rate_minus {
             // lowest rung strictly above f(B)
-            rates
-                .iter()
-                .position(|r| (r.bits_per_sec as f64) > f)
-                .unwrap_or(top)
+            rates.iter().position(|r| (r.bits_per_sec as f64) > f).unwrap_or(top)
         } else {
             prev
         };
@@ -163,20 +133,9 @@ mod tests {
             (19.0, Some(0), 5),
         ];
         for (i, (buffer_s, prev, want)) in steps.into_iter().enumerate() {
-            let c = ctx(
-                &s.ladder,
-                i as u64,
-                Duration::from_secs_f64(buffer_s),
-                s.buffer_target,
-                None,
-                prev,
-            );
+            let c = ctx(&s.ladder, i as u64, Duration::from_secs_f64(buffer_s), s.buffer_target, None, prev);
             let d = rule.decide(&c);
-            assert_eq!(
-                d.quality, want,
-                "step {i}: buffer {buffer_s} s, {}",
-                d.reason
-            );
+            assert_eq!(d.quality, want, "step {i}: buffer {buffer_s} s, {}", d.reason);
         }
     }
 
@@ -184,12 +143,7 @@ mod tests {
     fn a_reservoir_and_cushion_beyond_the_buffer_are_rejected() {
         let mut p = Params::default();
         p.0.insert("cushion_fraction".into(), 0.9);
-        let e = build("abr", "bba", &setup(Duration::from_secs(20)), &p)
-            .err()
-            .unwrap();
-        assert!(
-            e.to_string().starts_with("abr_params.cushion_fraction:"),
-            "{e}"
-        );
+        let e = build("abr", "bba", &setup(Duration::from_secs(20)), &p).err().unwrap();
+        assert!(e.to_string().starts_with("abr_params.cushion_fraction:"), "{e}");
     }
 }

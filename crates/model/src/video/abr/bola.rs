@@ -33,10 +33,7 @@
 
 use std::time::Duration;
 
-use super::{
-    AbrContext, AbrInfo, AbrRule, AbrSetup, DownloadSample, ParamInfo, Params, SwitchReason,
-    SwitchRequest,
-};
+use super::{AbrContext, AbrInfo, AbrRule, AbrSetup, DownloadSample, ParamInfo, Params, SwitchReason, SwitchRequest};
 use crate::units::{Bandwidth, Time};
 use crate::video::content::Ladder;
 
@@ -47,25 +44,15 @@ const MINIMUM_BUFFER_PER_RUNG_S: f64 = 2.0;
 /// dash.js PLACEHOLDER_BUFFER_DECAY, applied once per new segment.
 const PLACEHOLDER_DECAY: f64 = 0.99;
 
-pub const PARAMS: &[ParamInfo] = &[ParamInfo {
-    name: "safety",
-    default: 0.9,
-    unit: "",
-    doc: "bandwidth safety factor (dash.js bandwidthSafetyFactor)",
-}];
+pub const PARAMS: &[ParamInfo] =
+    &[ParamInfo { name: "safety", default: 0.9, unit: "", doc: "bandwidth safety factor (dash.js bandwidthSafetyFactor)" }];
 
 pub const INFO: AbrInfo = AbrInfo {
     name: "bola",
     summary: "BOLA (Lyapunov buffer-based utility) with dash.js's placeholder buffer and BOLA-O",
     reference: "Spiteri et al., INFOCOM 2016; dash.js BolaRule.js",
     params: PARAMS,
-    build: |setup: &AbrSetup, p: &Params| {
-        Ok(Box::new(Bola::new(
-            &setup.ladder,
-            setup.buffer_target,
-            p.get(&PARAMS[0]),
-        )))
-    },
+    build: |setup: &AbrSetup, p: &Params| Ok(Box::new(Bola::new(&setup.ladder, setup.buffer_target, p.get(&PARAMS[0])))),
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,25 +81,12 @@ pub struct Bola {
 
 impl Bola {
     pub fn new(ladder: &Ladder, buffer_target: Duration, safety: f64) -> Bola {
-        let bitrates_bps: Vec<f64> = ladder
-            .bitrates()
-            .iter()
-            .map(|b| b.bits_per_sec as f64)
-            .collect();
-        let utilities: Vec<f64> = bitrates_bps
-            .iter()
-            .map(|b| (b / bitrates_bps[0]).ln() + 1.0)
-            .collect();
-        let buffer_time = buffer_target
-            .as_secs_f64()
-            .max(MINIMUM_BUFFER_S + MINIMUM_BUFFER_PER_RUNG_S * bitrates_bps.len() as f64);
+        let bitrates_bps: Vec<f64> = ladder.bitrates().iter().map(|b| b.bits_per_sec as f64).collect();
+        let utilities: Vec<f64> = bitrates_bps.iter().map(|b| (b / bitrates_bps[0]).ln() + 1.0).collect();
+        let buffer_time = buffer_target.as_secs_f64().max(MINIMUM_BUFFER_S + MINIMUM_BUFFER_PER_RUNG_S * bitrates_bps.len() as f64);
         let u_max = utilities.iter().copied().fold(1.0, f64::max);
         // one rung: gp = 0 would divide by zero; any positive gp makes the single rung win
-        let gp = if u_max > 1.0 {
-            (u_max - 1.0) / (buffer_time / MINIMUM_BUFFER_S - 1.0)
-        } else {
-            1.0
-        };
+        let gp = if u_max > 1.0 { (u_max - 1.0) / (buffer_time / MINIMUM_BUFFER_S - 1.0) } else { 1.0 };
         let vp_s = MINIMUM_BUFFER_S / gp;
         Bola {
             bitrates_bps,
@@ -138,12 +112,7 @@ impl Bola {
         let (bq, uq) = (self.bitrates_bps[q], self.utilities[q]);
         (0..q)
             .filter(|&i| self.utilities[i] < uq)
-            .map(|i| {
-                self.vp_s
-                    * (self.gp
-                        + (bq * self.utilities[i] - self.bitrates_bps[i] * uq)
-                            / (bq - self.bitrates_bps[i]))
-            })
+            .map(|i| self.vp_s * (self.gp + (bq * self.utilities[i] - self.bitrates_bps[i] * uq) / (bq - self.bitrates_bps[i])))
             .fold(0.0, f64::max)
     }
 
@@ -161,10 +130,7 @@ impl Bola {
     }
 
     fn quality_for_throughput(&self, bps: f64) -> usize {
-        self.bitrates_bps
-            .iter()
-            .rposition(|&b| b <= bps)
-            .unwrap_or(0)
+        self.bitrates_bps.iter().rposition(|&b| b <= bps).unwrap_or(0)
     }
 
     /// dash.js `checkNewSegment` + `updatePlaceholderBuffer`.
@@ -204,12 +170,7 @@ impl AbrRule for Bola {
                 if ctx.buffer_level >= ctx.segment_duration {
                     self.state = State::Steady;
                 }
-                SwitchRequest::new(
-                    q,
-                    SwitchReason::BolaStartup {
-                        safe_throughput: Bandwidth::from_bps(safe_bps as u64),
-                    },
-                )
+                SwitchRequest::new(q, SwitchReason::BolaStartup { safe_throughput: Bandwidth::from_bps(safe_bps as u64) })
             }
             State::Steady => {
                 self.update_placeholder(ctx.now, buffer_s);
@@ -234,11 +195,7 @@ impl AbrRule for Bola {
                     }
                 }
                 self.last_quality = q;
-                SwitchRequest {
-                    quality: q,
-                    reason,
-                    delay: Duration::from_secs_f64(delay_s),
-                }
+                SwitchRequest { quality: q, reason, delay: Duration::from_secs_f64(delay_s) }
             }
         }
     }
@@ -284,41 +241,20 @@ mod tests {
         let t = s.buffer_target;
         let ten = Some(Bandwidth::from_mbps(10));
 
-        assert_eq!(
-            rule.decide(&ctx(&s.ladder, 0, Duration::ZERO, t, None, None))
-                .quality,
-            0
-        );
+        assert_eq!(rule.decide(&ctx(&s.ladder, 0, Duration::ZERO, t, None, None)).quality, 0);
         let d = rule.decide(&ctx(&s.ladder, 1, Duration::from_secs(2), t, ten, Some(0)));
         assert_eq!((d.quality, rule.state), (5, State::Steady), "{}", d.reason);
         rule.on_stall(Time::from_secs(3));
 
         let mut now = Time::from_secs(10);
-        for (buffer_s, want) in [
-            (2.0, 0),
-            (6.0, 1),
-            (10.0, 2),
-            (13.0, 3),
-            (16.0, 4),
-            (25.0, 5),
-        ] {
+        for (buffer_s, want) in [(2.0, 0), (6.0, 1), (10.0, 2), (13.0, 3), (16.0, 4), (25.0, 5)] {
             rule.on_download(&DownloadSample {
                 requested: Time::from_nanos(now.as_nanos() - 1_000_000_000),
                 done: now,
                 bytes: 1,
                 quality: 0,
             });
-            let c = AbrContext {
-                now,
-                ..ctx(
-                    &s.ladder,
-                    2,
-                    Duration::from_secs_f64(buffer_s),
-                    t,
-                    ten,
-                    Some(rule.last_quality),
-                )
-            };
+            let c = AbrContext { now, ..ctx(&s.ladder, 2, Duration::from_secs_f64(buffer_s), t, ten, Some(rule.last_quality)) };
             let d = rule.decide(&c);
             assert_eq!(d.quality, want, "Q = {buffer_s}: {}", d.reason);
             assert_eq!(d.delay, Duration::ZERO);
@@ -326,35 +262,12 @@ mod tests {
         }
 
         rule.last_quality = 1;
-        rule.on_download(&DownloadSample {
-            requested: Time::from_nanos(now.as_nanos() - 1_000_000_000),
-            done: now,
-            bytes: 1,
-            quality: 1,
-        });
-        let c = AbrContext {
-            now,
-            ..ctx(
-                &s.ladder,
-                9,
-                Duration::from_secs(30),
-                t,
-                Some(Bandwidth::from_mbps(1)),
-                Some(1),
-            )
-        };
+        rule.on_download(&DownloadSample { requested: Time::from_nanos(now.as_nanos() - 1_000_000_000), done: now, bytes: 1, quality: 1 });
+        let c = AbrContext { now, ..ctx(&s.ladder, 9, Duration::from_secs(30), t, Some(Bandwidth::from_mbps(1)), Some(1)) };
         let d = rule.decide(&c);
-        assert!(
-            matches!(d.reason, SwitchReason::BolaOscillationGuard { .. }),
-            "{}",
-            d.reason
-        );
+        assert!(matches!(d.reason, SwitchReason::BolaOscillationGuard { .. }), "{}", d.reason);
         assert_eq!(d.quality, 2);
-        assert!(
-            (d.delay.as_secs_f64() - 3.109).abs() < 0.001,
-            "delay {:?}",
-            d.delay
-        );
+        assert!((d.delay.as_secs_f64() - 3.109).abs() < 0.001, "delay {:?}", d.delay);
     }
 
     #[test]
@@ -366,23 +279,8 @@ mod tests {
         rule.state = State::Steady;
         rule.last_quality = 1;
         let ten = Some(Bandwidth::from_mbps(10));
-        rule.on_download(&DownloadSample {
-            requested: Time::from_secs(9),
-            done: Time::from_secs(10),
-            bytes: 1,
-            quality: 1,
-        });
-        let c = AbrContext {
-            now: Time::from_secs(14),
-            ..ctx(
-                &s.ladder,
-                5,
-                Duration::from_secs(6),
-                s.buffer_target,
-                ten,
-                Some(1),
-            )
-        };
+        rule.on_download(&DownloadSample { requested: Time::from_secs(9), done: Time::from_secs(10), bytes: 1, quality: 1 });
+        let c = AbrContext { now: Time::from_secs(14), ..ctx(&s.ladder, 5, Duration::from_secs(6), s.buffer_target, ten, Some(1)) };
         assert_eq!(rule.decide(&c).quality, 2);
     }
 }

@@ -28,10 +28,7 @@ pub struct SegmentEwma {
 
 impl SegmentEwma {
     pub fn new(alpha: f64) -> SegmentEwma {
-        SegmentEwma {
-            alpha: alpha.clamp(0.0, 1.0),
-            estimate_bps: None,
-        }
+        SegmentEwma { alpha: alpha.clamp(0.0, 1.0), estimate_bps: None }
     }
 
     /// Seed 004's estimator (α = 0.1).
@@ -53,8 +50,7 @@ impl SegmentEwma {
 
     /// Current estimate, `None` before the first sample.
     pub fn estimate(&self) -> Option<Bandwidth> {
-        self.estimate_bps
-            .map(|b| Bandwidth::from_bps(b.round() as u64))
+        self.estimate_bps.map(|b| Bandwidth::from_bps(b.round() as u64))
     }
 }
 

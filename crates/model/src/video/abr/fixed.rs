@@ -3,17 +3,11 @@
 //!
 //! Parameters: `quality` (index into the ladder, default 1 as seed 004 §IV).
 
-use super::{
-    AbrContext, AbrInfo, AbrRule, AbrSetup, ParamInfo, Params, SwitchReason, SwitchRequest,
-};
+use super::{AbrContext, AbrInfo, AbrRule, AbrSetup, ParamInfo, Params, SwitchReason, SwitchRequest};
 use crate::video::error::VideoError;
 
-pub const PARAMS: &[ParamInfo] = &[ParamInfo {
-    name: "quality",
-    default: 1.0,
-    unit: "index",
-    doc: "quality index, 0 = lowest (seed 004 §IV: 1 = 500 kbit/s)",
-}];
+pub const PARAMS: &[ParamInfo] =
+    &[ParamInfo { name: "quality", default: 1.0, unit: "index", doc: "quality index, 0 = lowest (seed 004 §IV: 1 = 500 kbit/s)" }];
 
 pub const INFO: AbrInfo = AbrInfo {
     name: "fixed",
@@ -23,14 +17,9 @@ pub const INFO: AbrInfo = AbrInfo {
     build: |setup: &AbrSetup, p: &Params| {
         let q = p.get(&PARAMS[0]);
         if !(q >= 0.0 && q.fract() == 0.0 && (q as usize) < setup.ladder.len()) {
-            return Err(VideoError::invalid(
-                "abr_params.quality",
-                format!("must be a quality index 0..{}, got {q}", setup.ladder.top()),
-            ));
+            return Err(VideoError::invalid("abr_params.quality", format!("must be a quality index 0..{}, got {q}", setup.ladder.top())));
         }
-        Ok(Box::new(Fixed {
-            quality: q as usize,
-        }))
+        Ok(Box::new(Fixed { quality: q as usize }))
     },
 };
 
@@ -60,12 +49,7 @@ mod tests {
     fn a_quality_outside_the_ladder_is_rejected_by_key() {
         let mut p = Params::default();
         p.0.insert("quality".into(), 6.0);
-        let e = build("abr", "fixed", &setup(Duration::from_secs(2)), &p)
-            .err()
-            .unwrap();
-        assert_eq!(
-            e.to_string(),
-            "abr_params.quality: must be a quality index 0..5, got 6"
-        );
+        let e = build("abr", "fixed", &setup(Duration::from_secs(2)), &p).err().unwrap();
+        assert_eq!(e.to_string(), "abr_params.quality: must be a quality index 0..5, got 6");
     }
 }

@@ -61,19 +61,13 @@ pub enum SwitchReason {
     /// No throughput estimate yet: lowest quality.
     NoEstimate,
     /// Highest quality whose estimated download time fits one segment duration.
-    ThroughputFits {
-        estimate: Bandwidth,
-        download_time: Duration,
-    },
+    ThroughputFits { estimate: Bandwidth, download_time: Duration },
     /// Not even the lowest quality fits; the lowest is taken anyway.
     NothingFits { estimate: Bandwidth },
     /// BBA: buffer at or below the reservoir.
     BufferReservoir { buffer: Duration },
     /// BBA: buffer in the cushion; `map_rate` is f(B).
-    BufferCushion {
-        buffer: Duration,
-        map_rate: Bandwidth,
-    },
+    BufferCushion { buffer: Duration, map_rate: Bandwidth },
     /// BBA: buffer above reservoir + cushion.
     BufferFull { buffer: Duration },
     /// BOLA startup (dash.js BOLA_STATE_STARTUP): throughput-based pick.
@@ -91,26 +85,15 @@ impl fmt::Display for SwitchReason {
         match self {
             SwitchReason::FirstSegmentLowest => write!(f, "first segment at the lowest quality"),
             SwitchReason::NoEstimate => write!(f, "no throughput estimate yet"),
-            SwitchReason::ThroughputFits {
-                estimate,
-                download_time,
-            } => {
-                write!(
-                    f,
-                    "fits: {:.3} s at {estimate}",
-                    download_time.as_secs_f64()
-                )
+            SwitchReason::ThroughputFits { estimate, download_time } => {
+                write!(f, "fits: {:.3} s at {estimate}", download_time.as_secs_f64())
             }
             SwitchReason::NothingFits { estimate } => write!(f, "nothing fits at {estimate}"),
             SwitchReason::BufferReservoir { buffer } => {
                 write!(f, "reservoir (buffer {:.3} s)", buffer.as_secs_f64())
             }
             SwitchReason::BufferCushion { buffer, map_rate } => {
-                write!(
-                    f,
-                    "cushion (buffer {:.3} s, f(B) = {map_rate})",
-                    buffer.as_secs_f64()
-                )
+                write!(f, "cushion (buffer {:.3} s, f(B) = {map_rate})", buffer.as_secs_f64())
             }
             SwitchReason::BufferFull { buffer } => {
                 write!(f, "upper reservoir (buffer {:.3} s)", buffer.as_secs_f64())
@@ -122,11 +105,7 @@ impl fmt::Display for SwitchReason {
                 write!(f, "BOLA score at {:.3} s", effective_buffer.as_secs_f64())
             }
             SwitchReason::BolaOscillationGuard { effective_buffer } => {
-                write!(
-                    f,
-                    "BOLA-O held back at {:.3} s",
-                    effective_buffer.as_secs_f64()
-                )
+                write!(f, "BOLA-O held back at {:.3} s", effective_buffer.as_secs_f64())
             }
             SwitchReason::Fixed => write!(f, "fixed quality"),
         }
@@ -146,11 +125,7 @@ pub struct SwitchRequest {
 
 impl SwitchRequest {
     pub fn new(quality: usize, reason: SwitchReason) -> SwitchRequest {
-        SwitchRequest {
-            quality,
-            reason,
-            delay: Duration::ZERO,
-        }
+        SwitchRequest { quality, reason, delay: Duration::ZERO }
     }
 }
 
@@ -220,20 +195,11 @@ pub fn find(name: &str) -> Option<&'static AbrInfo> {
 }
 
 /// Build a rule by name with parameter overrides; `key` names the scenario key in errors.
-pub fn build(
-    key: &str,
-    name: &str,
-    setup: &AbrSetup,
-    params: &Params,
-) -> Result<Box<dyn AbrRule>, VideoError> {
+pub fn build(key: &str, name: &str, setup: &AbrSetup, params: &Params) -> Result<Box<dyn AbrRule>, VideoError> {
     let info = find(name).ok_or_else(|| VideoError::UnknownAbr {
         key: key.to_string(),
         name: name.to_string(),
-        known: ABR_RULES
-            .iter()
-            .map(|a| a.name)
-            .collect::<Vec<_>>()
-            .join(", "),
+        known: ABR_RULES.iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
     })?;
     for p in params.0.keys() {
         if !info.params.iter().any(|i| i.name == p) {
@@ -241,12 +207,7 @@ pub fn build(
                 key: key.to_string(),
                 rule: info.name.to_string(),
                 param: p.clone(),
-                known: info
-                    .params
-                    .iter()
-                    .map(|i| i.name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                known: info.params.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
             });
         }
     }
@@ -259,12 +220,7 @@ pub(crate) mod testing {
     use super::*;
 
     pub fn setup(buffer_target: Duration) -> AbrSetup {
-        AbrSetup {
-            ladder: Ladder::seed004(),
-            segment_duration: Duration::from_secs(2),
-            buffer_target,
-            live: true,
-        }
+        AbrSetup { ladder: Ladder::seed004(), segment_duration: Duration::from_secs(2), buffer_target, live: true }
     }
 
     /// A context at `buffer` with `throughput`, for segment `segment` after `segment` downloads.
@@ -297,32 +253,15 @@ mod tests {
 
     #[test]
     fn unknown_rule_is_one_line_naming_key_and_known_rules() {
-        let e = build(
-            "client.abr",
-            "festive",
-            &testing::setup(Duration::from_secs(10)),
-            &Params::default(),
-        )
-        .err()
-        .unwrap();
-        assert_eq!(
-            e.to_string(),
-            "client.abr: unknown ABR rule \"festive\" (known: throughput, bba, bola, fixed)"
-        );
+        let e = build("client.abr", "festive", &testing::setup(Duration::from_secs(10)), &Params::default()).err().unwrap();
+        assert_eq!(e.to_string(), "client.abr: unknown ABR rule \"festive\" (known: throughput, bba, bola, fixed)");
     }
 
     #[test]
     fn unknown_parameter_is_rejected() {
         let mut p = Params::default();
         p.0.insert("alpha_typo".into(), 0.5);
-        let e = build(
-            "client.abr",
-            "throughput",
-            &testing::setup(Duration::from_secs(10)),
-            &p,
-        )
-        .err()
-        .unwrap();
+        let e = build("client.abr", "throughput", &testing::setup(Duration::from_secs(10)), &p).err().unwrap();
         assert!(matches!(e, VideoError::UnknownAbrParam { .. }), "{e}");
     }
 
@@ -332,19 +271,8 @@ mod tests {
         for info in ABR_RULES {
             let mut rule = build("abr", info.name, &setup, &Params::default()).unwrap();
             assert_eq!(rule.name(), info.name);
-            let c = testing::ctx(
-                &setup.ladder,
-                3,
-                Duration::from_secs(4),
-                setup.buffer_target,
-                Some(Bandwidth::from_mbps(1)),
-                Some(1),
-            );
-            assert!(
-                rule.decide(&c).quality < setup.ladder.len(),
-                "{}",
-                info.name
-            );
+            let c = testing::ctx(&setup.ladder, 3, Duration::from_secs(4), setup.buffer_target, Some(Bandwidth::from_mbps(1)), Some(1));
+            assert!(rule.decide(&c).quality < setup.ladder.len(), "{}", info.name);
         }
     }
 }

@@ -19,26 +19,13 @@
 use std::time::Duration;
 
 use super::estimator::{SegmentEwma, SEED004_ALPHA};
-use super::{
-    AbrContext, AbrInfo, AbrRule, AbrSetup, DownloadSample, ParamInfo, Params, SwitchReason,
-    SwitchRequest,
-};
+use super::{AbrContext, AbrInfo, AbrRule, AbrSetup, DownloadSample, ParamInfo, Params, SwitchReason, SwitchRequest};
 use crate::units::Bandwidth;
 use crate::video::error::VideoError;
 
 pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "alpha",
-        default: SEED004_ALPHA,
-        unit: "",
-        doc: "EWMA weight of the previous estimate (seed 004: 0.1)",
-    },
-    ParamInfo {
-        name: "head",
-        default: 1.0,
-        unit: "bool",
-        doc: "1: HEAD per segment for its sizes (seed 004); 0: nominal sizes",
-    },
+    ParamInfo { name: "alpha", default: SEED004_ALPHA, unit: "", doc: "EWMA weight of the previous estimate (seed 004: 0.1)" },
+    ParamInfo { name: "head", default: 1.0, unit: "bool", doc: "1: HEAD per segment for its sizes (seed 004); 0: nominal sizes" },
 ];
 
 pub const INFO: AbrInfo = AbrInfo {
@@ -49,15 +36,9 @@ pub const INFO: AbrInfo = AbrInfo {
     build: |_setup: &AbrSetup, p: &Params| {
         let alpha = p.get(&PARAMS[0]);
         if !(0.0..=1.0).contains(&alpha) {
-            return Err(VideoError::invalid(
-                "abr_params.alpha",
-                format!("must be in [0, 1], got {alpha}"),
-            ));
+            return Err(VideoError::invalid("abr_params.alpha", format!("must be in [0, 1], got {alpha}")));
         }
-        Ok(Box::new(ThroughputRule::new(
-            alpha,
-            p.get(&PARAMS[1]) != 0.0,
-        )))
+        Ok(Box::new(ThroughputRule::new(alpha, p.get(&PARAMS[1]) != 0.0)))
     },
 };
 
@@ -70,10 +51,7 @@ pub struct ThroughputRule {
 
 impl ThroughputRule {
     pub fn new(alpha: f64, probe_sizes: bool) -> ThroughputRule {
-        ThroughputRule {
-            estimator: SegmentEwma::new(alpha),
-            probe_sizes,
-        }
+        ThroughputRule { estimator: SegmentEwma::new(alpha), probe_sizes }
     }
 
     /// Seed 004 as published: α = 0.1, HEAD per segment.
@@ -108,21 +86,14 @@ impl AbrRule for ThroughputRule {
         };
         for q in (0..ctx.ladder.len()).rev() {
             if let Some(download_time) = fits(q) {
-                return SwitchRequest::new(
-                    q,
-                    SwitchReason::ThroughputFits {
-                        estimate,
-                        download_time,
-                    },
-                );
+                return SwitchRequest::new(q, SwitchReason::ThroughputFits { estimate, download_time });
             }
         }
         SwitchRequest::new(0, SwitchReason::NothingFits { estimate })
     }
 
     fn on_download(&mut self, sample: &DownloadSample) {
-        self.estimator
-            .on_sample(sample.bytes, sample.download_time());
+        self.estimator.on_sample(sample.bytes, sample.download_time());
     }
 
     fn wants_segment_sizes(&self) -> bool {
@@ -140,12 +111,7 @@ mod tests {
     fn done(rule: &mut ThroughputRule, start_s: f64, secs: f64, bytes: u64, quality: usize) {
         let requested = Time::from_nanos((start_s * 1e9) as u64);
         let done = Time::from_nanos(((start_s + secs) * 1e9) as u64);
-        rule.on_download(&DownloadSample {
-            requested,
-            done,
-            bytes,
-            quality,
-        });
+        rule.on_download(&DownloadSample { requested, done, bytes, quality });
     }
 
     /// Scripted downloads, ladder 250/500/750/1000/1500/3000 kbit/s, d = 2 s, α = 0.1:
@@ -172,19 +138,13 @@ mod tests {
         assert_eq!(rule.estimate(), Some(Bandwidth::from_bps(2_000_000)));
 
         let sizes1 = [60_000, 130_000, 190_000, 245_000, 380_000, 760_000];
-        let c1 = AbrContext {
-            segment_sizes: Some(&sizes1),
-            ..ctx(&ladder, 1, Duration::from_secs(2), target, None, Some(0))
-        };
+        let c1 = AbrContext { segment_sizes: Some(&sizes1), ..ctx(&ladder, 1, Duration::from_secs(2), target, None, Some(0)) };
         assert_eq!(rule.decide(&c1).quality, 4);
         done(&mut rule, 2.0, 2.0, 380_000, 4);
         assert_eq!(rule.estimate(), Some(Bandwidth::from_bps(1_568_000)));
 
         let sizes2 = [62_500, 125_000, 187_500, 250_000, 400_000, 800_000];
-        let c2 = AbrContext {
-            segment_sizes: Some(&sizes2),
-            ..ctx(&ladder, 2, Duration::from_secs(2), target, None, Some(4))
-        };
+        let c2 = AbrContext { segment_sizes: Some(&sizes2), ..ctx(&ladder, 2, Duration::from_secs(2), target, None, Some(4)) };
         let d2 = rule.decide(&c2);
         assert_eq!(d2.quality, 3, "{}", d2.reason);
         done(&mut rule, 4.0, 0.5, 250_000, 3);
@@ -199,20 +159,7 @@ mod tests {
         let ladder = Ladder::seed004();
         let mut rule = ThroughputRule::seed004();
         done(&mut rule, 0.0, 4.0, 62_500, 0); // 125 kbit/s: even 250 kbit/s takes 4 s
-        let d = rule.decide(&ctx(
-            &ladder,
-            1,
-            Duration::ZERO,
-            Duration::from_secs(2),
-            None,
-            Some(0),
-        ));
-        assert_eq!(
-            (
-                d.quality,
-                matches!(d.reason, SwitchReason::NothingFits { .. })
-            ),
-            (0, true)
-        );
+        let d = rule.decide(&ctx(&ladder, 1, Duration::ZERO, Duration::from_secs(2), None, Some(0)));
+        assert_eq!((d.quality, matches!(d.reason, SwitchReason::NothingFits { .. })), (0, true));
     }
 }

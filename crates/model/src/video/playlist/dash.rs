@@ -35,12 +35,7 @@ pub fn xs_date_time(unix_ns: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
 }
 
 /// Gregorian (year, month, day) of a count of days since 1970-01-01 (the proleptic-calendar
@@ -61,7 +56,9 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 
 fn write_adaptation_set(out: &mut String, content: &Content) {
     let d_ms = content.segment_duration().as_millis();
-    out.push_str("    <AdaptationSet id=\"0\" contentType=\"video\" mimeType=\"video/mp4\" segmentAlignment=\"true\" startWithSAP=\"1\">\n");
+    out.push_str(
+        "    <AdaptationSet id=\"0\" contentType=\"video\" mimeType=\"video/mp4\" segmentAlignment=\"true\" startWithSAP=\"1\">\n",
+    );
     let _ = writeln!(
         out,
         "      <SegmentTemplate timescale=\"1000\" duration=\"{d_ms}\" startNumber=\"0\" \
@@ -69,17 +66,13 @@ fn write_adaptation_set(out: &mut String, content: &Content) {
     );
     for q in 0..content.ladder().len() {
         let bw = content.peak_bitrate(q).bits_per_sec.max(1);
-        let _ = writeln!(
-            out,
-            "      <Representation id=\"{q}\" bandwidth=\"{bw}\" codecs=\"{VIDEO_CODEC}\"/>"
-        );
+        let _ = writeln!(out, "      <Representation id=\"{q}\" bandwidth=\"{bw}\" codecs=\"{VIDEO_CODEC}\"/>");
     }
     out.push_str("    </AdaptationSet>\n");
 }
 
 const HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-const NS_PROFILE: &str =
-    "xmlns=\"urn:mpeg:dash:schema:mpd:2011\" profiles=\"urn:mpeg:dash:profile:isoff-live:2011\"";
+const NS_PROFILE: &str = "xmlns=\"urn:mpeg:dash:schema:mpd:2011\" profiles=\"urn:mpeg:dash:profile:isoff-live:2011\"";
 
 /// The on-demand MPD.
 pub fn vod_mpd(content: &Content) -> String {
@@ -135,10 +128,7 @@ mod tests {
                         .attributes()
                         .map(|a| {
                             let a = a.expect("well-formed attribute");
-                            (
-                                String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
-                                a.unescape_value().unwrap().into_owned(),
-                            )
+                            (String::from_utf8(a.key.as_ref().to_vec()).unwrap(), a.unescape_value().unwrap().into_owned())
                         })
                         .collect();
                     out.push((name, attrs));
@@ -165,35 +155,19 @@ mod tests {
         assert!(mpd.contains_key("profiles") && mpd.contains_key("minBufferTime"));
         let tpl = &els.iter().find(|(n, _)| n == "SegmentTemplate").unwrap().1;
         assert_eq!(
-            (
-                tpl["media"].as_str(),
-                tpl["duration"].as_str(),
-                tpl["timescale"].as_str()
-            ),
+            (tpl["media"].as_str(), tpl["duration"].as_str(), tpl["timescale"].as_str()),
             ("q$RepresentationID$/$Number$.m4s", "2000", "1000")
         );
-        let reps: Vec<&BTreeMap<String, String>> = els
-            .iter()
-            .filter(|(n, _)| n == "Representation")
-            .map(|(_, a)| a)
-            .collect();
+        let reps: Vec<&BTreeMap<String, String>> = els.iter().filter(|(n, _)| n == "Representation").map(|(_, a)| a).collect();
         assert_eq!(reps.len(), 6);
-        assert_eq!(
-            (reps[5]["id"].as_str(), reps[5]["bandwidth"].as_str()),
-            ("5", "3000000")
-        );
+        assert_eq!((reps[5]["id"].as_str(), reps[5]["bandwidth"].as_str()), ("5", "3000000"));
     }
 
     #[test]
     fn live_mpd_is_dynamic_and_dates_its_availability_start() {
         let src = LiveSource::new(Time::from_secs(10), Duration::from_secs(2), 600, 5).unwrap();
         // epoch 2026-11-23T00:00:00Z = 1_795_392_000 s since 1970
-        let els = elements(&live_mpd(
-            &content(),
-            &src,
-            Time::from_secs(30),
-            1_795_392_000 * 1_000_000_000,
-        ));
+        let els = elements(&live_mpd(&content(), &src, Time::from_secs(30), 1_795_392_000 * 1_000_000_000));
         let mpd = &els[0].1;
         assert_eq!(mpd["type"], "dynamic");
         assert_eq!(mpd["availabilityStartTime"], "2026-11-23T00:00:10.000Z");
@@ -205,13 +179,7 @@ mod tests {
     #[test]
     fn dates_cross_leap_years_and_centuries() {
         assert_eq!(xs_date_time(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(
-            xs_date_time(951_782_400_000_000_000),
-            "2000-02-29T00:00:00.000Z"
-        );
-        assert_eq!(
-            xs_date_time(4_107_542_399_123_000_000),
-            "2100-02-28T23:59:59.123Z"
-        );
+        assert_eq!(xs_date_time(951_782_400_000_000_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(xs_date_time(4_107_542_399_123_000_000), "2100-02-28T23:59:59.123Z");
     }
 }

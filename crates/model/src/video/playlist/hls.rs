@@ -32,21 +32,13 @@ pub fn target_duration_s(segment_duration: Duration) -> u64 {
 
 fn write_header(out: &mut String, segment_duration: Duration, media_sequence: u64) {
     out.push_str("#EXTM3U\n#EXT-X-VERSION:3\n");
-    let _ = writeln!(
-        out,
-        "#EXT-X-TARGETDURATION:{}",
-        target_duration_s(segment_duration)
-    );
+    let _ = writeln!(out, "#EXT-X-TARGETDURATION:{}", target_duration_s(segment_duration));
     let _ = writeln!(out, "#EXT-X-MEDIA-SEQUENCE:{media_sequence}");
 }
 
 fn write_segments(out: &mut String, segments: std::ops::Range<u64>, segment_duration: Duration) {
     for k in segments {
-        let _ = writeln!(
-            out,
-            "#EXTINF:{:.3},\n{k}.ts",
-            segment_duration.as_secs_f64()
-        );
+        let _ = writeln!(out, "#EXTINF:{:.3},\n{k}.ts", segment_duration.as_secs_f64());
     }
 }
 
@@ -55,11 +47,7 @@ pub fn vod_media_playlist(content: &Content) -> String {
     let mut out = String::with_capacity(64 + 24 * content.segment_count() as usize);
     write_header(&mut out, content.segment_duration(), 0);
     out.push_str("#EXT-X-PLAYLIST-TYPE:VOD\n");
-    write_segments(
-        &mut out,
-        0..content.segment_count(),
-        content.segment_duration(),
-    );
+    write_segments(&mut out, 0..content.segment_count(), content.segment_duration());
     out.push_str("#EXT-X-ENDLIST\n");
     out
 }
@@ -84,11 +72,7 @@ pub fn master_playlist(content: &Content) -> String {
         let peak = content.peak_bitrate(q).bits_per_sec.max(1);
         let avg = content.average_bitrate(q).bits_per_sec.max(1);
         let uri = VideoPath::MediaPlaylist { quality: q }.to_path();
-        let _ = writeln!(
-            out,
-            "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={avg},CODECS=\"{VIDEO_CODEC}\"\n{}",
-            &uri[1..]
-        );
+        let _ = writeln!(out, "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={avg},CODECS=\"{VIDEO_CODEC}\"\n{}", &uri[1..]);
     }
     out
 }
@@ -113,46 +97,21 @@ mod tests {
     #[test]
     fn a_real_parser_accepts_the_playlists() {
         let c = content();
-        let vod = m3u8_rs::parse_media_playlist_res(vod_media_playlist(&c).as_bytes())
-            .expect("m3u8-rs parses the VOD playlist");
-        assert_eq!(
-            (
-                vod.target_duration,
-                vod.media_sequence,
-                vod.segments.len(),
-                vod.end_list
-            ),
-            (2, 0, 4, true)
-        );
+        let vod = m3u8_rs::parse_media_playlist_res(vod_media_playlist(&c).as_bytes()).expect("m3u8-rs parses the VOD playlist");
+        assert_eq!((vod.target_duration, vod.media_sequence, vod.segments.len(), vod.end_list), (2, 0, 4, true));
         assert_eq!(vod.segments[3].uri, "3.ts");
         assert!((vod.segments[0].duration - 2.0).abs() < 1e-6);
 
         let src = LiveSource::new(Time::ZERO, Duration::from_secs(2), 4, 3).unwrap();
-        let live = m3u8_rs::parse_media_playlist_res(
-            live_media_playlist(&src, Time::from_secs(9)).as_bytes(),
-        )
-        .unwrap();
+        let live = m3u8_rs::parse_media_playlist_res(live_media_playlist(&src, Time::from_secs(9)).as_bytes()).unwrap();
         // at 9 s segments 0..=3 exist (segment 3 at 8 s); window of 3 → 1, 2, 3; the event is over
-        assert_eq!(
-            (live.media_sequence, live.segments.len(), live.end_list),
-            (1, 3, true)
-        );
-        let live = m3u8_rs::parse_media_playlist_res(
-            live_media_playlist(&src, Time::from_secs(5)).as_bytes(),
-        )
-        .unwrap();
-        assert_eq!(
-            (live.media_sequence, live.segments.len(), live.end_list),
-            (0, 2, false)
-        );
+        assert_eq!((live.media_sequence, live.segments.len(), live.end_list), (1, 3, true));
+        let live = m3u8_rs::parse_media_playlist_res(live_media_playlist(&src, Time::from_secs(5)).as_bytes()).unwrap();
+        assert_eq!((live.media_sequence, live.segments.len(), live.end_list), (0, 2, false));
 
-        let master = m3u8_rs::parse_master_playlist_res(master_playlist(&c).as_bytes())
-            .expect("m3u8-rs parses the master");
+        let master = m3u8_rs::parse_master_playlist_res(master_playlist(&c).as_bytes()).expect("m3u8-rs parses the master");
         let bw: Vec<u64> = master.variants.iter().map(|v| v.bandwidth).collect();
-        assert_eq!(
-            bw,
-            vec![250_000, 500_000, 750_000, 1_000_000, 1_500_000, 3_000_000]
-        );
+        assert_eq!(bw, vec![250_000, 500_000, 750_000, 1_000_000, 1_500_000, 3_000_000]);
         assert_eq!(master.variants[2].uri, "q2/index.m3u8");
         assert_eq!(master.variants[2].codecs.as_deref(), Some(VIDEO_CODEC));
     }

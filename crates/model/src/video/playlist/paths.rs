@@ -82,14 +82,8 @@ mod tests {
             VideoPath::MediaPlaylist { quality: 3 },
             VideoPath::Mpd,
             VideoPath::Init { quality: 0 },
-            VideoPath::HlsSegment {
-                quality: 5,
-                segment: 599,
-            },
-            VideoPath::DashSegment {
-                quality: 1,
-                segment: 0,
-            },
+            VideoPath::HlsSegment { quality: 5, segment: 599 },
+            VideoPath::DashSegment { quality: 1, segment: 0 },
             VideoPath::Progressive,
         ] {
             assert_eq!(VideoPath::parse(&p.to_path()), Some(p));
@@ -98,24 +92,9 @@ mod tests {
 
     #[test]
     fn foreign_paths_are_not_video() {
-        for p in [
-            "/",
-            "/q/1.ts",
-            "/qx/1.ts",
-            "/q1/-1.ts",
-            "/q1/1.mp3",
-            "/q1/.ts",
-            "/q1/1.ts/x",
-            "q1/1.ts",
-        ] {
+        for p in ["/", "/q/1.ts", "/qx/1.ts", "/q1/-1.ts", "/q1/1.mp3", "/q1/.ts", "/q1/1.ts/x", "q1/1.ts"] {
             assert_eq!(VideoPath::parse(p), None, "{p}");
         }
-        assert_eq!(
-            VideoPath::parse("/q1/7.ts?x=1"),
-            Some(VideoPath::HlsSegment {
-                quality: 1,
-                segment: 7
-            })
-        );
+        assert_eq!(VideoPath::parse("/q1/7.ts?x=1"), Some(VideoPath::HlsSegment { quality: 1, segment: 7 }));
     }
 }
