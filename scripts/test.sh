@@ -24,5 +24,9 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test]'
+# Style gates: rustfmt.toml's format and clippy with warnings as errors, every crate and target.
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --exclude tcpvideo-py --release
 python3 -m pytest -q tests
