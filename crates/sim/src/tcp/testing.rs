@@ -228,45 +228,44 @@ impl Harness {
         self.out = out;
     }
 
-    /// The application on `node` queues `bytes` and the endpoint flushes.
-    pub fn send(&mut self, node: NodeId, bytes: u64) -> u64 {
+    /// Call into `node`'s endpoint with the harness's reusable packet and log buffers (as the
+    /// engine does), then put what it sent on the wire. Returns what `f` returns.
+    fn drive<R>(&mut self, node: NodeId, f: impl FnOnce(&mut TcpEndpoint, Time, &mut Vec<Packet>, &mut Vec<TcpLogEvent>) -> R) -> R {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
         let mut log = std::mem::take(&mut self.log);
-        let ep = self.ep(node);
-        let n = ep.send(bytes);
-        ep.flush(now, &mut out, &mut log);
+        let r = f(self.ep(node), now, &mut out, &mut log);
         self.log = log;
         self.put_on_wire(&mut out);
         self.out = out;
+        r
+    }
+
+    /// The application on `node` queues `bytes` and the endpoint flushes.
+    pub fn send(&mut self, node: NodeId, bytes: u64) -> u64 {
+        let n = self.drive(node, |ep, now, out, log| {
+            let n = ep.send(bytes);
+            ep.flush(now, out, log);
+            n
+        });
         self.after_call(node);
         n
     }
 
     /// The application on `node` reads up to `max` bytes (then the endpoint flushes).
     pub fn read(&mut self, node: NodeId, max: u64) -> u64 {
-        let now = self.now;
-        let mut out = std::mem::take(&mut self.out);
-        let mut log = std::mem::take(&mut self.log);
-        let ep = self.ep(node);
-        let n = ep.recv(max);
-        ep.flush(now, &mut out, &mut log);
-        self.log = log;
-        self.put_on_wire(&mut out);
-        self.out = out;
-        n
+        self.drive(node, |ep, now, out, log| {
+            let n = ep.recv(max);
+            ep.flush(now, out, log);
+            n
+        })
     }
 
     pub fn close(&mut self, node: NodeId) {
-        let now = self.now;
-        let mut out = std::mem::take(&mut self.out);
-        let mut log = std::mem::take(&mut self.log);
-        let ep = self.ep(node);
-        ep.close();
-        ep.flush(now, &mut out, &mut log);
-        self.log = log;
-        self.put_on_wire(&mut out);
-        self.out = out;
+        self.drive(node, |ep, now, out, log| {
+            ep.close();
+            ep.flush(now, out, log);
+        });
         self.after_call(node);
     }
 
@@ -312,23 +311,13 @@ impl Harness {
         };
         if let Some(d) = dir {
             let (_, p) = self.wire[d].pop_front().unwrap();
-            let mut out = std::mem::take(&mut self.out);
-            let mut log = std::mem::take(&mut self.log);
-            self.ep(p.dst_node).on_packet(now, &p, &mut out, &mut log);
-            self.log = log;
-            self.put_on_wire(&mut out);
-            self.out = out;
+            self.drive(p.dst_node, |ep, now, out, log| ep.on_packet(now, &p, out, log));
             self.after_call(p.dst_node);
             return;
         }
         for node in [CLIENT, SERVER] {
             if self.ep(node).next_timer().is_some_and(|t| t <= now) {
-                let mut out = std::mem::take(&mut self.out);
-                let mut log = std::mem::take(&mut self.log);
-                self.ep(node).on_timer(now, &mut out, &mut log);
-                self.log = log;
-                self.put_on_wire(&mut out);
-                self.out = out;
+                self.drive(node, |ep, now, out, log| ep.on_timer(now, out, log));
                 self.after_call(node);
                 return;
             }
@@ -336,6 +325,7 @@ impl Harness {
     }
 
     /// Run until the handshake completed on both sides.
+    #[track_caller]
     pub fn establish(&mut self) {
         self.run_until(Time::ZERO + self.rtt() * 2);
         assert_eq!(self.client.state(), super::TcpState::Established);

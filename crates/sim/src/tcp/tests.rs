@@ -26,17 +26,34 @@ fn ms(v: u64) -> Duration {
 }
 
 /// Established pair with 50 ms one-way delay (RTT 100 ms).
-fn pair() -> Harness {
-    let mut h = Harness::pair(&cfg(), ms(50));
+/// A connection in ESTABLISHED (smoltcp's `socket_established()`): `cfg` on both ends,
+/// `one_way_delay` each way, the handshake done.
+#[track_caller]
+fn established(cfg: &TcpConfig, one_way_delay: Duration) -> Harness {
+    let mut h = Harness::pair(cfg, one_way_delay);
     h.establish();
     h
 }
 
-fn retransmits(h: &Harness) -> Vec<(Time, u32, RetransmitCause)> {
+/// The default connection: Linux defaults, 100 ms RTT, established.
+#[track_caller]
+fn pair() -> Harness {
+    established(&cfg(), ms(50))
+}
+
+/// One retransmission from the ground-truth log.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Retransmission {
+    at: Time,
+    seq: u32,
+    cause: RetransmitCause,
+}
+
+fn retransmits(h: &Harness) -> Vec<Retransmission> {
     h.log
         .iter()
         .filter_map(|e| match *e {
-            TcpLogEvent::Retransmit { at, seq, cause, .. } => Some((at, seq, cause)),
+            TcpLogEvent::Retransmit { at, seq, cause, .. } => Some(Retransmission { at, seq, cause }),
             _ => None,
         })
         .collect()
@@ -54,8 +71,7 @@ fn rtos(h: &Harness) -> Vec<(Time, u32, Duration)> {
 
 #[test]
 fn handshake_carries_mss_ws_sack_ts_options() {
-    let mut h = Harness::pair(&cfg(), ms(10));
-    h.establish();
+    let h = established(&cfg(), ms(10));
     let syn = h.trace[0].pkt;
     assert_eq!(syn.flags, flags::SYN);
     assert_eq!(syn.options.mss, Some(1460));
@@ -120,20 +136,19 @@ fn slow_start_doubles_per_rtt() {
 #[test]
 fn three_dupacks_trigger_fast_retransmit() {
     let c = TcpConfig { sack: false, ..cfg() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     h.drop_nth_data(SERVER, 3);
     h.send(SERVER, 20 * MSS);
     h.run_for(ms(1000));
     let lost_seq = h.data_from(SERVER).nth(2).unwrap().pkt.seq;
     let r = retransmits(&h);
     assert_eq!(r.len(), 1, "{r:?}");
-    assert_eq!(r[0].1, lost_seq);
-    assert_eq!(r[0].2, RetransmitCause::FastRetransmit);
+    assert_eq!(r[0].seq, lost_seq);
+    assert_eq!(r[0].cause, RetransmitCause::FastRetransmit);
     // The third duplicate ACK (for segment 6) arrives one RTT after the burst.
     let dupacks: Vec<_> = h.acks_from(CLIENT).filter(|s| s.pkt.ack == lost_seq).collect();
     assert!(dupacks.len() >= 4, "first ACK + ≥ 3 duplicates");
-    assert_eq!(r[0].0, dupacks[3].at + h.delay);
+    assert_eq!(r[0].at, dupacks[3].at + h.delay);
     assert_eq!(h.server.stats().rto_count, 0);
     assert_eq!(h.server.stats().retrans_fast, 1);
     assert_eq!(h.client.stats().bytes_received, 20 * MSS);
@@ -142,14 +157,13 @@ fn three_dupacks_trigger_fast_retransmit() {
 #[test]
 fn two_dupacks_do_not_trigger_fast_retransmit() {
     let c = TcpConfig { sack: false, ..cfg() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     h.drop_nth_data(SERVER, 3);
     h.send(SERVER, 5 * MSS);
     h.run_for(ms(2000));
     let r = retransmits(&h);
     assert_eq!(r.len(), 1);
-    assert_eq!(r[0].2, RetransmitCause::Timeout, "tail loss with 2 dupacks: only the RTO repairs it");
+    assert_eq!(r[0].cause, RetransmitCause::Timeout, "tail loss with 2 dupacks: only the RTO repairs it");
     assert_eq!(h.server.stats().rto_count, 1);
 }
 
@@ -158,8 +172,7 @@ fn sack_recovery_repairs_multiple_losses_in_one_rtt() {
     // Both loss detectors: RACK (default) and RFC 6675 DupThresh/IsLost (rack_tlp = false).
     for rack_tlp in [true, false] {
         let c = TcpConfig { rack_tlp, ..cfg() };
-        let mut h = Harness::pair(&c, ms(50));
-        h.establish();
+        let mut h = established(&c, ms(50));
         // Segments 50, 53 and 56 belong to the third round (segments 31..70).
         for n in [50, 53, 56] {
             h.drop_nth_data(SERVER, n);
@@ -168,10 +181,10 @@ fn sack_recovery_repairs_multiple_losses_in_one_rtt() {
         h.run_for(ms(3000));
         let r = retransmits(&h);
         assert_eq!(r.len(), 3, "rack_tlp={rack_tlp}: {r:?}");
-        assert_eq!(r[0].2, RetransmitCause::FastRetransmit);
-        assert_eq!(r[1].2, RetransmitCause::SackRecovery);
-        assert_eq!(r[2].2, RetransmitCause::SackRecovery);
-        assert!(r[2].0 - r[0].0 < h.rtt(), "all holes repaired within one RTT: {r:?}");
+        assert_eq!(r[0].cause, RetransmitCause::FastRetransmit);
+        assert_eq!(r[1].cause, RetransmitCause::SackRecovery);
+        assert_eq!(r[2].cause, RetransmitCause::SackRecovery);
+        assert!(r[2].at - r[0].at < h.rtt(), "all holes repaired within one RTT: {r:?}");
         let enters = h.log.iter().filter(|e| matches!(e, TcpLogEvent::EnterRecovery { .. })).count();
         let exits = h.log.iter().filter(|e| matches!(e, TcpLogEvent::ExitRecovery { .. })).count();
         assert_eq!((enters, exits), (1, 1));
@@ -185,8 +198,7 @@ fn sack_recovery_repairs_multiple_losses_in_one_rtt() {
 #[test]
 fn newreno_partial_ack_retransmits_next_hole_without_sack() {
     let c = TcpConfig { sack: false, ..cfg() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     for n in [50, 53] {
         h.drop_nth_data(SERVER, n);
     }
@@ -194,16 +206,15 @@ fn newreno_partial_ack_retransmits_next_hole_without_sack() {
     h.run_for(ms(3000));
     let r = retransmits(&h);
     assert_eq!(r.len(), 2, "{r:?}");
-    assert!(r.iter().all(|x| x.2 == RetransmitCause::FastRetransmit));
-    assert!(r[1].0 - r[0].0 >= h.rtt(), "the second hole is found by the partial ACK one RTT later");
+    assert!(r.iter().all(|x| x.cause == RetransmitCause::FastRetransmit));
+    assert!(r[1].at - r[0].at >= h.rtt(), "the second hole is found by the partial ACK one RTT later");
     assert_eq!(h.server.stats().rto_count, 0);
     assert_eq!(h.client.stats().bytes_received, 200 * MSS);
 }
 
 #[test]
 fn rto_backs_off_exponentially() {
-    let mut h = Harness::pair(&no_tlp(), ms(50));
-    h.establish();
+    let mut h = established(&no_tlp(), ms(50));
     let t0 = h.now;
     h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
     h.send(SERVER, 1000);
@@ -218,15 +229,14 @@ fn rto_backs_off_exponentially() {
     // First expiry: RTO = srtt + 200 ms = 300 ms after the segment.
     assert_eq!(r[0].0 - t0, ms(300));
     let rt = retransmits(&h);
-    assert!(rt.iter().all(|x| x.2 == RetransmitCause::Timeout));
+    assert!(rt.iter().all(|x| x.cause == RetransmitCause::Timeout));
     assert_eq!(h.server.stats().retrans_timeout as usize, rt.len());
 }
 
 #[test]
 fn rto_backoff_caps_at_max_rto() {
     let c = TcpConfig { max_rto: Duration::from_secs(2), ..no_tlp() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     let t0 = h.now;
     h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
     h.send(SERVER, 1000);
@@ -238,8 +248,7 @@ fn rto_backoff_caps_at_max_rto() {
 #[test]
 fn rto_minimum_is_200ms() {
     // RTT 2 ms: the timer is still at least 200 ms (Linux: srtt + max(4·rttvar, 200 ms)).
-    let mut h = Harness::pair(&no_tlp(), ms(1));
-    h.establish();
+    let mut h = established(&no_tlp(), ms(1));
     h.send(SERVER, 50 * MSS);
     h.run_for(ms(100));
     let t0 = h.now;
@@ -257,8 +266,7 @@ fn karn_no_rtt_sample_from_retransmission() {
     // Without timestamps an ACK for a retransmitted segment is ambiguous: no sample, and the
     // backed-off timer stays until a fresh segment is timed (RFC 6298 §5, Karn & Partridge).
     let c = TcpConfig { timestamps: false, ..no_tlp() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     let srtt0 = h.server.srtt().unwrap();
     let rto0 = h.server.rto();
     h.drop_nth_data(SERVER, 1);
@@ -274,8 +282,7 @@ fn karn_no_rtt_sample_from_retransmission() {
 
 #[test]
 fn timestamps_give_an_rtt_sample_for_retransmissions() {
-    let mut h = Harness::pair(&no_tlp(), ms(50));
-    h.establish();
+    let mut h = established(&no_tlp(), ms(50));
     h.drop_nth_data(SERVER, 1);
     h.send(SERVER, 1000);
     h.run_for(Duration::from_secs(2));
@@ -415,8 +422,7 @@ fn restart_after_short_idle_halves_once_per_rto() {
 #[test]
 fn no_restart_when_slow_start_after_idle_is_off() {
     let c = TcpConfig { slow_start_after_idle: false, ..cfg() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     h.send(SERVER, 300 * MSS);
     h.run_for(Duration::from_secs(2));
     let big = h.server.cwnd_bytes() / MSS;
@@ -567,7 +573,7 @@ fn lost_fin_is_retransmitted() {
     assert_eq!(h.client.state(), TcpState::FinWait2);
     let r = retransmits(&h);
     assert_eq!(r.len(), 1, "{r:?}");
-    assert_eq!(r[0].2, RetransmitCause::TailLossProbe, "Linux re-sends a lost FIN with a tail-loss probe");
+    assert_eq!(r[0].cause, RetransmitCause::TailLossProbe, "Linux re-sends a lost FIN with a tail-loss probe");
 }
 
 #[test]
@@ -612,21 +618,20 @@ fn lost_syn_is_retransmitted_after_one_second_and_iw_is_one() {
     assert_eq!(h.client.state(), TcpState::Established);
     let r = retransmits(&h);
     assert_eq!(r.len(), 1);
-    assert_eq!(r[0].2, RetransmitCause::SynTimeout);
-    assert_eq!(r[0].0, Time::from_secs(1));
+    assert_eq!(r[0].cause, RetransmitCause::SynTimeout);
+    assert_eq!(r[0].at, Time::from_secs(1));
     assert_eq!(h.client.cwnd_bytes(), MSS);
 }
 
 #[test]
 fn tail_loss_is_repaired_by_rto_without_rack_tlp() {
-    let mut h = Harness::pair(&no_tlp(), ms(50));
-    h.establish();
+    let mut h = established(&no_tlp(), ms(50));
     h.drop_nth_data(SERVER, 10);
     h.send(SERVER, 10 * MSS);
     h.run_for(Duration::from_secs(2));
     let r = retransmits(&h);
     assert_eq!(r.len(), 1);
-    assert_eq!(r[0].2, RetransmitCause::Timeout);
+    assert_eq!(r[0].cause, RetransmitCause::Timeout);
     assert_eq!(h.client.stats().bytes_received, 10 * MSS);
     // After the RTO the window restarts from one segment (Linux tcp_enter_loss).
     assert!(h.server.ssthresh_bytes() <= 10 * MSS);
@@ -635,8 +640,7 @@ fn tail_loss_is_repaired_by_rto_without_rack_tlp() {
 #[test]
 fn default_cc_is_cubic() {
     assert_eq!(TcpConfig::default().cc, "cubic");
-    let mut h = Harness::pair(&TcpConfig::default(), ms(20));
-    h.establish();
+    let mut h = established(&TcpConfig::default(), ms(20));
     h.send(SERVER, 500 * MSS);
     h.run_for(Duration::from_secs(2));
     assert_eq!(h.client.stats().bytes_received, 500 * MSS);
@@ -717,9 +721,9 @@ fn tail_loss_probe_repairs_a_lost_last_segment_before_the_rto() {
     h.run_for(Duration::from_secs(2));
     let r = retransmits(&h);
     assert_eq!(r.len(), 1, "{r:?}");
-    assert_eq!(r[0].2, RetransmitCause::TailLossProbe);
+    assert_eq!(r[0].cause, RetransmitCause::TailLossProbe);
     // One segment out after the ACKs at t0 + RTT: PTO = min(2·SRTT + 200 ms, RTO) = RTO = 300 ms.
-    assert_eq!(r[0].0, t0 + h.rtt() + ms(300));
+    assert_eq!(r[0].at, t0 + h.rtt() + ms(300));
     assert_eq!(h.server.stats().rto_count, 0);
     assert_eq!(h.server.stats().tlp_probes, 1);
     assert_eq!(h.server.stats().retrans_tlp, 1);
@@ -734,12 +738,12 @@ fn tail_loss_probe_then_rto_when_the_probe_is_lost_too() {
     h.send(SERVER, 3 * MSS);
     h.run_for(Duration::from_secs(3));
     let r = retransmits(&h);
-    assert_eq!(r[0].2, RetransmitCause::TailLossProbe);
+    assert_eq!(r[0].cause, RetransmitCause::TailLossProbe);
     // PTO with three segments out and no ACK: 2·SRTT + 2 ms = 202 ms.
-    assert_eq!(r[0].0 - t0, ms(202));
-    assert_eq!(r[1].2, RetransmitCause::Timeout);
+    assert_eq!(r[0].at - t0, ms(202));
+    assert_eq!(r[1].cause, RetransmitCause::Timeout);
     // The RTO is re-armed by the probe: RTO (300 ms) after it.
-    assert_eq!(r[1].0 - r[0].0, ms(300));
+    assert_eq!(r[1].at - r[0].at, ms(300));
     assert_eq!(h.server.stats().tlp_probes, 1, "one probe per tail");
 }
 
@@ -753,9 +757,9 @@ fn tail_loss_probe_and_rack_repair_several_tail_losses_without_rto() {
     h.send(SERVER, 20 * MSS);
     h.run_for(Duration::from_secs(3));
     let r = retransmits(&h);
-    assert_eq!(r[0].2, RetransmitCause::TailLossProbe, "{r:?}");
+    assert_eq!(r[0].cause, RetransmitCause::TailLossProbe, "{r:?}");
     // The probe (segment 20) is SACKed; RACK then finds 18 and 19 lost: fast recovery, no RTO.
-    assert!(r[1..].iter().all(|x| x.2 != RetransmitCause::Timeout), "{r:?}");
+    assert!(r[1..].iter().all(|x| x.cause != RetransmitCause::Timeout), "{r:?}");
     assert_eq!(r.len(), 3, "{r:?}");
     assert_eq!(h.server.stats().rto_count, 0);
     assert_eq!(h.client.stats().bytes_received, 20 * MSS);
@@ -770,10 +774,10 @@ fn rack_repairs_a_loss_with_fewer_than_three_dupacks_after_a_quarter_rtt() {
     h.run_for(Duration::from_secs(2));
     let r = retransmits(&h);
     assert_eq!(r.len(), 1, "{r:?}");
-    assert_eq!(r[0].2, RetransmitCause::FastRetransmit);
+    assert_eq!(r[0].cause, RetransmitCause::FastRetransmit);
     // SACKs for 9 and 10 arrive at t0 + RTT; reordering window = min_rtt/4 = 25 ms (+2 ms timer
     // slack, Linux TCP_TIMEOUT_MIN).
-    assert_eq!(r[0].0, t0 + h.rtt() + ms(25) + ms(2));
+    assert_eq!(r[0].at, t0 + h.rtt() + ms(25) + ms(2));
     assert_eq!(h.server.stats().rto_count, 0);
 }
 
@@ -794,7 +798,7 @@ fn rack_detects_a_lost_retransmission_without_rto() {
     h.run_for(Duration::from_secs(5));
     let r = retransmits(&h);
     assert_eq!(r.len(), 2, "{r:?}");
-    assert!(r.iter().all(|x| x.1 == lost_seq));
+    assert!(r.iter().all(|x| x.seq == lost_seq));
     assert_eq!(h.server.stats().rto_count, 0, "RACK found the lost retransmission: {r:?}");
     assert_eq!(h.client.stats().bytes_received, 300 * MSS);
 }
@@ -867,8 +871,7 @@ fn spurious_rto_is_detected_and_undone() {
     // 3b with SACK). Without the undo the sender is left in slow start from one segment.
     let run = |frto: bool| {
         let c = TcpConfig { frto, rack_tlp: false, ..cfg() };
-        let mut h = Harness::pair(&c, ms(50));
-        h.establish();
+        let mut h = established(&c, ms(50));
         h.send(SERVER, 60 * MSS);
         h.run_for(ms(400));
         let t0 = h.now;
@@ -897,8 +900,7 @@ fn spurious_rto_from_delayed_acks_is_undone_by_timestamps() {
     // without SACK.
     for (sack, frto) in [(false, true), (true, true), (false, false)] {
         let c = TcpConfig { sack, frto, rack_tlp: false, ..cfg() };
-        let mut h = Harness::pair(&c, ms(50));
-        h.establish();
+        let mut h = established(&c, ms(50));
         h.send(SERVER, 60 * MSS);
         h.run_for(ms(400));
         let t0 = h.now;
@@ -1043,8 +1045,7 @@ fn delayed_ack_timeout_adapts_to_sparse_data() {
     // isolated segments 150 ms apart are ACKed after 40, 80, then 100 ms (SRTT) (RTO ≈ 300 ms, so
     // quick-ack mode is not re-entered). Nagle off so each small segment leaves at once.
     let c = TcpConfig { nagle: false, ..cfg() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     h.send(SERVER, 40 * MSS);
     h.run_for(ms(300));
     let mut delays = Vec::new();
@@ -1093,8 +1094,7 @@ fn receive_window_starts_near_64kb_and_grows_two_segments_per_segment() {
 #[test]
 fn connection_is_reset_after_retries2_timeouts() {
     let c = TcpConfig { retries2: 5, ..no_tlp() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     let t0 = h.now;
     h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(1000) });
     h.send(SERVER, 1000);
@@ -1130,8 +1130,7 @@ fn spurious_fast_recovery_from_reordering_is_undone() {
     // tcp_try_undo_recovery) and the window is restored.
     let run = |frto: bool| {
         let c = TcpConfig { frto, rack_tlp: false, ..cfg() };
-        let mut h = Harness::pair(&c, ms(50));
-        h.establish();
+        let mut h = established(&c, ms(50));
         h.delay_nth_data.push((SERVER, 15, ms(10)));
         h.send(SERVER, 60 * MSS);
         h.run_for(ms(1500));
@@ -1215,8 +1214,7 @@ fn rtt_samples_skip_sacked_and_retransmitted_data_during_recovery() {
     // fills a hole would measure from the first SACKed segment's send time, ~2 RTTs.
     for rack_tlp in [true, false] {
         let c = TcpConfig { rack_tlp, ..cfg() };
-        let mut h = Harness::pair(&c, ms(50));
-        h.establish();
+        let mut h = established(&c, ms(50));
         let (rec, seen) = Recording::reno();
         h.server.set_cc(Box::new(rec));
         for n in [50, 53, 120] {
@@ -1339,8 +1337,7 @@ fn undone_fast_recovery_restores_ssthresh_too() {
     // Linux tcp_undo_cwnd_reduction: ssthresh = max(ssthresh, prior_ssthresh). The spurious
     // recovery happens in slow start, so ssthresh goes back to infinite (Reno).
     let c = TcpConfig { rack_tlp: false, ..cfg() };
-    let mut h = Harness::pair(&c, ms(50));
-    h.establish();
+    let mut h = established(&c, ms(50));
     h.delay_nth_data.push((SERVER, 15, ms(10)));
     h.send(SERVER, 60 * MSS);
     h.run_for(ms(1500));
@@ -1353,8 +1350,7 @@ fn acks_in_the_loss_state_are_not_in_recovery_so_the_window_slow_starts() {
     // AckEvent.in_recovery means fast recovery only (Linux TCP_CA_Recovery, where
     // tcp_cong_control holds cwnd for PRR). After an RTO (TCP_CA_Loss) the CC sees
     // in_recovery = false and slow-starts from one segment towards ssthresh, as Linux.
-    let mut h = Harness::pair(&no_tlp(), ms(50));
-    h.establish();
+    let mut h = established(&no_tlp(), ms(50));
     let (rec, seen) = Recording::reno();
     h.server.set_cc(Box::new(rec));
     // The whole second flight (segments 11..=30) is lost: only the RTO repairs it.
