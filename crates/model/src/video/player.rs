@@ -75,7 +75,9 @@ pub struct PlayerConfig {
     pub rebuffer_threshold: Duration,
     pub catch_up: CatchUp,
     pub request_timing: RequestTiming,
-    /// Live: how many segments behind the newest available one to start (0 = newest, seed 004).
+    /// Live: how many segments behind the newest available one to start (0 = newest, seed 004 §IV).
+    /// Seed 004 §V-C: with a buffer of B segments "a client cannot request the most recent segment
+    /// when it joins ... but has to request an older segment to fill its buffer": B − 1 does that.
     pub live_start_behind: u64,
     /// Weight of the previous estimate in the player's throughput EWMA given to rules in
     /// [`AbrContext::throughput`] (seed 004: 0.1).
