@@ -41,6 +41,8 @@ pub struct DirCounters {
     pub loss_drops: AtomicU64,
     pub write_errors: AtomicU64,
     pub truncated: AtomicU64,
+    /// packets that were not IPv4 (they take the default delay)
+    pub non_ipv4: AtomicU64,
     pub max_queue_packets: AtomicU64,
     pub max_queue_bytes: AtomicU64,
     /// ∫ waiting packets dt in packet·µs (u64 holds 500 years of a 1000-packet queue).
@@ -66,6 +68,7 @@ impl Default for DirCounters {
             loss_drops: z(),
             write_errors: z(),
             truncated: z(),
+            non_ipv4: z(),
             max_queue_packets: z(),
             max_queue_bytes: z(),
             queue_packet_us: z(),
@@ -91,6 +94,7 @@ pub struct Snapshot {
     pub loss_drops: u64,
     pub write_errors: u64,
     pub truncated: u64,
+    pub non_ipv4: u64,
     pub max_queue_packets: u64,
     pub max_queue_bytes: u64,
     pub queue_packet_us: u64,
@@ -167,6 +171,7 @@ impl DirCounters {
             loss_drops: self.loss_drops.load(Relaxed),
             write_errors: self.write_errors.load(Relaxed),
             truncated: self.truncated.load(Relaxed),
+            non_ipv4: self.non_ipv4.load(Relaxed),
             max_queue_packets: self.max_queue_packets.load(Relaxed),
             max_queue_bytes: self.max_queue_bytes.load(Relaxed),
             queue_packet_us: self.queue_packet_us.load(Relaxed),

@@ -29,6 +29,7 @@ pub fn counters_dict<'py>(py: Python<'py>, c: &DirCounters) -> PyResult<Bound<'p
     d.set_item("loss_drops", s.loss_drops)?;
     d.set_item("write_errors", s.write_errors)?;
     d.set_item("truncated", s.truncated)?;
+    d.set_item("non_ipv4", s.non_ipv4)?;
     d.set_item("max_queue_packets", s.max_queue_packets)?;
     d.set_item("max_queue_bytes", s.max_queue_bytes)?;
     d.set_item("queue_packet_s", s.queue_packet_us as f64 / 1e6)?;

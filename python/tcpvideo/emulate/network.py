@@ -160,6 +160,7 @@ class Network:
         self._write_manifest()  # before anything exists, so a SIGKILL at any point is cleanable
         for ns in self.ns:
             _run(["ip", "netns", "add", ns])
+        self._sysctls()  # before the devices exist, so they inherit "no IPv6" (no RS/DAD noise)
         p = self.plan
         per_ns: list[list[str]] = [["link set lo up"] for _ in self.ns]
         for i, node in enumerate(p.nodes):
@@ -176,7 +177,6 @@ class Network:
                 per_ns[side].append(f"link set dev {l.dev} mtu 1500 up")
         for i, cmds in enumerate(per_ns):
             _run(["ip", "-n", self.ns[i], "-batch", "-"], input="\n".join(cmds) + "\n")
-        self._sysctls()
         for l in p.links:
             if l.kind == "tbf":
                 self._tbf(l)
@@ -195,6 +195,7 @@ class Network:
         p = self.plan
         for i, node in enumerate(p.nodes):
             kv = {"net.ipv4.conf.all.rp_filter": 0, "net.ipv4.conf.default.rp_filter": 0,
+                  "net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1,
                   "net.ipv4.ip_forward": 1 if node["kind"] == "router" else 0}
             kv.update(p.sysctls.get(i, {}))
             args = [f"{k}={v}" for k, v in kv.items()]

@@ -44,6 +44,9 @@ from tcpvideo.simulate import TABLES, SimResult, _table
 
 APPS = Path(__file__).with_name("apps.py")
 READY_TIMEOUT_S = 30.0
+# namespace TCP counters kept per host in summary.json (deltas over the run)
+MIB_KEYS = ("Tcp.RetransSegs", "Tcp.OutSegs", "TcpExt.TCPTimeouts", "TcpExt.TCPLossProbes", "TcpExt.TCPFastRetrans",
+            "TcpExt.TCPSlowStartRetrans", "TcpExt.TCPLostRetransmit", "TcpExt.TCPSackRecovery", "TcpExt.TCPSpuriousRTOs")
 
 
 class Terminated(Exception):
@@ -73,6 +76,20 @@ def _host_specs(plan: Plan, tmp: Path) -> dict[int, dict]:
         spec(f["client"])["clients"].append(dict(common, role="client", sender=not down, bind=nodes[f["client"]]["ip"],
                                                  server_ip=nodes[f["server"]]["ip"], start_s=f["start_ns"] / 1e9))
     return specs
+
+
+def _mib(net: netmod.Network, node: int) -> dict[str, int]:
+    """TcpExt and Tcp counters of a node's namespace (/proc/net/netstat, /proc/net/snmp)."""
+    out = {}
+    for path in ("/proc/net/netstat", "/proc/net/snmp"):
+        lines = netmod._run(["ip", "netns", "exec", net.ns[node], "cat", path], check=False).stdout.splitlines()
+        for hdr, val in zip(lines[0::2], lines[1::2]):
+            k1, names = hdr.split(":", 1)
+            _, vals = val.split(":", 1)
+            if k1 in ("TcpExt", "Tcp"):
+                for n, v in zip(names.split(), vals.split()):
+                    out[f"{k1}.{n}"] = int(v)
+    return out
 
 
 def _linkem_snapshot(net: netmod.Network) -> dict[int, dict]:
@@ -195,6 +212,7 @@ def _run_apps(net: netmod.Network, plan: Plan, tmp: Path, pcap_dir: Path, log) -
         mono0 = time.monotonic_ns() + 200_000_000
         before_linkem = _linkem_snapshot(net)
         before_links = _link_counters(net)
+        before_mib = {n: _mib(net, n) for n in specs}
         for p in procs.values():
             p.stdin.write(f"{t0!r}\n")
             p.stdin.flush()
@@ -202,6 +220,7 @@ def _run_apps(net: netmod.Network, plan: Plan, tmp: Path, pcap_dir: Path, log) -
         time.sleep(max(0.0, t0 + dur_s - time.time()))
         after_linkem = _linkem_snapshot(net)
         after_links = _link_counters(net)
+        after_mib = {n: _mib(net, n) for n in specs}
         for n, p in procs.items():
             try:
                 p.wait(timeout=10.0)
@@ -216,8 +235,12 @@ def _run_apps(net: netmod.Network, plan: Plan, tmp: Path, pcap_dir: Path, log) -
     for n in specs:
         f = tmp / f"host{n}.json"
         hosts[n] = json.loads(f.read_text()) if f.exists() else {"endpoints": [], "error": "no result"}
-    return _tables(plan, hosts, t0, mono0, before_linkem, after_linkem, samples, before_links, after_links, qdisc,
-                   link_end, caps.files)
+    mib = {topo["nodes"][n]["name"]: {k: v - before_mib[n].get(k, 0) for k, v in after_mib[n].items()
+                                      if k in MIB_KEYS} for n in specs}
+    res = _tables(plan, hosts, t0, mono0, before_linkem, after_linkem, samples, before_links, after_links, qdisc,
+                  link_end, caps.files)
+    res.summary["host_tcp_counters"] = mib
+    return res
 
 
 def _tables(plan, hosts, t0, mono0, before_linkem, after_linkem, samples, before_links, after_links, qdisc,
