@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"[yellow]flow error:[/yellow] {e}")
         console.print(f"[bold]{s['scenario']}[/bold] on Linux {s['kernel']}: {s['flows']} flows, aggregate goodput "
                       f"{s['aggregate_goodput_mbps']:.2f} Mbit/s, {s['retransmissions']} retransmissions, {s['drops']} drops "
-                      f"({s['wall_s']:.1f} s wall, run {s['run_id']})")
+                      f"({s['wall_s']:.1f} s wall: build {s['build_s']:.1f} s, teardown {s['teardown_s']:.1f} s; run {s['run_id']})")
         if compare:
             from tcpvideo.emulate.compare import compare as do_compare
             from tcpvideo.simulate import simulate

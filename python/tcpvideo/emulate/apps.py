@@ -286,6 +286,8 @@ class Host:
             if "info" not in ep.result and ep.sock is not None and ep.is_sender:
                 ep._final_info(ep.sock)
         self.stop.set()
+        for t in threads:  # they notice the end within their 0.5 s timeouts
+            t.join(timeout=1.0)
         for ep in self.endpoints:
             if ep.sock is not None:
                 try:
@@ -300,7 +302,8 @@ class Host:
         try:
             fn(*args)
         except Exception as e:  # one flow's failure is reported, the others go on
-            ep.result["error"] = f"{type(e).__name__}: {e}"
+            if not self.stop.is_set():  # (after the end, sockets are closed under it: not a failure)
+                ep.result["error"] = f"{type(e).__name__}: {e}"
 
 
 def main(argv: list[str]) -> None:

@@ -171,11 +171,16 @@ def emulate(
     pcap_dir = Path(out) if out is not None else tmp
     t_wall = time.perf_counter()
     try:
-        with netmod.Network(plan, run_id=run_id, rt_priority=rt_priority) as net:
+        net = netmod.Network(plan, run_id=run_id, rt_priority=rt_priority)
+        with net:
+            build_s = time.perf_counter() - t_wall
             log(f"run {net.run}: {len(plan.nodes)} namespaces, {len(plan.links)} links "
                 f"({sum(l.kind == 'linkem' for l in plan.links)} linkem, {sum(l.kind == 'tbf' for l in plan.links)} tbf) "
-                f"in {time.perf_counter() - t_wall:.1f} s")
+                f"in {build_s:.1f} s")
             res = _run_apps(net, plan, tmp, pcap_dir, log)
+            t_down = time.perf_counter()
+        res.summary["build_s"] = build_s
+        res.summary["teardown_s"] = time.perf_counter() - t_down
         res.summary["wall_s"] = time.perf_counter() - t_wall
         res.summary["run_id"] = net.run
     finally:
