@@ -205,10 +205,7 @@ impl<H: Copy> Bottleneck<H> {
             return;
         };
         let trace = Arc::clone(trace); // a reference count, no copy: the loop below needs &mut self
-        loop {
-            let Some(head) = self.waiting.front() else {
-                break;
-            };
+        while let Some(head) = self.waiting.front() {
             let head_arrived = head.arrived;
             let head_cost = head.len as u64 + PER_PACKET_OVERHEAD_BYTES;
             let cur = self.cursor.as_mut().expect("trace cursor");

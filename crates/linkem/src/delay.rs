@@ -133,7 +133,7 @@ impl<H: Copy> DelayStage<H> {
         let mut best: Option<(Time, usize)> = None;
         for (i, l) in self.lanes.iter().enumerate() {
             if let Some(h) = l.q.front() {
-                if h.due <= now && best.map_or(true, |(d, _)| h.due < d) {
+                if h.due <= now && best.is_none_or(|(d, _)| h.due < d) {
                     best = Some((h.due, i));
                 }
             }
@@ -208,7 +208,7 @@ mod tests {
             let extra = due.0 - sent(i);
             assert!(due.0 >= prev);
             // a packet held behind its predecessor is still due before that one's upper bound
-            assert!(extra >= 5_000_000 && extra <= 15_000_000, "delay {extra}");
+            assert!((5_000_000..=15_000_000).contains(&extra), "delay {extra}");
             if i >= 1000 {
                 spread = (spread.0.min(extra), spread.1.max(extra));
             }

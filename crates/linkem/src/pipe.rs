@@ -86,7 +86,9 @@ impl<H: Copy> Pipe<H> {
     /// The lane (per-address delay) of a packet, from its bytes.
     pub fn lane_for(&self, pkt: &[u8]) -> u16 {
         if pkt.len() < 20 || pkt[0] >> 4 != 4 {
-            self.counters.non_ipv4.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.counters
+                .non_ipv4
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         self.delay.lane_for(pkt)
     }

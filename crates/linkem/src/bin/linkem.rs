@@ -46,8 +46,10 @@ fn endpoint(v: &str, flag: &str) -> Result<(Option<String>, String), String> {
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let (mut a, mut b, mut duration) = (None, None, None);
-    let mut cfg = LinkConfig::default();
-    cfg.channel_b_to_a = 1;
+    let mut cfg = LinkConfig {
+        channel_b_to_a: 1,
+        ..Default::default()
+    };
     while let Some(flag) = it.next() {
         if flag == "-h" || flag == "--help" {
             return Err(USAGE.into());
