@@ -135,6 +135,16 @@ def test_bad_input_on_the_command_line_exits_2_before_creating_anything(tmp_path
     assert "flow[0].reader" in r.stdout
 
 
+def test_the_ks_distance_is_the_largest_gap_between_the_two_empirical_cdfs():
+    from tcpvideo.emulate.compare import ks_distance
+
+    assert ks_distance([1.0, 2.0, 3.0], [3.0, 2.0, 1.0]) == 0.0
+    assert ks_distance([1.0, 2.0], [5.0, 6.0]) == 1.0
+    assert ks_distance([1.0, 2.0, 3.0], [2.0, 3.0, 4.0]) == pytest.approx(1 / 3)
+    assert ks_distance([None, 1.0], [1.0]) == 0.0  # unfinished requests (None) are left out
+    assert ks_distance([], [1.0]) is None
+
+
 # ---------------------------------------------------------------------------------------------
 # real runs (root)
 # ---------------------------------------------------------------------------------------------

@@ -168,7 +168,6 @@ def make_plan(text: str, fmt: str, raw: dict, seed: Optional[int] = None,
     topo = _core.scenario_topology(text, fmt, seed)
     _refuse_simulator_only(raw)
     ccs = available_ccs() if ccs is None else ccs
-    paths = _flow_paths(raw)
     n_db = raw.get("dumbbell", {}).get("clients", 0) if isinstance(raw.get("dumbbell"), dict) else 0
 
     def flow_path(i: int) -> str:
@@ -176,7 +175,6 @@ def make_plan(text: str, fmt: str, raw: dict, seed: Optional[int] = None,
             return "dumbbell.flow"
         return f"flow[{i - n_db}]"
 
-    del paths
     warnings: list[str] = []
     sysctls: dict[int, dict[str, int]] = {}
     route_opts: dict[int, dict[str, str]] = {}
