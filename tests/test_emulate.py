@@ -237,3 +237,28 @@ def test_kill_9_mid_run_leaves_nothing_after_cleanup_and_the_hosts_network_is_un
         json.loads(m.read_text())["pid"] != proc.pid for m in MANIFEST_DIR.glob("*.json"))
     assert subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout == host_links
     assert subprocess.run(["ip", "-o", "addr", "show"], capture_output=True, text=True).stdout == host_addrs
+
+
+@needs_root
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_mid_run_tears_everything_down(tmp_path, sig):
+    before = _run_namespaces()
+    p = tmp_path / "long.json"
+    p.write_text(json.dumps(_with(duration="60s")))
+    proc = subprocess.Popen([sys.executable, "-c", "from tcpvideo.cli import main; main()", "emulate", str(p),
+                             "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not proc.stdout.readline().startswith("running"):
+            pass
+        assert len(_run_namespaces() - before) == 3
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert _run_namespaces() == before, "the run removed its namespaces itself (no --cleanup needed)"
+    assert not any(json.loads(m.read_text())["pid"] == proc.pid for m in MANIFEST_DIR.glob("*.json"))
