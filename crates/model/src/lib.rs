@@ -10,10 +10,12 @@
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
 //! - [`delivery`]: ustreamer's startup and token-bucket pacing, Trickle, pacing cap (seed 003).
 //! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
+//! - [`splitmix`]: the seedable SplitMix64 generator and seed hash.
 
 pub mod cc;
 pub mod delivery;
 pub mod ethle;
+pub mod splitmix;
 pub mod units;
 
 pub use units::{Bandwidth, Time};
