@@ -24,6 +24,7 @@ ground-truth ``events`` table (empty).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -186,6 +187,11 @@ def emulate(
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        # the hosts' spec and result files are read by now; pcaps stay (when no --out, in tmp)
+        for f in tmp.glob("host*.json"):
+            f.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.rmdir()  # only if empty
     if out is not None:
         res.write(out)
     return res
