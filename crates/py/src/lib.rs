@@ -5,15 +5,11 @@
 use pyo3::prelude::*;
 
 mod cc;
-#[rustfmt::skip] // moving to crates/linkem; formatted there
-mod delayline;
-#[rustfmt::skip] // moving to crates/linkem; formatted there
-mod netns;
-#[rustfmt::skip] // moving to crates/linkem; formatted there
+mod linkem;
 mod qdisc_sampler;
 mod sim;
+mod topology;
 mod trace;
-#[rustfmt::skip] // moving to crates/linkem; formatted there
 mod tun;
 
 #[pymodule]
@@ -23,7 +19,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     trace::register(m)?;
     tun::register(m)?;
-    delayline::register(m)?;
+    linkem::register(m)?;
+    topology::register(m)?;
     qdisc_sampler::register(m)?;
     Ok(())
 }

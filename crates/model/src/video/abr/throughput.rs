@@ -111,7 +111,7 @@ mod tests {
     fn done(rule: &mut ThroughputRule, start_s: f64, secs: f64, bytes: u64, quality: usize) {
         let requested = Time::from_nanos((start_s * 1e9) as u64);
         let done = Time::from_nanos(((start_s + secs) * 1e9) as u64);
-        rule.on_download(&DownloadSample { requested, done, bytes, quality });
+        rule.on_download(&DownloadSample { requested, done, bytes, quality, buffer_level: Duration::ZERO });
     }
 
     /// Scripted downloads, ladder 250/500/750/1000/1500/3000 kbit/s, d = 2 s, α = 0.1:

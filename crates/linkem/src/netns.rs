@@ -1,5 +1,5 @@
 //! Entering a Linux network namespace from a thread, for the real-network helpers (`tun.rs`,
-//! `qdisc_sampler.rs`).
+//! `qdisc_sampler.rs`, `forwarder.rs`).
 //!
 //! setns(2) with CLONE_NEWNET moves only the *calling thread* into the namespace named by a file
 //! (`/var/run/netns/NAME`, what `ip netns add` creates, or `/proc/PID/ns/net`). So everything here
@@ -30,10 +30,7 @@ pub fn enter(path: &str) -> io::Result<()> {
 }
 
 /// Run `f` on a fresh thread that first enters namespace `path` (if given); return its result.
-pub fn run_in<T: Send + 'static>(
-    path: Option<String>,
-    f: impl FnOnce() -> io::Result<T> + Send + 'static,
-) -> io::Result<T> {
+pub fn run_in<T: Send + 'static>(path: Option<String>, f: impl FnOnce() -> io::Result<T> + Send + 'static) -> io::Result<T> {
     std::thread::spawn(move || {
         if let Some(p) = path.as_deref() {
             enter(p).map_err(|e| io::Error::new(e.kind(), format!("setns({p}): {e}")))?;
