@@ -58,10 +58,19 @@ pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError
         }
         c.initial_cwnd_segments = w;
     }
-    if let Some(q) = &spec.rcv_buf {
-        c.rcv_buf_bytes = q.bytes(&format!("{path}.rcv_buf"))?;
-        if c.rcv_buf_bytes < 2 * c.mss as u64 {
-            return Err(ScenarioError(format!("{path}.rcv_buf: must hold at least two segments")));
+    match &spec.rcv_buf {
+        // Linux's default: autotuned from tcp_rmem[1] up to tcp_rmem[2] (tcp/rcvbuf.rs).
+        None => {}
+        Some(Qty::Str(s)) if s.trim() == "auto" => c.rcv_buf_autotune = true,
+        Some(q) => {
+            // A fixed size is SO_RCVBUF, which locks autotuning off in Linux.
+            c.rcv_buf_bytes = q.bytes(&format!("{path}.rcv_buf")).map_err(|e| {
+                ScenarioError(format!("{} (or \"auto\")", e.0))
+            })?;
+            c.rcv_buf_autotune = false;
+            if c.rcv_buf_bytes < 2 * c.mss as u64 {
+                return Err(ScenarioError(format!("{path}.rcv_buf: must hold at least two segments")));
+            }
         }
     }
     if let Some(q) = &spec.snd_buf {
