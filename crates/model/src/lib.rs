@@ -8,8 +8,10 @@
 //! Layout:
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
+//! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
 
 pub mod cc;
 pub mod units;
+pub mod video;
 
 pub use units::{Bandwidth, Time};
