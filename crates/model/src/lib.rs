@@ -9,8 +9,10 @@
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
 //! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
+//! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
 
 pub mod cc;
+pub mod ethle;
 pub mod units;
 pub mod video;
 
