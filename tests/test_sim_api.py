@@ -17,6 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+import pyarrow.parquet as pq
+
 import tcpvideo
 from tcpvideo import ScenarioError
 from tcpvideo.simulate import check
@@ -119,11 +121,19 @@ def test_cli_run_writes_outputs(tmp_path):
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["seed"] == 9
 
 
-def test_demo_runs_the_embedded_scenario():
-    p = subprocess.run(CLI + [ "demo"], capture_output=True, text=True,
-                       env=ENV)
+def test_demo_runs_twenty_live_clients_and_writes_qoe_stall_causes_and_a_report(tmp_path):
+    p = subprocess.run(CLI + ["demo", "--out", str(tmp_path)], capture_output=True, text=True, env=ENV)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "bottleneck" in p.stdout and "aggregate goodput" in p.stdout
+    assert "video: 20 clients" in p.stdout and "stalls by TCP cause" in p.stdout
+    report = (tmp_path / "report.html").read_text()
+    assert "Stalls by TCP cause" in report and "data:image/png;base64" in report
+    clients = pq.read_table(tmp_path / "video_clients.parquet")
+    assert clients.num_rows == 20
+    stalls = pq.read_table(tmp_path / "video_stalls.parquet").to_pydict()
+    known = {"rto", "loss_recovery", "slow_start_after_idle", "queueing_delay", "bottleneck_share", "late_request",
+             "request_not_sent"}
+    assert set(stalls["cause"]) <= known
 
 
 def test_shipped_scenarios_validate():
