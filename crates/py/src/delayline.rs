@@ -57,7 +57,10 @@ const LAT_BUCKET_NS: u64 = 10_000;
 const LAT_BUCKETS: usize = 1001;
 
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer to a timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -120,7 +123,11 @@ impl DirStats {
         d.set_item("non_ipv4", self.non_ipv4.load(Relaxed))?;
         d.set_item("held_max", self.held_max.load(Relaxed))?;
         d.set_item("late_max_us", self.late_max_ns.load(Relaxed) as f64 / 1e3)?;
-        let mean = if n > 0 { self.late_sum_ns.load(Relaxed) as f64 / n as f64 / 1e3 } else { 0.0 };
+        let mean = if n > 0 {
+            self.late_sum_ns.load(Relaxed) as f64 / n as f64 / 1e3
+        } else {
+            0.0
+        };
         d.set_item("late_mean_us", mean)?;
         d.set_item("late_p50_us", self.percentile_us(0.50))?;
         d.set_item("late_p99_us", self.percentile_us(0.99))?;
@@ -160,13 +167,23 @@ struct Direction {
 }
 
 impl Direction {
-    fn new(from: i32, to: i32, key: Key, table: &HashMap<u32, u64>, default_ns: u64, stats: Arc<DirStats>) -> Self {
+    fn new(
+        from: i32,
+        to: i32,
+        key: Key,
+        table: &HashMap<u32, u64>,
+        default_ns: u64,
+        stats: Arc<DirStats>,
+    ) -> Self {
         let mut lanes: Vec<Lane> = Vec::new();
         let lane_of = |d: u64, lanes: &mut Vec<Lane>| -> usize {
             if let Some(i) = lanes.iter().position(|l| l.delay_ns == d) {
                 return i;
             }
-            lanes.push(Lane { delay_ns: d, q: VecDeque::with_capacity(1024) });
+            lanes.push(Lane {
+                delay_ns: d,
+                q: VecDeque::with_capacity(1024),
+            });
             lanes.len() - 1
         };
         let default_lane = lane_of(default_ns, &mut lanes);
@@ -174,7 +191,16 @@ impl Direction {
         for (&a, &d) in table {
             by_addr.insert(a, lane_of(d, &mut lanes));
         }
-        Direction { from, to, key, lanes, by_addr, default_lane, held: 0, stats }
+        Direction {
+            from,
+            to,
+            key,
+            lanes,
+            by_addr,
+            default_lane,
+            held: 0,
+            stats,
+        }
     }
 
     fn lane_for(&self, pkt: &[u8]) -> usize {
@@ -247,22 +273,57 @@ fn run(cfg: Config, stop_fd: i32, stats: [Arc<DirStats>; 2]) -> Result<Vec<Strin
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
         if cfg.rt_priority > 0 {
-            let p = libc::sched_param { sched_priority: cfg.rt_priority };
+            let p = libc::sched_param {
+                sched_priority: cfg.rt_priority,
+            };
             if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
-                notes.push(format!("SCHED_FIFO {} refused: {}", cfg.rt_priority, io::Error::last_os_error()));
+                notes.push(format!(
+                    "SCHED_FIFO {} refused: {}",
+                    cfg.rt_priority,
+                    io::Error::last_os_error()
+                ));
             }
         }
     }
     let [sa, sb] = stats;
     let mut dirs = [
-        Direction::new(cfg.fd_a, cfg.fd_b, cfg.key_a_to_b, &cfg.a_to_b, cfg.default_a_to_b, sa),
-        Direction::new(cfg.fd_b, cfg.fd_a, cfg.key_b_to_a, &cfg.b_to_a, cfg.default_b_to_a, sb),
+        Direction::new(
+            cfg.fd_a,
+            cfg.fd_b,
+            cfg.key_a_to_b,
+            &cfg.a_to_b,
+            cfg.default_a_to_b,
+            sa,
+        ),
+        Direction::new(
+            cfg.fd_b,
+            cfg.fd_a,
+            cfg.key_b_to_a,
+            &cfg.b_to_a,
+            cfg.default_b_to_a,
+            sb,
+        ),
     ];
-    let mut pool = Pool { bufs: Vec::with_capacity(4096), free: Vec::with_capacity(4096) };
+    let mut pool = Pool {
+        bufs: Vec::with_capacity(4096),
+        free: Vec::with_capacity(4096),
+    };
     let mut pfd = [
-        libc::pollfd { fd: cfg.fd_a, events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: cfg.fd_b, events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: stop_fd, events: libc::POLLIN, revents: 0 },
+        libc::pollfd {
+            fd: cfg.fd_a,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: cfg.fd_b,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: stop_fd,
+            events: libc::POLLIN,
+            revents: 0,
+        },
     ];
     loop {
         // 1. release every packet that is due, earliest first
@@ -282,7 +343,8 @@ fn run(cfg: Config, stop_fd: i32, stats: [Arc<DirStats>; 2]) -> Result<Vec<Strin
             d.held -= 1;
             let buf = &pool.bufs[p.slot as usize];
             // SAFETY: buf holds p.len <= SLOT initialized bytes.
-            let w = unsafe { libc::write(d.to, buf.as_ptr() as *const libc::c_void, p.len as usize) };
+            let w =
+                unsafe { libc::write(d.to, buf.as_ptr() as *const libc::c_void, p.len as usize) };
             let late = now - due;
             let s = &d.stats;
             if w < 0 {
@@ -292,7 +354,8 @@ fn run(cfg: Config, stop_fd: i32, stats: [Arc<DirStats>; 2]) -> Result<Vec<Strin
                 s.bytes.fetch_add(p.len as u64, Relaxed);
                 s.late_sum_ns.fetch_add(late, Relaxed);
                 s.late_max_ns.fetch_max(late, Relaxed);
-                s.late_hist[((late / LAT_BUCKET_NS) as usize).min(LAT_BUCKETS - 1)].fetch_add(1, Relaxed);
+                s.late_hist[((late / LAT_BUCKET_NS) as usize).min(LAT_BUCKETS - 1)]
+                    .fetch_add(1, Relaxed);
             }
             pool.give(p.slot);
         }
@@ -302,7 +365,10 @@ fn run(cfg: Config, stop_fd: i32, stats: [Arc<DirStats>; 2]) -> Result<Vec<Strin
         let tsp = match next {
             Some(due) => {
                 let left = due.saturating_sub(now_ns());
-                ts = libc::timespec { tv_sec: (left / 1_000_000_000) as _, tv_nsec: (left % 1_000_000_000) as _ };
+                ts = libc::timespec {
+                    tv_sec: (left / 1_000_000_000) as _,
+                    tv_nsec: (left % 1_000_000_000) as _,
+                };
                 &ts as *const libc::timespec
             }
             None => std::ptr::null(),
@@ -322,7 +388,10 @@ fn run(cfg: Config, stop_fd: i32, stats: [Arc<DirStats>; 2]) -> Result<Vec<Strin
         for k in 0..2 {
             let ev = pfd[k].revents;
             if ev & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
-                return Err(format!("tun fd {} failed (revents {ev:#x}): device or namespace gone?", pfd[k].fd));
+                return Err(format!(
+                    "tun fd {} failed (revents {ev:#x}): device or namespace gone?",
+                    pfd[k].fd
+                ));
             }
             if ev & libc::POLLIN == 0 {
                 continue;
@@ -337,7 +406,11 @@ fn run(cfg: Config, stop_fd: i32, stats: [Arc<DirStats>; 2]) -> Result<Vec<Strin
                     pool.give(slot);
                     let e = errno();
                     if n < 0 && e != libc::EAGAIN && e != libc::EINTR {
-                        return Err(format!("read tun fd {}: {}", d.from, io::Error::from_raw_os_error(e)));
+                        return Err(format!(
+                            "read tun fd {}: {}",
+                            d.from,
+                            io::Error::from_raw_os_error(e)
+                        ));
                     }
                     break;
                 }
@@ -350,7 +423,11 @@ fn run(cfg: Config, stop_fd: i32, stats: [Arc<DirStats>; 2]) -> Result<Vec<Strin
                 }
                 let lane = d.lane_for(&buf[..n]);
                 let l = &mut d.lanes[lane];
-                l.q.push_back(Pkt { due: t + l.delay_ns, slot, len: n as u32 });
+                l.q.push_back(Pkt {
+                    due: t + l.delay_ns,
+                    slot,
+                    len: n as u32,
+                });
                 d.held += 1;
                 d.stats.held_max.fetch_max(d.held, Relaxed);
             }
@@ -361,7 +438,9 @@ fn run(cfg: Config, stop_fd: i32, stats: [Arc<DirStats>; 2]) -> Result<Vec<Strin
 fn parse_table(t: HashMap<String, f64>) -> PyResult<HashMap<u32, u64>> {
     let mut out = HashMap::with_capacity(t.len());
     for (k, v) in t {
-        let a: Ipv4Addr = k.parse().map_err(|_| PyValueError::new_err(format!("not an IPv4 address: {k:?}")))?;
+        let a: Ipv4Addr = k
+            .parse()
+            .map_err(|_| PyValueError::new_err(format!("not an IPv4 address: {k:?}")))?;
         out.insert(u32::from(a), secs_to_ns(v)?);
     }
     Ok(out)
@@ -369,7 +448,9 @@ fn parse_table(t: HashMap<String, f64>) -> PyResult<HashMap<u32, u64>> {
 
 fn secs_to_ns(s: f64) -> PyResult<u64> {
     if !(0.0..=60.0).contains(&s) {
-        return Err(PyValueError::new_err(format!("delay {s} s outside [0, 60] s")));
+        return Err(PyValueError::new_err(format!(
+            "delay {s} s outside [0, 60] s"
+        )));
     }
     Ok((s * 1e9).round() as u64)
 }
@@ -378,7 +459,9 @@ fn parse_key(k: &str) -> PyResult<Key> {
     match k {
         "dst" => Ok(Key::Dst),
         "src" => Ok(Key::Src),
-        _ => Err(PyValueError::new_err(format!("key must be 'dst' or 'src', not {k:?}"))),
+        _ => Err(PyValueError::new_err(format!(
+            "key must be 'dst' or 'src', not {k:?}"
+        ))),
     }
 }
 
@@ -417,7 +500,9 @@ impl DelayLine {
         rt_priority: i32,
     ) -> PyResult<Self> {
         if fd_a < 0 || fd_b < 0 || fd_a == fd_b {
-            return Err(PyValueError::new_err("need two distinct open file descriptors"));
+            return Err(PyValueError::new_err(
+                "need two distinct open file descriptors",
+            ));
         }
         let cfg = Config {
             fd_a,
@@ -433,7 +518,10 @@ impl DelayLine {
         // SAFETY: plain syscall.
         let stop_fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if stop_fd < 0 {
-            return Err(PyOSError::new_err(format!("eventfd: {}", io::Error::last_os_error())));
+            return Err(PyOSError::new_err(format!(
+                "eventfd: {}",
+                io::Error::last_os_error()
+            )));
         }
         Ok(DelayLine {
             cfg: Mutex::new(Some(cfg)),
@@ -446,7 +534,12 @@ impl DelayLine {
 
     /// Start forwarding on a native thread; returns at once. A line runs once.
     fn start(&self) -> PyResult<()> {
-        let cfg = self.cfg.lock().unwrap().take().ok_or_else(|| PyRuntimeError::new_err("already started"))?;
+        let cfg = self
+            .cfg
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("already started"))?;
         let stats = self.stats.clone();
         let stop_fd = self.stop_fd;
         let h = std::thread::Builder::new()
@@ -459,7 +552,11 @@ impl DelayLine {
 
     /// Whether the forwarding thread is running (False after stop() or after an error).
     fn running(&self) -> bool {
-        self.thread.lock().unwrap().as_ref().is_some_and(|h| !h.is_finished())
+        self.thread
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|h| !h.is_finished())
     }
 
     /// Counters so far: {"a_to_b": {...}, "b_to_a": {...}} (see the module doc).
@@ -478,7 +575,10 @@ impl DelayLine {
         unsafe { libc::write(self.stop_fd, &one as *const u64 as *const libc::c_void, 8) };
         let h = self.thread.lock().unwrap().take();
         if let Some(h) = h {
-            let r = py.allow_threads(|| h.join().unwrap_or_else(|_| Err("delay line thread panicked".into())));
+            let r = py.allow_threads(|| {
+                h.join()
+                    .unwrap_or_else(|_| Err("delay line thread panicked".into()))
+            });
             *self.result.lock().unwrap() = Some(r);
         }
         let d = self.stats(py)?;

@@ -12,7 +12,8 @@ use std::io;
 
 /// Move the calling thread into the network namespace at `path` (needs CAP_SYS_ADMIN).
 pub fn enter(path: &str) -> io::Result<()> {
-    let c = CString::new(path).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
+    let c = CString::new(path)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
     // SAFETY: plain syscalls on a path we own; the fd is closed on every path.
     unsafe {
         let fd = libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);

@@ -58,7 +58,10 @@ struct Sample {
 }
 
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -105,18 +108,31 @@ struct QdiscReader {
 impl QdiscReader {
     /// Open in the calling thread's namespace.
     fn open(ifname: &str) -> io::Result<Self> {
-        let c = std::ffi::CString::new(ifname).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in name"))?;
+        let c = std::ffi::CString::new(ifname)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in name"))?;
         // SAFETY: plain syscalls with valid arguments.
         unsafe {
             let ifindex = libc::if_nametoindex(c.as_ptr());
             if ifindex == 0 {
-                return Err(io::Error::new(io::ErrorKind::NotFound, format!("no interface {ifname}")));
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("no interface {ifname}"),
+                ));
             }
-            let fd = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE);
+            let fd = libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                libc::NETLINK_ROUTE,
+            );
             if fd < 0 {
                 return Err(io::Error::last_os_error());
             }
-            Ok(QdiscReader { fd, ifindex: ifindex as i32, seq: 0, buf: vec![0u8; 65536] })
+            Ok(QdiscReader {
+                fd,
+                ifindex: ifindex as i32,
+                seq: 0,
+                buf: vec![0u8; 65536],
+            })
         }
     }
 
@@ -129,7 +145,7 @@ impl QdiscReader {
         req[6..8].copy_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
         req[8..12].copy_from_slice(&self.seq.to_ne_bytes());
         req[20..24].copy_from_slice(&self.ifindex.to_ne_bytes()); // tcm_ifindex
-        // SAFETY: sending our 36-byte buffer on our socket (kernel address by default).
+                                                                  // SAFETY: sending our 36-byte buffer on our socket (kernel address by default).
         let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
         sa.nl_family = libc::AF_NETLINK as u16;
         let r = unsafe {
@@ -148,7 +164,14 @@ impl QdiscReader {
         let mut found: Option<Sample> = None;
         loop {
             // SAFETY: receiving into our buffer.
-            let n = unsafe { libc::recv(self.fd, self.buf.as_mut_ptr() as *mut libc::c_void, self.buf.len(), 0) };
+            let n = unsafe {
+                libc::recv(
+                    self.fd,
+                    self.buf.as_mut_ptr() as *mut libc::c_void,
+                    self.buf.len(),
+                    0,
+                )
+            };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::Interrupted {
@@ -174,7 +197,11 @@ impl QdiscReader {
                 match ty {
                     NLMSG_DONE => done = true,
                     NLMSG_ERROR => {
-                        let code = if msg.len() >= 20 { u32_at(msg, 16) as i32 } else { 0 };
+                        let code = if msg.len() >= 20 {
+                            u32_at(msg, 16) as i32
+                        } else {
+                            0
+                        };
                         if code != 0 {
                             return Err(io::Error::from_raw_os_error(-code));
                         }
@@ -194,7 +221,9 @@ impl QdiscReader {
                 break;
             }
         }
-        let mut s = found.ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no root qdisc on the interface"))?;
+        let mut s = found.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, "no root qdisc on the interface")
+        })?;
         s.t_ns = now_ns();
         Ok(s)
     }
@@ -234,9 +263,19 @@ fn parse_stats(a: &[u8]) -> Sample {
 }
 
 fn sleep_until(t_ns: u64) {
-    let ts = libc::timespec { tv_sec: (t_ns / 1_000_000_000) as _, tv_nsec: (t_ns % 1_000_000_000) as _ };
+    let ts = libc::timespec {
+        tv_sec: (t_ns / 1_000_000_000) as _,
+        tv_nsec: (t_ns % 1_000_000_000) as _,
+    };
     // SAFETY: valid timespec; EINTR just ends the sleep early (the next sample is then early).
-    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
 }
 
 type Samples = Vec<Sample>;
@@ -264,7 +303,10 @@ fn columns<'py>(py: Python<'py>, v: &[Sample]) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("qlen", v.iter().map(|s| s.qlen).collect::<Vec<_>>())?;
     d.set_item("backlog", v.iter().map(|s| s.backlog).collect::<Vec<_>>())?;
     d.set_item("drops", v.iter().map(|s| s.drops).collect::<Vec<_>>())?;
-    d.set_item("overlimits", v.iter().map(|s| s.overlimits).collect::<Vec<_>>())?;
+    d.set_item(
+        "overlimits",
+        v.iter().map(|s| s.overlimits).collect::<Vec<_>>(),
+    )?;
     d.set_item("requeues", v.iter().map(|s| s.requeues).collect::<Vec<_>>())?;
     d.set_item("bytes", v.iter().map(|s| s.bytes).collect::<Vec<_>>())?;
     d.set_item("packets", v.iter().map(|s| s.packets).collect::<Vec<_>>())?;
@@ -277,7 +319,9 @@ impl QdiscSampler {
     #[pyo3(signature = (ifname, netns=None, interval=0.001))]
     fn new(ifname: String, netns: Option<String>, interval: f64) -> PyResult<Self> {
         if !(1e-5..=10.0).contains(&interval) {
-            return Err(PyValueError::new_err("interval must be within [10 us, 10 s]"));
+            return Err(PyValueError::new_err(
+                "interval must be within [10 us, 10 s]",
+            ));
         }
         Ok(QdiscSampler {
             ifname,
@@ -295,9 +339,16 @@ impl QdiscSampler {
             .allow_threads(move || netns::run_in(ns, move || QdiscReader::open(&ifname)?.sample()))
             .map_err(|e| PyOSError::new_err(e.to_string()))?;
         let d = PyDict::new(py);
-        for (k, v) in [("t_ns", s.t_ns), ("qlen", s.qlen as u64), ("backlog", s.backlog as u64), ("drops", s.drops as u64),
-            ("overlimits", s.overlimits as u64), ("requeues", s.requeues as u64), ("bytes", s.bytes), ("packets", s.packets as u64)]
-        {
+        for (k, v) in [
+            ("t_ns", s.t_ns),
+            ("qlen", s.qlen as u64),
+            ("backlog", s.backlog as u64),
+            ("drops", s.drops as u64),
+            ("overlimits", s.overlimits as u64),
+            ("requeues", s.requeues as u64),
+            ("bytes", s.bytes),
+            ("packets", s.packets as u64),
+        ] {
             d.set_item(k, v)?;
         }
         Ok(d)
@@ -309,7 +360,12 @@ impl QdiscSampler {
         if th.is_some() {
             return Err(PyRuntimeError::new_err("already started"));
         }
-        let (ifname, ns, interval, stop) = (self.ifname.clone(), self.netns.clone(), self.interval_ns, self.stop.clone());
+        let (ifname, ns, interval, stop) = (
+            self.ifname.clone(),
+            self.netns.clone(),
+            self.interval_ns,
+            self.stop.clone(),
+        );
         let (tx, rx) = std::sync::mpsc::channel::<Result<(), String>>();
         let h = std::thread::Builder::new()
             .name("tcpvideo-qdisc-sampler".into())
@@ -358,10 +414,16 @@ impl QdiscSampler {
                 Ok((out, None))
             })
             .map_err(|e| PyOSError::new_err(e.to_string()))?;
-        let first = py.allow_threads(move || rx.recv().unwrap_or_else(|_| Err("sampler thread ended".into())));
+        let first = py.allow_threads(move || {
+            rx.recv()
+                .unwrap_or_else(|_| Err("sampler thread ended".into()))
+        });
         if let Err(e) = first {
             let _ = h.join();
-            return Err(PyOSError::new_err(format!("qdisc sampler on {}: {e}", self.ifname)));
+            return Err(PyOSError::new_err(format!(
+                "qdisc sampler on {}: {e}",
+                self.ifname
+            )));
         }
         *th = Some(h);
         Ok(())
@@ -370,15 +432,26 @@ impl QdiscSampler {
     /// Stop and return every sample as columns, plus "error": why sampling ended early, or None.
     fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         self.stop.store(true, Ordering::Relaxed);
-        let h = self.thread.lock().unwrap().take().ok_or_else(|| PyRuntimeError::new_err("not running"))?;
-        let r = py.allow_threads(|| h.join().unwrap_or_else(|_| Err("sampler thread panicked".into())));
+        let h = self
+            .thread
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("not running"))?;
+        let r = py.allow_threads(|| {
+            h.join()
+                .unwrap_or_else(|_| Err("sampler thread panicked".into()))
+        });
         match r {
             Ok((v, err)) => {
                 let d = columns(py, &v)?;
                 d.set_item("error", err)?;
                 Ok(d)
             }
-            Err(e) => Err(PyOSError::new_err(format!("qdisc sampler on {}: {e}", self.ifname))),
+            Err(e) => Err(PyOSError::new_err(format!(
+                "qdisc sampler on {}: {e}",
+                self.ifname
+            ))),
         }
     }
 }

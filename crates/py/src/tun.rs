@@ -37,14 +37,24 @@ struct IfReq {
 /// Open /dev/net/tun attached to `name` in the current thread's namespace; non-blocking fd.
 pub fn open_here(name: &str) -> io::Result<i32> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad interface name {name:?}")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad interface name {name:?}"),
+        ));
     }
     let dev = CString::new("/dev/net/tun").expect("static path");
-    let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        flags: IFF_TUN | IFF_NO_PI,
+        _pad: [0; 22],
+    };
     req.name[..name.len()].copy_from_slice(name.as_bytes());
     // SAFETY: fd checked; `req` is a correctly sized struct ifreq (40 bytes) living across the call.
     unsafe {
-        let fd = libc::open(dev.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC);
+        let fd = libc::open(
+            dev.as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        );
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }

@@ -30,17 +30,17 @@ pub mod prr;
 pub mod rack;
 pub mod rate;
 pub mod rcvbuf;
-pub mod recv;
 mod recovery;
+pub mod recv;
 pub mod rtt;
 pub mod scoreboard;
 pub mod seq;
 pub mod stats;
-mod timers;
 #[doc(hidden)]
 pub mod testing;
 #[cfg(test)]
 mod tests;
+mod timers;
 
 pub use config::{KeepAliveConfig, TcpConfig};
 pub use endpoint::{Addr, SocketEvent, TcpEndpoint, TcpState};
