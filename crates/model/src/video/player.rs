@@ -422,11 +422,13 @@ impl Player {
         let (segment, bytes, quality, requested) = (r.segment, r.bytes, r.quality, r.requested);
         self.estimator
             .on_sample(bytes, now.saturating_since(requested));
+        let buffer_before = self.playout.buffer_level(now);
         self.abr.on_download(&DownloadSample {
             requested,
             done: now,
             bytes,
             quality,
+            buffer_level: buffer_before,
         });
         self.playout
             .append(now, segment, d * segment as u32, d, bytes);

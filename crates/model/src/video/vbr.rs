@@ -1,6 +1,6 @@
 //! A seeded variable-bitrate (VBR) model of segment and frame sizes.
 //!
-//! What it models: seed 004 streams a VBR-encoded soccer match (its ref. [19]); sizes of the same
+//! What it models: seed 004 streams a VBR-encoded soccer match (its ref. 19); sizes of the same
 //! quality differ from segment to segment, and they differ together across qualities because
 //! every representation encodes the same scene. Inside a segment, the first frame is an I-frame
 //! (seed 004 §IV-B) and the rest are P-frames, much smaller.
