@@ -155,3 +155,19 @@ def test_infinite_ssthresh_is_null_not_an_overflow():
     first = r.series.column("ssthresh_bytes").to_pylist()[0]
     assert first is None or first > 0
     assert r.events.num_rows > 0
+
+
+def test_rcv_buf_auto_grows_the_window_past_64kb_and_a_fixed_size_stays_fixed():
+    # 20 Mbit/s × 20 ms is 50 kB, so use a fatter pipe where 64 KB limits: 200 Mbit/s × 20 ms = 500 kB.
+    link = [{"a": "s", "b": "r", "rate": "1Gbps", "delay": "1ms"},
+            {"name": "wan", "a": "r", "b": "c", "rate": "200Mbps", "delay": "9ms", "queue": 500}]
+    flow = [{"client": "c", "server": "s", "bytes": "20MB"}]
+    series = {}
+    for rcv in ("auto", "64KiB"):
+        r = tcpvideo.simulate(small(link=link, flow=[{**flow[0], "tcp": {"rcv_buf": rcv}}],
+                                    record={"sample_interval": "10ms"}))
+        series[rcv] = max(r.series.to_pydict()["peer_window_bytes"])
+    assert series["auto"] > 4 * 65536, series
+    assert series["64KiB"] <= 65536, series
+    with pytest.raises(ScenarioError, match=r"^flow\[0\]\.tcp\.rcv_buf: .*\(or \"auto\"\)$"):
+        tcpvideo.simulate(small(flow=[{**flow[0], "tcp": {"rcv_buf": "lots"}}]))
