@@ -5,7 +5,9 @@
 //! - `Arrive`: a router forwards; a host hands the packet to the flow's endpoint on that node
 //!   (`on_packet`). Demultiplexing is by flow index, carried in every packet (both directions).
 //! - `Timer`: the endpoint's timer (`on_timer`), unless a newer timer superseded it (generation).
-//! - `App`: flow start (connect/listen), next request, reader wake-up, cwnd-clamp change.
+//! - `App`: flow start (connect/listen), next request or player wake-up, reader wake-up,
+//!   cwnd-clamp change.
+//!
 //! After every call into an endpoint the run drains what it produced ([`Simulation::settle`]):
 //! packets go to the network, ground-truth events to the log, socket events to the application
 //! (which may call into the endpoint again), and the endpoint's next timer is (re)armed. A timer
@@ -706,7 +708,7 @@ impl Simulation {
     fn socket_event(&mut self, now: Time, ep: u32, sev: SocketEvent) {
         let f = (ep / 2) as usize;
         let is_sender = ep == self.flows[f].data_sender;
-        let is_client = ep % 2 == 0;
+        let is_client = ep.is_multiple_of(2);
         match sev {
             SocketEvent::Connected | SocketEvent::Writable => {
                 let touched = match &mut self.flows[f].app {

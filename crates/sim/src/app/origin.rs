@@ -135,7 +135,9 @@ pub struct OriginConn {
 
 impl OriginConn {
     /// The server read `n` more request bytes at `now`: answer every request now complete.
-    /// Returns true if the socket was touched.
+    /// Returns true if the socket was touched. (The arguments are the connection's context: the
+    /// site, the wire, the connection id and the payload book; grouping them would only rename them.)
+    #[allow(clippy::too_many_arguments)]
     pub fn on_read(
         &mut self,
         now: Time,
