@@ -113,3 +113,42 @@ def test_a_video_app_without_a_video_table_names_the_app_key():
     del sc["video"]
     with pytest.raises(tcpvideo.ScenarioError, match=r"^dumbbell.flow.app: a video app needs a \[video\] table"):
         check_scenario(sc)
+
+
+def test_on_demand_dash_clients_fetch_the_mpd_then_fmp4_segments_from_zero_until_the_buffer_target(tmp_path):
+    sc = onoff(clients=2, duration="12s", buffer_segments=3)
+    sc["video"].update({"format": "dash", "segments": 30})
+    sc["dumbbell"]["flow"]["app"] = "vod"
+    r = tcpvideo.simulate(sc, out=tmp_path)
+    seg = r.video_segments.to_pandas()
+    for _, g in seg.groupby("flow"):
+        # On demand: from segment 0, one after the other, without waiting for availability.
+        assert list(g["segment"]) == list(range(len(g)))
+        assert (g["available_s"] == 0).all()
+    a = tcpvideo.analyze(r.pcaps[0])
+    http = a.http.to_pandas()
+    assert (http[~http["path"].str.endswith(".m4s")]["path"] == "/manifest.mpd").all()
+    assert (http["path"] == "/manifest.mpd").sum() == 2
+    assert http["path"].str.endswith(".m4s").sum() == len(seg)
+    # Each client plays 2 s per segment and keeps 3 segments buffered: after startup it fetches
+    # about one segment per 2 s, not as fast as the path allows.
+    c = r.video_clients.to_pandas()
+    assert (c["stall_count"] == 0).all()
+    assert (c["segments"] <= 12 / 2 + 3 + 1).all()
+    if shutil.which("tshark"):
+        out = subprocess.run(["tshark", "-r", str(r.pcaps[0]), "-Y", 'http.content_type == "video/iso.segment"',
+                              "-T", "fields", "-e", "frame.number"], capture_output=True, text=True, check=True).stdout
+        assert len(out.splitlines()) == len(seg)
+
+
+def test_distributed_clients_request_each_segment_at_their_arrival_phase():
+    # Seed 004 §IV-C: "upon arrival, the clients make a request every segment duration".
+    r = tcpvideo.simulate(onoff(clients=4, duration="15s", request_timing="distributed"))
+    seg = r.video_segments.to_pandas()
+    joined = r.video_clients.to_pandas().set_index("flow")["joined_s"]
+    for flow, g in seg.groupby("flow"):
+        phase = joined[flow] % 2.0
+        later = g.iloc[1:]
+        assert len(later) >= 4
+        assert ((later["requested_s"] % 2.0 - phase).abs() < 1e-6).all(), (flow, phase, list(later["requested_s"]))
+        assert (later["requested_s"] >= later["available_s"]).all()
