@@ -67,7 +67,7 @@ fn scenario_check(
     Ok(d.unbind())
 }
 
-fn load(text: &str, fmt: &str, seed: Option<u64>) -> PyResult<scenario::Scenario> {
+pub fn load(text: &str, fmt: &str, seed: Option<u64>) -> PyResult<scenario::Scenario> {
     let r: Result<_, RsScenarioError> = guarded(|| {
         Ok(match fmt {
             "toml" => scenario::load_toml(text, seed),

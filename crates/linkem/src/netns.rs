@@ -1,5 +1,5 @@
 //! Entering a Linux network namespace from a thread, for the real-network helpers (`tun.rs`,
-//! `qdisc_sampler.rs`).
+//! `qdisc_sampler.rs`, `forwarder.rs`).
 //!
 //! setns(2) with CLONE_NEWNET moves only the *calling thread* into the namespace named by a file
 //! (`/var/run/netns/NAME`, what `ip netns add` creates, or `/proc/PID/ns/net`). So everything here
