@@ -121,7 +121,12 @@ impl<K: Eq + Hash + Clone, V: Clone> CoalescingLock<K, V> {
 
     /// The writer ends its fetch. `None` when the permit is stale (its fetch already ended).
     /// `outcome` must be one a writer can report (`Done`, `TransientError`, `GiveUp`).
-    pub fn release(&mut self, key: &K, permit: WritePermit, outcome: LockOutcome) -> Option<Released> {
+    pub fn release(
+        &mut self,
+        key: &K,
+        permit: WritePermit,
+        outcome: LockOutcome,
+    ) -> Option<Released> {
         debug_assert!(matches!(
             outcome,
             LockOutcome::Done | LockOutcome::TransientError | LockOutcome::GiveUp

@@ -43,9 +43,17 @@ use crate::upstream::{BackhaulSample, UpstreamClient};
 /// What the edge answers to a playlist request.
 #[derive(Debug)]
 pub enum PlaylistAnswer {
-    Body { bytes: Bytes, content_type: &'static str },
-    Redirect { location: String },
-    Error { status: u16, reason: String },
+    Body {
+        bytes: Bytes,
+        content_type: &'static str,
+    },
+    Redirect {
+        location: String,
+    },
+    Error {
+        status: u16,
+        reason: String,
+    },
 }
 
 const M3U8_TYPE: &str = "application/vnd.apple.mpegurl";
@@ -110,7 +118,13 @@ impl Edge {
             header_timeout: config.header_timeout,
             body_idle_timeout: config.body_idle_timeout,
         };
-        let fetcher = SegmentFetcher::new(client.clone(), config.cache_bytes, config.max_object_bytes, config.retries, metrics.clone());
+        let fetcher = SegmentFetcher::new(
+            client.clone(),
+            config.cache_bytes,
+            config.max_object_bytes,
+            config.retries,
+            metrics.clone(),
+        );
         Arc::new(Edge {
             config,
             client,
@@ -128,20 +142,40 @@ impl Edge {
             .lock()
             .unwrap()
             .entry(path.to_string())
-            .or_insert_with(|| Arc::new(Stream { refresh: tokio::sync::Mutex::new(()), state: Mutex::new(StreamState::default()) }))
+            .or_insert_with(|| {
+                Arc::new(Stream {
+                    refresh: tokio::sync::Mutex::new(()),
+                    state: Mutex::new(StreamState::default()),
+                })
+            })
             .clone()
     }
 
     /// Where a segment path sits in its stream, if a playlist listed it.
     pub fn position_of(&self, path: &EdgePath) -> Option<StreamPosition> {
-        self.segment_index.lock().unwrap().get(&path.path_and_query()).cloned()
+        self.segment_index
+            .lock()
+            .unwrap()
+            .get(&path.path_and_query())
+            .cloned()
     }
 
     /// A playlist request (`.m3u8`).
-    pub async fn playlist(self: &Arc<Self>, path: &EdgePath, receiver: &Receiver) -> PlaylistAnswer {
+    pub async fn playlist(
+        self: &Arc<Self>,
+        path: &EdgePath,
+        receiver: &Receiver,
+    ) -> PlaylistAnswer {
         let stream_key = path.path_and_query();
         let stream = self.stream(&stream_key);
-        if let Some(Group::Redirected) = stream.state.lock().unwrap().policy.as_ref().and_then(|p| p.group_of(receiver.key())) {
+        if let Some(Group::Redirected) = stream
+            .state
+            .lock()
+            .unwrap()
+            .policy
+            .as_ref()
+            .and_then(|p| p.group_of(receiver.key()))
+        {
             return self.redirect(path);
         }
         let master = match self.refresh(&stream, path).await {
@@ -149,14 +183,21 @@ impl Edge {
             Err(answer) => return answer,
         };
         if let Some(raw) = master {
-            return PlaylistAnswer::Body { bytes: raw, content_type: M3U8_TYPE };
+            return PlaylistAnswer::Body {
+                bytes: raw,
+                content_type: M3U8_TYPE,
+            };
         }
         self.ensure_policy(&stream, &stream_key).await;
         self.answer_media(&stream, &stream_key, path, receiver)
     }
 
     /// Fetch the playlist upstream if the view is stale. `Ok(Some(raw))` for a master playlist.
-    async fn refresh(&self, stream: &Stream, path: &EdgePath) -> Result<Option<Bytes>, PlaylistAnswer> {
+    async fn refresh(
+        &self,
+        stream: &Stream,
+        path: &EdgePath,
+    ) -> Result<Option<Bytes>, PlaylistAnswer> {
         let _one_refresh_at_a_time = stream.refresh.lock().await;
         {
             let s = stream.state.lock().unwrap();
@@ -167,7 +208,11 @@ impl Edge {
             }
         }
         Metrics::bump(&self.metrics.upstream_fetches);
-        let (response, raw) = match self.client.get_small(&path.path_and_query(), self.config.max_playlist_bytes).await {
+        let (response, raw) = match self
+            .client
+            .get_small(&path.path_and_query(), self.config.max_playlist_bytes)
+            .await
+        {
             Ok(r) => r,
             Err(e) => {
                 Metrics::bump(&self.metrics.upstream_errors);
@@ -175,27 +220,44 @@ impl Edge {
                     Metrics::bump(&self.metrics.playlists_rejected);
                 }
                 warn!(playlist = %path.path, error = %e, "playlist rejected");
-                let status = if e.to_string().contains("timed out") { 504 } else { 502 };
-                return Err(PlaylistAnswer::Error { status, reason: e.to_string() });
+                let status = if e.to_string().contains("timed out") {
+                    504
+                } else {
+                    502
+                };
+                return Err(PlaylistAnswer::Error {
+                    status,
+                    reason: e.to_string(),
+                });
             }
         };
         if !response.status.is_success() {
-            return Err(PlaylistAnswer::Error { status: response.status.as_u16(), reason: format!("upstream status {}", response.status) });
+            return Err(PlaylistAnswer::Error {
+                status: response.status.as_u16(),
+                reason: format!("upstream status {}", response.status),
+            });
         }
         let parsed = match m3u8_rs::parse_playlist_res(&raw) {
             Ok(p) => p,
             Err(_) => {
                 Metrics::bump(&self.metrics.playlists_rejected);
-                let head: String = String::from_utf8_lossy(&raw[..raw.len().min(40)]).escape_debug().collect();
+                let head: String = String::from_utf8_lossy(&raw[..raw.len().min(40)])
+                    .escape_debug()
+                    .collect();
                 warn!(playlist = %path.path, bytes = raw.len(), starts_with = %head, "playlist rejected: not a parsable HLS playlist");
-                return Err(PlaylistAnswer::Error { status: 502, reason: "upstream playlist is not HLS".into() });
+                return Err(PlaylistAnswer::Error {
+                    status: 502,
+                    reason: "upstream playlist is not HLS".into(),
+                });
             }
         };
         match parsed {
             Playlist::MasterPlaylist(master) => {
                 let mut known = self.master_bandwidth.lock().unwrap();
                 for variant in &master.variants {
-                    if let Some(p) = resolve_reference(&path.path, &variant.uri, &self.config.upstream.authority) {
+                    if let Some(p) =
+                        resolve_reference(&path.path, &variant.uri, &self.config.upstream.authority)
+                    {
                         known.insert(p.path_and_query(), Bandwidth::from_bps(variant.bandwidth));
                     }
                 }
@@ -208,35 +270,62 @@ impl Edge {
         }
     }
 
-    fn install_view(&self, stream: &Stream, path: &EdgePath, media: MediaPlaylist, raw: Bytes, backhaul: Option<BackhaulSample>) {
+    fn install_view(
+        &self,
+        stream: &Stream,
+        path: &EdgePath,
+        media: MediaPlaylist,
+        raw: Bytes,
+        backhaul: Option<BackhaulSample>,
+    ) {
         let stream_key = path.path_and_query();
         let segments: Vec<(u64, EdgePath)> = media
             .segments
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| resolve_reference(&path.path, &s.uri, &self.config.upstream.authority).map(|p| (media.media_sequence + i as u64, p)))
+            .filter_map(|(i, s)| {
+                resolve_reference(&path.path, &s.uri, &self.config.upstream.authority)
+                    .map(|p| (media.media_sequence + i as u64, p))
+            })
             .collect();
         {
             let mut index = self.segment_index.lock().unwrap();
             index.retain(|_, pos| pos.stream != stream_key || pos.sequence >= media.media_sequence);
             for (seq, p) in &segments {
-                index.insert(p.path_and_query(), StreamPosition { stream: stream_key.clone(), sequence: *seq });
+                index.insert(
+                    p.path_and_query(),
+                    StreamPosition {
+                        stream: stream_key.clone(),
+                        sequence: *seq,
+                    },
+                );
             }
         }
-        self.fetcher.evict_left_window(&stream_key, media.media_sequence);
+        self.fetcher
+            .evict_left_window(&stream_key, media.media_sequence);
         let mut s = stream.state.lock().unwrap();
         if s.backhaul.is_none() {
             let sample = match (self.config.backhaul_rtt_override, backhaul) {
-                (Some(rtt), b) => Some(BackhaulSample { rtt, mss_bytes: b.map_or(1448, |b| b.mss_bytes) }),
+                (Some(rtt), b) => Some(BackhaulSample {
+                    rtt,
+                    mss_bytes: b.map_or(1448, |b| b.mss_bytes),
+                }),
                 (None, b) => b,
             };
             if let Some(b) = sample {
                 info!(stream = %stream_key, rtt_us = b.rtt.as_micros() as u64, mss = b.mss_bytes, "backhaul measured");
-                self.metrics.set_stream(&stream_key, |g| g.backhaul_rtt_us = b.rtt.as_micros() as u64);
+                self.metrics.set_stream(&stream_key, |g| {
+                    g.backhaul_rtt_us = b.rtt.as_micros() as u64
+                });
             }
             s.backhaul = sample;
         }
-        s.view = Some(UpstreamView { fetched_at: Instant::now(), playlist: Arc::new(media), raw, segments });
+        s.view = Some(UpstreamView {
+            fetched_at: Instant::now(),
+            playlist: Arc::new(media),
+            raw,
+            segments,
+        });
     }
 
     /// Build the stream's policy once RTT and bitrate are known.
@@ -252,7 +341,13 @@ impl Edge {
             }
         };
         let l_seg = segment_length(&playlist);
-        let mut bitrate = self.master_bandwidth.lock().unwrap().get(stream_key).copied().or_else(|| bitrate_from_playlist(&playlist));
+        let mut bitrate = self
+            .master_bandwidth
+            .lock()
+            .unwrap()
+            .get(stream_key)
+            .copied()
+            .or_else(|| bitrate_from_playlist(&playlist));
         if bitrate.is_none() {
             bitrate = self.bitrate_from_newest_segment(stream, &playlist).await;
         }
@@ -265,7 +360,12 @@ impl Edge {
             return;
         };
         let segment_bytes = bitrate.bytes_in(l_seg);
-        let model = BackhaulModel { mss_bytes: backhaul.mss_bytes, rtt: backhaul.rtt, bottleneck: None, reading: StartupReading::DoublingPerRound };
+        let model = BackhaulModel {
+            mss_bytes: backhaul.mss_bytes,
+            rtt: backhaul.rtt,
+            bottleneck: None,
+            reading: StartupReading::DoublingPerRound,
+        };
         let prediction = model.predict(segment_bytes);
         let policy = StreamPolicy::new(HoldInputs {
             segment_bytes,
@@ -281,23 +381,51 @@ impl Edge {
         s.policy = Some(policy);
     }
 
-    async fn bitrate_from_newest_segment(&self, stream: &Stream, playlist: &MediaPlaylist) -> Option<Bandwidth> {
-        let newest = stream.state.lock().unwrap().view.as_ref()?.segments.last()?.1.clone();
+    async fn bitrate_from_newest_segment(
+        &self,
+        stream: &Stream,
+        playlist: &MediaPlaylist,
+    ) -> Option<Bandwidth> {
+        let newest = stream
+            .state
+            .lock()
+            .unwrap()
+            .view
+            .as_ref()?
+            .segments
+            .last()?
+            .1
+            .clone();
         let duration = playlist.segments.last()?.duration as f64;
         Metrics::bump(&self.metrics.upstream_fetches);
-        let head = self.client.send(Method::HEAD, &newest.path_and_query(), None).await.ok()?;
+        let head = self
+            .client
+            .send(Method::HEAD, &newest.path_and_query(), None)
+            .await
+            .ok()?;
         bitrate_from_size(head.content_length?, duration)
     }
 
-    fn answer_media(self: &Arc<Self>, stream: &Stream, stream_key: &str, path: &EdgePath, receiver: &Receiver) -> PlaylistAnswer {
+    fn answer_media(
+        self: &Arc<Self>,
+        stream: &Stream,
+        stream_key: &str,
+        path: &EdgePath,
+        receiver: &Receiver,
+    ) -> PlaylistAnswer {
         let mut s = stream.state.lock().unwrap();
         let Some(view) = s.view.as_ref() else {
-            return PlaylistAnswer::Error { status: 502, reason: "no playlist".into() };
+            return PlaylistAnswer::Error {
+                status: 502,
+                reason: "no playlist".into(),
+            };
         };
         let (playlist, raw) = (view.playlist.clone(), view.raw.clone());
         let rkey = receiver.key();
         let group = match s.policy.as_mut() {
-            Some(policy) => policy.on_request(rkey, receiver.ran.unwrap_or(Bandwidth::from_bps(u64::MAX))),
+            Some(policy) => {
+                policy.on_request(rkey, receiver.ran.unwrap_or(Bandwidth::from_bps(u64::MAX)))
+            }
             None => Group::Hold0,
         };
         if let Some(p) = &s.policy {
@@ -317,7 +445,10 @@ impl Edge {
                 if let Some(last) = last_sequence(&playlist) {
                     s.shown.insert(rkey, last);
                 }
-                PlaylistAnswer::Body { bytes: raw, content_type: M3U8_TYPE }
+                PlaylistAnswer::Body {
+                    bytes: raw,
+                    content_type: M3U8_TYPE,
+                }
             }
             Group::HoldX { x, .. } => {
                 let held = hold_back(&playlist, x, s.shown.get(&rkey).copied());
@@ -325,12 +456,22 @@ impl Edge {
                     s.shown.insert(rkey, last);
                     let newest = last_sequence(&playlist).unwrap_or(last);
                     let to_fetch: Vec<(u64, EdgePath)> = held_segments_to_fetch(last, x, newest)
-                        .filter_map(|seq| s.view.as_ref()?.segments.iter().find(|(q, _)| *q == seq).cloned())
+                        .filter_map(|seq| {
+                            s.view
+                                .as_ref()?
+                                .segments
+                                .iter()
+                                .find(|(q, _)| *q == seq)
+                                .cloned()
+                        })
                         .collect();
                     drop(s);
                     self.prefetch(stream_key, to_fetch);
                 }
-                PlaylistAnswer::Body { bytes: Bytes::from(held.text), content_type: M3U8_TYPE }
+                PlaylistAnswer::Body {
+                    bytes: Bytes::from(held.text),
+                    content_type: M3U8_TYPE,
+                }
             }
         }
     }
@@ -338,16 +479,27 @@ impl Edge {
     fn prefetch(&self, stream_key: &str, segments: Vec<(u64, EdgePath)>) {
         let mut newest = None;
         for (seq, p) in segments {
-            let key = SegmentKey { path_and_query: p.path_and_query(), range: None };
-            self.fetcher.prefetch(&key, Some(StreamPosition { stream: stream_key.to_string(), sequence: seq }));
+            let key = SegmentKey {
+                path_and_query: p.path_and_query(),
+                range: None,
+            };
+            self.fetcher.prefetch(
+                &key,
+                Some(StreamPosition {
+                    stream: stream_key.to_string(),
+                    sequence: seq,
+                }),
+            );
             newest = Some(seq);
         }
         if let Some(n) = newest {
             let stream = self.stream(stream_key);
             let mut s = stream.state.lock().unwrap();
             s.newest_prefetched = Some(s.newest_prefetched.map_or(n, |p| p.max(n)));
-            let lead = s.newest_prefetched.unwrap_or(0) as i64 - s.newest_requested.unwrap_or(0) as i64;
-            self.metrics.set_stream(stream_key, |g| g.prefetch_lead_segments = lead);
+            let lead =
+                s.newest_prefetched.unwrap_or(0) as i64 - s.newest_requested.unwrap_or(0) as i64;
+            self.metrics
+                .set_stream(stream_key, |g| g.prefetch_lead_segments = lead);
         }
     }
 
@@ -356,7 +508,10 @@ impl Edge {
         let stream = self.stream(&position.stream);
         let to_fetch = {
             let mut s = stream.state.lock().unwrap();
-            s.newest_requested = Some(s.newest_requested.map_or(position.sequence, |n| n.max(position.sequence)));
+            s.newest_requested = Some(
+                s.newest_requested
+                    .map_or(position.sequence, |n| n.max(position.sequence)),
+            );
             let x = match s.policy.as_ref().and_then(|p| p.group_of(receiver.key())) {
                 Some(Group::HoldX { x, .. }) => x,
                 _ => 0,
@@ -372,7 +527,9 @@ impl Edge {
 
     pub fn redirect(&self, path: &EdgePath) -> PlaylistAnswer {
         Metrics::bump(&self.metrics.redirects);
-        PlaylistAnswer::Redirect { location: self.config.upstream.url_for(&path.path_and_query()) }
+        PlaylistAnswer::Redirect {
+            location: self.config.upstream.url_for(&path.path_and_query()),
+        }
     }
 
     /// The stream's x (for tests and the log), if its policy is built.

@@ -28,7 +28,10 @@ pub struct Head {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum End {
     Complete,
-    Failed { outcome: LockOutcome, reason: String },
+    Failed {
+        outcome: LockOutcome,
+        reason: String,
+    },
 }
 
 #[derive(Default)]
@@ -115,8 +118,30 @@ impl InFlight {
                 }
             }
             if rx.changed().await.is_err() {
-                return Err(End::Failed { outcome: LockOutcome::Dangling, reason: "fetch vanished".into() });
+                return Err(End::Failed {
+                    outcome: LockOutcome::Dangling,
+                    reason: "fetch vanished".into(),
+                });
             }
+        }
+    }
+
+    /// A version receiver: `changed()` resolves at the next change after this call.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.version.subscribe()
+    }
+
+    /// Without waiting: `None` if nothing new yet, else what `next_chunk` would return.
+    pub fn try_next_chunk(&self, next_index: &mut usize) -> Option<Option<Result<Bytes, String>>> {
+        let s = self.state.lock().unwrap();
+        if let Some(c) = s.chunks.get(*next_index) {
+            *next_index += 1;
+            return Some(Some(Ok(c.clone())));
+        }
+        match &s.end {
+            Some(End::Complete) => Some(None),
+            Some(End::Failed { reason, .. }) => Some(Some(Err(reason.clone()))),
+            None => None,
         }
     }
 
@@ -150,7 +175,12 @@ mod tests {
     use std::time::Duration;
 
     fn head() -> Head {
-        Head { status: 200, content_type: None, content_range: None, content_length: Some(6) }
+        Head {
+            status: 200,
+            content_type: None,
+            content_range: None,
+            content_length: Some(6),
+        }
     }
 
     #[tokio::test]
@@ -181,7 +211,10 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!reader.is_finished());
         f.push(Bytes::from_static(b"x"));
-        let got = tokio::time::timeout(Duration::from_secs(1), reader).await.unwrap().unwrap();
+        let got = tokio::time::timeout(Duration::from_secs(1), reader)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(got, Some(Ok(Bytes::from_static(b"x"))));
     }
 
@@ -190,7 +223,10 @@ mod tests {
         let f = InFlight::default();
         f.set_head(head());
         f.push(Bytes::from_static(b"abc"));
-        f.finish(End::Failed { outcome: LockOutcome::TransientError, reason: "reset".into() });
+        f.finish(End::Failed {
+            outcome: LockOutcome::TransientError,
+            reason: "reset".into(),
+        });
         let mut i = 0;
         assert!(f.next_chunk(&mut i).await.unwrap().is_ok());
         assert_eq!(f.next_chunk(&mut i).await, Some(Err("reset".to_string())));
@@ -199,7 +235,10 @@ mod tests {
     #[tokio::test]
     async fn nothing_changes_after_the_end() {
         let f = InFlight::default();
-        f.finish(End::Failed { outcome: LockOutcome::GiveUp, reason: "404".into() });
+        f.finish(End::Failed {
+            outcome: LockOutcome::GiveUp,
+            reason: "404".into(),
+        });
         f.set_head(head());
         f.push(Bytes::from_static(b"late"));
         assert!(f.head().await.is_err());

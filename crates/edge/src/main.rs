@@ -59,9 +59,13 @@ struct Options {
 
 fn main() -> ExitCode {
     let o = Options::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     match o.log_format.as_str() {
-        "json" => tracing_subscriber::fmt().json().with_env_filter(filter).init(),
+        "json" => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init(),
         "text" => tracing_subscriber::fmt().with_env_filter(filter).init(),
         other => {
             eprintln!("--log-format: expected text or json, got {other:?}");
@@ -84,16 +88,23 @@ fn main() -> ExitCode {
     let mut config = EdgeConfig::new(upstream, o.listen);
     config.cache_bytes = o.cache_mib << 20;
     config.max_x = (o.max_x > 0).then_some(o.max_x);
-    config.default_ran = o.default_ran_kbps.map(|k| Bandwidth::from_bps(k.saturating_mul(1000)));
+    config.default_ran = o
+        .default_ran_kbps
+        .map(|k| Bandwidth::from_bps(k.saturating_mul(1000)));
     config.playlist_ttl = Duration::from_millis(o.playlist_ttl_ms);
     config.max_playlist_bytes = o.max_playlist_kib << 10;
     config.max_object_bytes = o.max_object_mib << 20;
     config.header_timeout = Duration::from_millis(o.header_timeout_ms);
     config.body_idle_timeout = Duration::from_millis(o.body_idle_timeout_ms);
     config.retries = o.retries;
-    config.backhaul_rtt_override = o.backhaul_rtt_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+    config.backhaul_rtt_override = o
+        .backhaul_rtt_ms
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0));
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cannot start the runtime: {e}");
@@ -108,7 +119,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let bound = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
         info!(listen = %bound, upstream = %o.upstream, "edge listening");
         serve(Edge::new(config), listener, shutdown_signal()).await;
         info!("edge stopped");

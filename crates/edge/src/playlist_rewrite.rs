@@ -139,7 +139,15 @@ mod tests {
         let out = hold_back(&up, 2, None);
         let back = media(std::str::from_utf8(&out.text).unwrap());
         assert_eq!(back.media_sequence, 100);
-        assert_eq!(uris(&back), ["stream100.ts", "stream101.ts", "stream102.ts", "stream103.ts"]);
+        assert_eq!(
+            uris(&back),
+            [
+                "stream100.ts",
+                "stream101.ts",
+                "stream102.ts",
+                "stream103.ts"
+            ]
+        );
         assert_eq!(out.held, 2);
         assert_eq!(out.last_served_sequence, Some(103));
     }
@@ -166,7 +174,10 @@ mod tests {
             let up = media(&sliding_window(50 + reload as u64, 8));
             let out = hold_back(&up, x, shown);
             let back = media(std::str::from_utf8(&out.text).unwrap());
-            assert!(back.media_sequence >= last_media_sequence, "reload {reload}");
+            assert!(
+                back.media_sequence >= last_media_sequence,
+                "reload {reload}"
+            );
             last_media_sequence = back.media_sequence;
             if let Some(prev) = shown {
                 assert!(out.last_served_sequence.unwrap() >= prev, "reload {reload}");
@@ -186,7 +197,8 @@ mod tests {
 
     #[test]
     fn discontinuities_and_their_sequence_stay_on_their_segments() {
-        let text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:2680\n\
+        let text =
+            "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:2680\n\
 #EXT-X-DISCONTINUITY-SEQUENCE:12\n#EXTINF:3.989,\nad/a1.ts\n#EXT-X-DISCONTINUITY\n#EXTINF:4.004,\n\
 live/2681.ts\n#EXTINF:4.004,\nlive/2682.ts\n#EXT-X-DISCONTINUITY\n#EXTINF:4.004,\nad/b1.ts\n\
 #EXTINF:4.004,\nad/b2.ts\n#EXT-X-DISCONTINUITY\n#EXTINF:4.004,\nlive/2685.ts\n";
@@ -197,7 +209,10 @@ live/2681.ts\n#EXTINF:4.004,\nlive/2682.ts\n#EXT-X-DISCONTINUITY\n#EXTINF:4.004,
         assert_eq!(back.media_sequence, 2680);
         let flags: Vec<bool> = back.segments.iter().map(|s| s.discontinuity).collect();
         assert_eq!(flags, [false, true, false, true]);
-        assert_eq!(uris(&back), ["ad/a1.ts", "live/2681.ts", "live/2682.ts", "ad/b1.ts"]);
+        assert_eq!(
+            uris(&back),
+            ["ad/a1.ts", "live/2681.ts", "live/2682.ts", "ad/b1.ts"]
+        );
     }
 
     #[test]
@@ -236,7 +251,10 @@ live/2681.ts\n#EXTINF:4.004,\nlive/2682.ts\n#EXT-X-DISCONTINUITY\n#EXTINF:4.004,
         assert_eq!(back.segments.len(), 4);
         assert_eq!(back.segments, up.segments[..4]);
         assert!(back.segments[0].map.is_some());
-        assert_eq!(back.segments[1].byte_range.as_ref().unwrap().length, 375_200);
+        assert_eq!(
+            back.segments[1].byte_range.as_ref().unwrap().length,
+            375_200
+        );
     }
 
     #[test]
@@ -255,7 +273,12 @@ live/2681.ts\n#EXTINF:4.004,\nlive/2682.ts\n#EXT-X-DISCONTINUITY\n#EXTINF:4.004,
         let up = media(text);
         let out = hold_back(&up, 1, None);
         let served = std::str::from_utf8(&out.text).unwrap();
-        for tag in ["EXT-X-PART", "PRELOAD-HINT", "RENDITION-REPORT", "SERVER-CONTROL"] {
+        for tag in [
+            "EXT-X-PART",
+            "PRELOAD-HINT",
+            "RENDITION-REPORT",
+            "SERVER-CONTROL",
+        ] {
             assert!(!served.contains(tag), "{tag} left in:\n{served}");
         }
         let back = media(served);
@@ -270,7 +293,12 @@ live/2681.ts\n#EXTINF:4.004,\nlive/2682.ts\n#EXT-X-DISCONTINUITY\n#EXTINF:4.004,
         let up = media(&text);
         let out = hold_back(&up, 3, None);
         assert_eq!(out.held, 0);
-        assert_eq!(media(std::str::from_utf8(&out.text).unwrap()).segments.len(), 6);
+        assert_eq!(
+            media(std::str::from_utf8(&out.text).unwrap())
+                .segments
+                .len(),
+            6
+        );
     }
 
     #[test]

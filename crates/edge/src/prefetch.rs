@@ -9,7 +9,11 @@
 
 /// Sequence numbers to prefetch after serving up to `served_up_to`, holding `x`, when the source
 /// lists segments up to `newest_listed`.
-pub fn held_segments_to_fetch(served_up_to: u64, x: u32, newest_listed: u64) -> std::ops::RangeInclusive<u64> {
+pub fn held_segments_to_fetch(
+    served_up_to: u64,
+    x: u32,
+    newest_listed: u64,
+) -> std::ops::RangeInclusive<u64> {
     let first = served_up_to.saturating_add(1);
     let last = served_up_to.saturating_add(x as u64).min(newest_listed);
     first..=last
@@ -22,7 +26,10 @@ mod tests {
     #[test]
     fn a_receiver_at_14_holding_two_makes_the_edge_fetch_15_and_16() {
         // The paper's Fig. 3: segment 14 requested, 15 and 16 held and downloaded in parallel.
-        assert_eq!(held_segments_to_fetch(14, 2, 16).collect::<Vec<_>>(), [15, 16]);
+        assert_eq!(
+            held_segments_to_fetch(14, 2, 16).collect::<Vec<_>>(),
+            [15, 16]
+        );
     }
 
     #[test]

@@ -41,7 +41,8 @@ pub fn parse_kbps(field: &str, value: &str) -> Result<Bandwidth, String> {
 
 /// Parse a context API body; the error names the field.
 pub fn parse_context(body: &[u8]) -> Result<ReceiverContext, String> {
-    serde_json::from_slice(body).map_err(|e| format!("context body: {e} (expected {{\"ran_throughput_kbps\": <kbit/s>}})"))
+    serde_json::from_slice(body)
+        .map_err(|e| format!("context body: {e} (expected {{\"ran_throughput_kbps\": <kbit/s>}})"))
 }
 
 /// The RNIS stand-in: th_ran by receiver id.
@@ -52,7 +53,10 @@ pub struct ContextStore {
 
 impl ContextStore {
     pub fn set(&self, receiver: &str, ran: Bandwidth) {
-        self.by_receiver.lock().unwrap().insert(receiver.to_string(), ran);
+        self.by_receiver
+            .lock()
+            .unwrap()
+            .insert(receiver.to_string(), ran);
     }
     pub fn get(&self, receiver: &str) -> Option<Bandwidth> {
         self.by_receiver.lock().unwrap().get(receiver).copied()
@@ -68,7 +72,10 @@ mod tests {
 
     #[test]
     fn kbps_values_become_bandwidths_and_bad_ones_name_the_field() {
-        assert_eq!(parse_kbps("ran_kbps", "40000"), Ok(Bandwidth::from_mbps(40)));
+        assert_eq!(
+            parse_kbps("ran_kbps", "40000"),
+            Ok(Bandwidth::from_mbps(40))
+        );
         let e = parse_kbps("X-Ran-Throughput-Kbps", "fast").unwrap_err();
         assert!(e.starts_with("X-Ran-Throughput-Kbps:"), "{e}");
         assert!(parse_kbps("ran_kbps", "-5").is_err());
@@ -77,8 +84,15 @@ mod tests {
 
     #[test]
     fn context_api_body_is_strict_about_its_one_field() {
-        assert_eq!(parse_context(br#"{"ran_throughput_kbps": 25000}"#).unwrap().ran_throughput_kbps, 25000);
-        assert!(parse_context(br#"{"ran_kbps": 25000}"#).unwrap_err().contains("ran_kbps"));
+        assert_eq!(
+            parse_context(br#"{"ran_throughput_kbps": 25000}"#)
+                .unwrap()
+                .ran_throughput_kbps,
+            25000
+        );
+        assert!(parse_context(br#"{"ran_kbps": 25000}"#)
+            .unwrap_err()
+            .contains("ran_kbps"));
         assert!(parse_context(b"garbage").is_err());
     }
 

@@ -54,7 +54,10 @@ pub fn check_request(
     allowed_authorities: &[&str],
 ) -> Result<EdgePath, PathRejected> {
     if let Some(a) = authority {
-        if !allowed_authorities.iter().any(|ok| ok.eq_ignore_ascii_case(a)) {
+        if !allowed_authorities
+            .iter()
+            .any(|ok| ok.eq_ignore_ascii_case(a))
+        {
             return Err(PathRejected::OtherHost(a.to_string()));
         }
     }
@@ -70,7 +73,11 @@ fn check_path(path: &str) -> Result<(), PathRejected> {
         return Err(PathRejected::NotOriginForm(path.to_string()));
     }
     let lowered = path.to_ascii_lowercase();
-    if lowered.contains('\\') || lowered.contains("%5c") || lowered.contains("%00") || lowered.contains('\0') {
+    if lowered.contains('\\')
+        || lowered.contains("%5c")
+        || lowered.contains("%00")
+        || lowered.contains('\0')
+    {
         return Err(PathRejected::ForbiddenCharacter(path.to_string()));
     }
     let decoded_dots = lowered.replace("%2e", ".");
@@ -104,7 +111,11 @@ pub fn query_value<'a>(query: Option<&'a str>, key: &str) -> Option<&'a str> {
 
 /// Resolve a playlist's `reference` against the playlist's edge path; `None` when it leaves the
 /// upstream (another host, or a path the edge would refuse).
-pub fn resolve_reference(playlist_path: &str, reference: &str, upstream_authority: &str) -> Option<EdgePath> {
+pub fn resolve_reference(
+    playlist_path: &str,
+    reference: &str,
+    upstream_authority: &str,
+) -> Option<EdgePath> {
     let (target, query) = match reference.split_once('?') {
         Some((t, q)) => (t, Some(q)),
         None => (reference, None),
@@ -114,7 +125,11 @@ pub fn resolve_reference(playlist_path: &str, reference: &str, upstream_authorit
         if !authority.eq_ignore_ascii_case(upstream_authority) {
             return None;
         }
-        if path.is_empty() { "/".to_string() } else { path.to_string() }
+        if path.is_empty() {
+            "/".to_string()
+        } else {
+            path.to_string()
+        }
     } else if target.contains("://") || target.starts_with("//") {
         return None;
     } else if target.starts_with('/') {
@@ -157,8 +172,20 @@ mod tests {
 
     #[test]
     fn dot_dot_in_any_spelling_is_rejected() {
-        for p in ["/live/../etc/passwd", "/live/%2e%2e/x", "/live/%2E./x", "/..", "/a/./b"] {
-            assert!(matches!(check_request(None, p, None, &[]), Err(PathRejected::DotSegment(_))), "{p}");
+        for p in [
+            "/live/../etc/passwd",
+            "/live/%2e%2e/x",
+            "/live/%2E./x",
+            "/..",
+            "/a/./b",
+        ] {
+            assert!(
+                matches!(
+                    check_request(None, p, None, &[]),
+                    Err(PathRejected::DotSegment(_))
+                ),
+                "{p}"
+            );
         }
     }
 
@@ -169,24 +196,47 @@ mod tests {
             Err(PathRejected::OtherHost("evil.example:80".into()))
         );
         assert!(check_request(Some("EDGE:8080"), "/x.ts", None, &["edge:8080"]).is_ok());
-        assert!(matches!(check_request(None, "//evil/x", None, &[]), Err(PathRejected::NotOriginForm(_))));
-        assert!(matches!(check_request(None, "/a%2f..%2fb", None, &[]), Err(PathRejected::ForbiddenCharacter(_))));
+        assert!(matches!(
+            check_request(None, "//evil/x", None, &[]),
+            Err(PathRejected::NotOriginForm(_))
+        ));
+        assert!(matches!(
+            check_request(None, "/a%2f..%2fb", None, &[]),
+            Err(PathRejected::ForbiddenCharacter(_))
+        ));
     }
 
     #[test]
     fn edge_and_low_latency_query_keys_are_not_forwarded() {
-        let p = check_request(None, "/s.m3u8", Some("ran_kbps=40000&token=abc&_HLS_msn=5&receiver=7"), &[]).unwrap();
+        let p = check_request(
+            None,
+            "/s.m3u8",
+            Some("ran_kbps=40000&token=abc&_HLS_msn=5&receiver=7"),
+            &[],
+        )
+        .unwrap();
         assert_eq!(p.path_and_query(), "/s.m3u8?token=abc");
-        assert_eq!(query_value(Some("a=1&ran_kbps=40000"), "ran_kbps"), Some("40000"));
+        assert_eq!(
+            query_value(Some("a=1&ran_kbps=40000"), "ran_kbps"),
+            Some("40000")
+        );
     }
 
     #[test]
     fn relative_segment_uris_resolve_against_the_playlist_directory() {
-        let r = |x| resolve_reference("/live/hd/stream.m3u8", x, "origin:8000").map(|p| p.path_and_query());
+        let r = |x| {
+            resolve_reference("/live/hd/stream.m3u8", x, "origin:8000").map(|p| p.path_and_query())
+        };
         assert_eq!(r("seg7.ts").as_deref(), Some("/live/hd/seg7.ts"));
-        assert_eq!(r("../sd/seg7.ts?t=1").as_deref(), Some("/live/sd/seg7.ts?t=1"));
+        assert_eq!(
+            r("../sd/seg7.ts?t=1").as_deref(),
+            Some("/live/sd/seg7.ts?t=1")
+        );
         assert_eq!(r("/other/seg.ts").as_deref(), Some("/other/seg.ts"));
-        assert_eq!(r("http://origin:8000/live/a.ts").as_deref(), Some("/live/a.ts"));
+        assert_eq!(
+            r("http://origin:8000/live/a.ts").as_deref(),
+            Some("/live/a.ts")
+        );
         assert_eq!(r("http://cdn.elsewhere/live/a.ts"), None);
         assert_eq!(r("https://origin:8000/live/a.ts"), None);
         assert_eq!(r("../../../../x.ts"), None);

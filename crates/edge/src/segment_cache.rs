@@ -71,14 +71,21 @@ impl SegmentCache {
     }
 
     /// Insert a complete object; false (not cached) when it alone exceeds the bound.
-    pub fn insert(&mut self, key: SegmentKey, object: CachedObject, position: Option<StreamPosition>) -> bool {
+    pub fn insert(
+        &mut self,
+        key: SegmentKey,
+        object: CachedObject,
+        position: Option<StreamPosition>,
+    ) -> bool {
         let size = object.body.len() as u64;
         if size > self.bound_bytes {
             return false;
         }
         self.remove(&key);
         while self.used_bytes + size > self.bound_bytes {
-            let Some((_, oldest)) = self.by_insertion.pop_first() else { break };
+            let Some((_, oldest)) = self.by_insertion.pop_first() else {
+                break;
+            };
             if let Some(e) = self.entries.remove(&oldest) {
                 self.used_bytes -= e.object.body.len() as u64;
                 self.evictions += 1;
@@ -88,7 +95,14 @@ impl SegmentCache {
         self.next_insertion += 1;
         self.used_bytes += size;
         self.by_insertion.insert(insertion, key.clone());
-        self.entries.insert(key, Entry { object, position, insertion });
+        self.entries.insert(
+            key,
+            Entry {
+                object,
+                position,
+                insertion,
+            },
+        );
         true
     }
 
@@ -136,13 +150,24 @@ mod tests {
     use super::*;
 
     fn key(p: &str) -> SegmentKey {
-        SegmentKey { path_and_query: p.into(), range: None }
+        SegmentKey {
+            path_and_query: p.into(),
+            range: None,
+        }
     }
     fn object(n: usize) -> CachedObject {
-        CachedObject { status: 200, content_type: None, content_range: None, body: Bytes::from(vec![0u8; n]) }
+        CachedObject {
+            status: 200,
+            content_type: None,
+            content_range: None,
+            body: Bytes::from(vec![0u8; n]),
+        }
     }
     fn at(stream: &str, sequence: u64) -> Option<StreamPosition> {
-        Some(StreamPosition { stream: stream.into(), sequence })
+        Some(StreamPosition {
+            stream: stream.into(),
+            sequence,
+        })
     }
 
     #[test]
@@ -170,8 +195,16 @@ mod tests {
     fn segments_that_left_the_live_window_are_evicted_only_for_their_stream() {
         let mut c = SegmentCache::new(10_000);
         for seq in 10..16 {
-            c.insert(key(&format!("/hd/{seq}.ts")), object(10), at("/hd.m3u8", seq));
-            c.insert(key(&format!("/sd/{seq}.ts")), object(10), at("/sd.m3u8", seq));
+            c.insert(
+                key(&format!("/hd/{seq}.ts")),
+                object(10),
+                at("/hd.m3u8", seq),
+            );
+            c.insert(
+                key(&format!("/sd/{seq}.ts")),
+                object(10),
+                at("/sd.m3u8", seq),
+            );
         }
         assert_eq!(c.evict_left_window("/hd.m3u8", 13), 3);
         assert!(c.get(&key("/hd/12.ts")).is_none());
@@ -183,8 +216,14 @@ mod tests {
     #[test]
     fn byte_ranges_of_one_file_are_distinct_entries() {
         let mut c = SegmentCache::new(10_000);
-        let a = SegmentKey { path_and_query: "/main.mp4".into(), range: Some("bytes=0-99".into()) };
-        let b = SegmentKey { path_and_query: "/main.mp4".into(), range: Some("bytes=100-199".into()) };
+        let a = SegmentKey {
+            path_and_query: "/main.mp4".into(),
+            range: Some("bytes=0-99".into()),
+        };
+        let b = SegmentKey {
+            path_and_query: "/main.mp4".into(),
+            range: Some("bytes=100-199".into()),
+        };
         c.insert(a.clone(), object(100), None);
         assert!(c.get(&b).is_none());
         c.insert(b.clone(), object(100), None);

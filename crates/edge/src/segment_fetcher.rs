@@ -28,9 +28,15 @@ use crate::upstream::{UpstreamClient, UpstreamError};
 pub enum Served {
     Cached(CachedObject),
     /// Read `body` from chunk 0 on; `head` is the source's.
-    Streaming { head: Head, body: Arc<InFlight> },
+    Streaming {
+        head: Head,
+        body: Arc<InFlight>,
+    },
     /// No copy could be had: the status to answer (502/504) and why.
-    Failed { status: u16, reason: String },
+    Failed {
+        status: u16,
+        reason: String,
+    },
 }
 
 pub struct SegmentFetcher {
@@ -53,7 +59,11 @@ struct PermitGuard {
 impl PermitGuard {
     fn release(mut self, outcome: LockOutcome, end: End) {
         if let Some(p) = self.permit.take() {
-            self.fetcher.lock.lock().unwrap().release(&self.key, p, outcome);
+            self.fetcher
+                .lock
+                .lock()
+                .unwrap()
+                .release(&self.key, p, outcome);
         }
         self.body.finish(end);
     }
@@ -62,14 +72,27 @@ impl PermitGuard {
 impl Drop for PermitGuard {
     fn drop(&mut self) {
         if let Some(p) = self.permit.take() {
-            self.fetcher.lock.lock().unwrap().permit_dropped(&self.key, p);
-            self.body.finish(End::Failed { outcome: LockOutcome::Dangling, reason: "fetch task ended without a result".into() });
+            self.fetcher
+                .lock
+                .lock()
+                .unwrap()
+                .permit_dropped(&self.key, p);
+            self.body.finish(End::Failed {
+                outcome: LockOutcome::Dangling,
+                reason: "fetch task ended without a result".into(),
+            });
         }
     }
 }
 
 impl SegmentFetcher {
-    pub fn new(client: UpstreamClient, cache_bytes: u64, max_object_bytes: u64, retries: u32, metrics: Arc<Metrics>) -> Arc<Self> {
+    pub fn new(
+        client: UpstreamClient,
+        cache_bytes: u64,
+        max_object_bytes: u64,
+        retries: u32,
+        metrics: Arc<Metrics>,
+    ) -> Arc<Self> {
         Arc::new(SegmentFetcher {
             client,
             lock: Mutex::new(CoalescingLock::new()),
@@ -93,7 +116,9 @@ impl SegmentFetcher {
     fn publish_cache_gauges(&self, cache: &SegmentCache) {
         use std::sync::atomic::Ordering::Relaxed;
         self.metrics.cache_bytes.store(cache.used_bytes(), Relaxed);
-        self.metrics.cache_evictions.store(cache.evictions(), Relaxed);
+        self.metrics
+            .cache_evictions
+            .store(cache.evictions(), Relaxed);
     }
 
     /// Whether `key` is cached or being fetched.
@@ -104,7 +129,11 @@ impl SegmentFetcher {
     }
 
     /// Serve a receiver's request for `key`.
-    pub async fn get(self: &Arc<Self>, key: &SegmentKey, position: Option<StreamPosition>) -> Served {
+    pub async fn get(
+        self: &Arc<Self>,
+        key: &SegmentKey,
+        position: Option<StreamPosition>,
+    ) -> Served {
         let mut last_reason = String::from("no attempt");
         for _ in 0..=self.retries + 1 {
             let body = match self.acquire(key, position.clone()) {
@@ -113,13 +142,32 @@ impl SegmentFetcher {
             };
             match body.head().await {
                 Ok(head) => return Served::Streaming { head, body },
-                Err(End::Failed { outcome, reason }) if outcome.worth_retrying() => last_reason = reason,
-                Err(End::Failed { reason, .. }) => return Served::Failed { status: 502, reason },
-                Err(End::Complete) => return Served::Failed { status: 502, reason: "fetch ended without a response".into() },
+                Err(End::Failed { outcome, reason }) if outcome.worth_retrying() => {
+                    last_reason = reason
+                }
+                Err(End::Failed { reason, .. }) => {
+                    return Served::Failed {
+                        status: 502,
+                        reason,
+                    }
+                }
+                Err(End::Complete) => {
+                    return Served::Failed {
+                        status: 502,
+                        reason: "fetch ended without a response".into(),
+                    }
+                }
             }
         }
-        let status = if last_reason.contains("timed out") { 504 } else { 502 };
-        Served::Failed { status, reason: last_reason }
+        let status = if last_reason.contains("timed out") {
+            504
+        } else {
+            502
+        };
+        Served::Failed {
+            status,
+            reason: last_reason,
+        }
     }
 
     /// Start fetching `key` if it is neither cached nor being fetched; true if a fetch started.
@@ -170,8 +218,19 @@ impl SegmentFetcher {
         }
     }
 
-    fn spawn_fetch(self: &Arc<Self>, key: SegmentKey, permit: WritePermit, body: Arc<InFlight>, position: Option<StreamPosition>) {
-        let guard = PermitGuard { fetcher: self.clone(), key, permit: Some(permit), body };
+    fn spawn_fetch(
+        self: &Arc<Self>,
+        key: SegmentKey,
+        permit: WritePermit,
+        body: Arc<InFlight>,
+        position: Option<StreamPosition>,
+    ) {
+        let guard = PermitGuard {
+            fetcher: self.clone(),
+            key,
+            permit: Some(permit),
+            body,
+        };
         let fetcher = self.clone();
         tokio::spawn(async move { fetcher.fetch(guard, position).await });
     }
@@ -181,7 +240,11 @@ impl SegmentFetcher {
         let mut last_error = UpstreamError::Http("no attempt".into());
         for attempt in 0..=self.retries {
             Metrics::bump(&self.metrics.upstream_fetches);
-            let mut response = match self.client.send(Method::GET, &key.path_and_query, key.range.as_deref()).await {
+            let mut response = match self
+                .client
+                .send(Method::GET, &key.path_and_query, key.range.as_deref())
+                .await
+            {
                 Ok(r) if r.status.is_server_error() => {
                     last_error = UpstreamError::Http(format!("status {}", r.status.as_u16()));
                     Metrics::bump(&self.metrics.upstream_errors);
@@ -203,14 +266,27 @@ impl SegmentFetcher {
                 content_range: response.content_range.clone(),
                 content_length: response.content_length,
             };
-            if response.content_length.is_some_and(|n| n > self.max_object_bytes) {
-                let e = UpstreamError::TooLarge { limit: self.max_object_bytes };
+            if response
+                .content_length
+                .is_some_and(|n| n > self.max_object_bytes)
+            {
+                let e = UpstreamError::TooLarge {
+                    limit: self.max_object_bytes,
+                };
                 warn!(segment = %key.path_and_query, error = %e, "segment refused");
-                guard.release(LockOutcome::GiveUp, End::Failed { outcome: LockOutcome::GiveUp, reason: e.to_string() });
+                guard.release(
+                    LockOutcome::GiveUp,
+                    End::Failed {
+                        outcome: LockOutcome::GiveUp,
+                        reason: e.to_string(),
+                    },
+                );
                 return;
             }
             guard.body.set_head(head.clone());
-            let result = self.stream_body(&guard.body, &mut response.body, response.content_length).await;
+            let result = self
+                .stream_body(&guard.body, &mut response.body, response.content_length)
+                .await;
             match result {
                 Ok(()) if status == 200 || status == 206 => {
                     let object = CachedObject {
@@ -231,21 +307,40 @@ impl SegmentFetcher {
                 Err(e) => {
                     Metrics::bump(&self.metrics.upstream_errors);
                     warn!(segment = %key.path_and_query, error = %e, "upstream body failed; readers get an error");
-                    guard.release(LockOutcome::TransientError, End::Failed { outcome: LockOutcome::TransientError, reason: e.to_string() });
+                    guard.release(
+                        LockOutcome::TransientError,
+                        End::Failed {
+                            outcome: LockOutcome::TransientError,
+                            reason: e.to_string(),
+                        },
+                    );
                 }
             }
             return;
         }
         let outcome = LockOutcome::TransientError;
-        guard.release(outcome, End::Failed { outcome, reason: last_error.to_string() });
+        guard.release(
+            outcome,
+            End::Failed {
+                outcome,
+                reason: last_error.to_string(),
+            },
+        );
     }
 
-    async fn stream_body(&self, into: &InFlight, body: &mut hyper::body::Incoming, expected: Option<u64>) -> Result<(), UpstreamError> {
+    async fn stream_body(
+        &self,
+        into: &InFlight,
+        body: &mut hyper::body::Incoming,
+        expected: Option<u64>,
+    ) -> Result<(), UpstreamError> {
         let mut got = 0u64;
         while let Some(chunk) = self.client.next_chunk(body).await? {
             got += chunk.len() as u64;
             if got > self.max_object_bytes || expected.is_some_and(|n| got > n) {
-                return Err(UpstreamError::TooLarge { limit: expected.unwrap_or(self.max_object_bytes) });
+                return Err(UpstreamError::TooLarge {
+                    limit: expected.unwrap_or(self.max_object_bytes),
+                });
             }
             into.push(chunk);
         }

@@ -29,12 +29,14 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 use tracing::{info, warn};
 
 use crate::edge::{Edge, PlaylistAnswer, Receiver, PLAYLIST_DEADLINE};
+use crate::in_flight::InFlight;
 use crate::metrics::Metrics;
-use crate::receiver_context::{parse_context, parse_kbps, CONTEXT_PREFIX, RAN_HEADER, RECEIVER_HEADER};
+use crate::receiver_context::{
+    parse_context, parse_kbps, CONTEXT_PREFIX, RAN_HEADER, RECEIVER_HEADER,
+};
 use crate::request_path::{check_request, query_value, EdgePath};
 use crate::segment_cache::SegmentKey;
 use crate::segment_fetcher::Served;
@@ -42,32 +44,62 @@ use crate::segment_fetcher::Served;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type EdgeBody = BoxBody<Bytes, BoxError>;
 
-/// A body fed chunk by chunk from a channel; an `Err` item aborts the response.
-struct ChannelBody {
-    rx: mpsc::Receiver<Result<Bytes, String>>,
+/// A receiver's body read straight from the in-flight fetch: the connection task itself is woken
+/// when a chunk lands (no relay task in between); an error aborts the response.
+struct InFlightBody {
+    body: Arc<InFlight>,
+    next: usize,
+    metrics: Arc<Metrics>,
+    wait: Option<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>,
 }
 
-impl Body for ChannelBody {
+impl Body for InFlightBody {
     type Data = Bytes;
     type Error = BoxError;
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(Ok(b))) => Poll::Ready(Some(Ok(Frame::data(b)))),
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        loop {
+            if this.wait.is_none() {
+                // Subscribe before looking, so a chunk landing in between still wakes us.
+                let mut rx = this.body.subscribe();
+                if let Some(item) = this.body.try_next_chunk(&mut this.next) {
+                    if this.next == 1 {
+                        if let Some(edge_first) = this.body.first_chunk_at() {
+                            this.metrics
+                                .reader_first_byte_lag
+                                .observe(edge_first.elapsed());
+                        }
+                    }
+                    return Poll::Ready(item.map(|r| r.map(Frame::data).map_err(BoxError::from)));
+                }
+                this.wait = Some(Box::pin(async move {
+                    let _ = rx.changed().await;
+                }));
+            }
+            match this.wait.as_mut().map(|w| w.as_mut().poll(cx)) {
+                Some(Poll::Ready(())) => this.wait = None,
+                _ => return Poll::Pending,
+            }
         }
     }
 }
 
 fn full(bytes: impl Into<Bytes>) -> EdgeBody {
-    Full::new(bytes.into()).map_err(|never: Infallible| match never {}).boxed()
+    Full::new(bytes.into())
+        .map_err(|never: Infallible| match never {})
+        .boxed()
 }
 
 fn plain(status: u16, text: String) -> Response<EdgeBody> {
     let mut r = Response::new(full(text + "\n"));
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     r
 }
 
@@ -99,7 +131,10 @@ pub async fn serve(edge: Arc<Edge>, listener: TcpListener, shutdown: impl Future
         }
     }
     drop(listener);
-    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+        .await
+        .is_err()
+    {
         warn!("open connections did not finish within 10 s; closing them");
     }
 }
@@ -108,7 +143,10 @@ async fn route(edge: Arc<Edge>, req: Request<Incoming>, peer: SocketAddr) -> Res
     let path = req.uri().path().to_string();
     if path == "/metrics" {
         let mut r = Response::new(full(edge.metrics.render()));
-        r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
+        r.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
         return r;
     }
     if path == "/healthz" {
@@ -122,7 +160,12 @@ async fn route(edge: Arc<Edge>, req: Request<Incoming>, peer: SocketAddr) -> Res
     }
     let listen = edge.config.listen.to_string();
     let authority = req.uri().authority().map(|a| a.as_str().to_string());
-    let edge_path = match check_request(authority.as_deref(), &path, req.uri().query(), &[&listen, &edge.config.upstream.authority]) {
+    let edge_path = match check_request(
+        authority.as_deref(),
+        &path,
+        req.uri().query(),
+        &[&listen, &edge.config.upstream.authority],
+    ) {
         Ok(p) => p,
         Err(e) => {
             Metrics::bump(&edge.metrics.requests_rejected);
@@ -140,12 +183,18 @@ async fn route(edge: Arc<Edge>, req: Request<Incoming>, peer: SocketAddr) -> Res
     };
     let head_only = req.method() == Method::HEAD;
     if edge_path.path.ends_with(".m3u8") {
-        return match tokio::time::timeout(PLAYLIST_DEADLINE, edge.playlist(&edge_path, &receiver)).await {
+        return match tokio::time::timeout(PLAYLIST_DEADLINE, edge.playlist(&edge_path, &receiver))
+            .await
+        {
             Ok(answer) => playlist_response(answer, head_only),
             Err(_) => plain(504, "playlist deadline passed".into()),
         };
     }
-    let range = req.headers().get(hyper::header::RANGE).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let range = req
+        .headers()
+        .get(hyper::header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     segment_response(&edge, &edge_path, range, &receiver, head_only).await
 }
 
@@ -159,7 +208,10 @@ fn receiver_of(edge: &Edge, req: &Request<Incoming>, peer: SocketAddr) -> Result
         .or_else(|| query_value(query, "receiver").map(str::to_string))
         .unwrap_or_else(|| peer.ip().to_string());
     let ran = if let Some(v) = req.headers().get(RAN_HEADER) {
-        Some(parse_kbps("X-Ran-Throughput-Kbps", v.to_str().unwrap_or("<not text>"))?)
+        Some(parse_kbps(
+            "X-Ran-Throughput-Kbps",
+            v.to_str().unwrap_or("<not text>"),
+        )?)
     } else if let Some(v) = query_value(query, "ran_kbps") {
         Some(parse_kbps("ran_kbps", v)?)
     } else {
@@ -174,7 +226,10 @@ async fn context_api(edge: &Edge, id: String, req: Request<Incoming>) -> Respons
     }
     match *req.method() {
         Method::GET => match edge.context.get(&id) {
-            Some(b) => plain(200, format!("{{\"ran_throughput_kbps\": {}}}", b.bits_per_sec / 1000)),
+            Some(b) => plain(
+                200,
+                format!("{{\"ran_throughput_kbps\": {}}}", b.bits_per_sec / 1000),
+            ),
             None => plain(404, format!("no context for receiver {id:?}")),
         },
         Method::DELETE => {
@@ -182,13 +237,21 @@ async fn context_api(edge: &Edge, id: String, req: Request<Incoming>) -> Respons
             plain(if existed { 204 } else { 404 }, String::new())
         }
         Method::PUT | Method::POST => {
-            let body = match http_body_util::Limited::new(req.into_body(), 4096).collect().await {
+            let body = match http_body_util::Limited::new(req.into_body(), 4096)
+                .collect()
+                .await
+            {
                 Ok(b) => b.to_bytes(),
                 Err(_) => return plain(400, "context body: over 4096 bytes or unreadable".into()),
             };
             match parse_context(&body) {
                 Ok(c) => {
-                    edge.context.set(&id, tcpvideo_model::units::Bandwidth::from_bps(c.ran_throughput_kbps.saturating_mul(1000)));
+                    edge.context.set(
+                        &id,
+                        tcpvideo_model::units::Bandwidth::from_bps(
+                            c.ran_throughput_kbps.saturating_mul(1000),
+                        ),
+                    );
                     plain(204, String::new())
                 }
                 Err(e) => plain(400, e),
@@ -200,12 +263,24 @@ async fn context_api(edge: &Edge, id: String, req: Request<Incoming>) -> Respons
 
 fn playlist_response(answer: PlaylistAnswer, head_only: bool) -> Response<EdgeBody> {
     match answer {
-        PlaylistAnswer::Body { bytes, content_type } => {
+        PlaylistAnswer::Body {
+            bytes,
+            content_type,
+        } => {
             let len = bytes.len();
-            let mut r = Response::new(if head_only { full(Bytes::new()) } else { full(bytes) });
-            r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-            r.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(len));
-            r.headers_mut().insert(hyper::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            let mut r = Response::new(if head_only {
+                full(Bytes::new())
+            } else {
+                full(bytes)
+            });
+            r.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+            r.headers_mut()
+                .insert(CONTENT_LENGTH, HeaderValue::from(len));
+            r.headers_mut().insert(
+                hyper::header::CACHE_CONTROL,
+                HeaderValue::from_static("no-cache"),
+            );
             r
         }
         PlaylistAnswer::Redirect { location } => {
@@ -219,8 +294,17 @@ fn playlist_response(answer: PlaylistAnswer, head_only: bool) -> Response<EdgeBo
     }
 }
 
-async fn segment_response(edge: &Arc<Edge>, path: &EdgePath, range: Option<String>, receiver: &Receiver, head_only: bool) -> Response<EdgeBody> {
-    let key = SegmentKey { path_and_query: path.path_and_query(), range };
+async fn segment_response(
+    edge: &Arc<Edge>,
+    path: &EdgePath,
+    range: Option<String>,
+    receiver: &Receiver,
+    head_only: bool,
+) -> Response<EdgeBody> {
+    let key = SegmentKey {
+        path_and_query: path.path_and_query(),
+        range,
+    };
     let position = edge.position_of(path);
     let served = edge.fetcher.get(&key, position.clone()).await;
     if let Some(p) = &position {
@@ -233,22 +317,29 @@ async fn segment_response(edge: &Arc<Edge>, path: &EdgePath, range: Option<Strin
         }
         Served::Cached(o) => {
             let len = o.body.len() as u64;
-            (o.status, o.content_type, o.content_range, Some(len), full(o.body))
+            (
+                o.status,
+                o.content_type,
+                o.content_range,
+                Some(len),
+                full(o.body),
+            )
         }
         Served::Streaming { head, body } => {
-            let (tx, rx) = mpsc::channel(64);
-            if !head_only {
-                tokio::spawn(async move {
-                    let mut next = 0;
-                    while let Some(item) = body.next_chunk(&mut next).await {
-                        let failed = item.is_err();
-                        if tx.send(item).await.is_err() || failed {
-                            break;
-                        }
-                    }
-                });
+            let body = InFlightBody {
+                body,
+                next: 0,
+                metrics: edge.metrics.clone(),
+                wait: None,
             }
-            (head.status, head.content_type, head.content_range, head.content_length, ChannelBody { rx }.boxed())
+            .boxed();
+            (
+                head.status,
+                head.content_type,
+                head.content_range,
+                head.content_length,
+                body,
+            )
         }
     };
     let mut r = Response::new(if head_only { full(Bytes::new()) } else { body });

@@ -62,14 +62,16 @@ mod tests {
 
     #[test]
     fn segment_length_is_the_mean_extinf_not_the_rounded_target_duration() {
-        let p = media("#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:2.002,\na.ts\n#EXTINF:2.002,\nb.ts\n");
+        let p =
+            media("#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:2.002,\na.ts\n#EXTINF:2.002,\nb.ts\n");
         let l = segment_length(&p).as_secs_f64();
         assert!((l - 2.002).abs() < 1e-5, "{l}");
     }
 
     #[test]
     fn ext_x_bitrate_is_read_in_kilobits() {
-        let p = media("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-BITRATE:15000\n#EXTINF:2.0,\na.ts\n");
+        let p =
+            media("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-BITRATE:15000\n#EXTINF:2.0,\na.ts\n");
         assert_eq!(bitrate_from_playlist(&p), Some(Bandwidth::from_mbps(15)));
     }
 

@@ -48,11 +48,17 @@ pub struct UpstreamBase {
 
 impl UpstreamBase {
     pub fn parse(url: &str) -> Result<UpstreamBase, String> {
-        let uri: Uri = url.parse().map_err(|e| format!("--upstream: {url:?} is not a URL ({e})"))?;
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| format!("--upstream: {url:?} is not a URL ({e})"))?;
         if uri.scheme_str() != Some("http") {
-            return Err(format!("--upstream: only http:// sources are supported, got {url:?}"));
+            return Err(format!(
+                "--upstream: only http:// sources are supported, got {url:?}"
+            ));
         }
-        let host = uri.host().ok_or_else(|| format!("--upstream: {url:?} has no host"))?;
+        let host = uri
+            .host()
+            .ok_or_else(|| format!("--upstream: {url:?} has no host"))?;
         let port = uri.port_u16().unwrap_or(80);
         Ok(UpstreamBase {
             authority: format!("{host}:{port}"),
@@ -98,9 +104,12 @@ impl UpstreamClient {
         path_and_query: &str,
         range: Option<&str>,
     ) -> Result<UpstreamResponse, UpstreamError> {
-        tokio::time::timeout(self.header_timeout, self.send_inner(method, path_and_query, range))
-            .await
-            .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
+        tokio::time::timeout(
+            self.header_timeout,
+            self.send_inner(method, path_and_query, range),
+        )
+        .await
+        .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
     }
 
     async fn send_inner(
@@ -138,7 +147,11 @@ impl UpstreamClient {
             .map_err(|e| UpstreamError::Http(e.to_string()))?;
         let backhaul = info_fd.as_ref().and_then(|fd| tcp_info(fd.0));
         let header = |name: hyper::header::HeaderName| {
-            response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
         };
         Ok(UpstreamResponse {
             status: response.status(),
@@ -189,7 +202,10 @@ impl UpstreamClient {
         }
         if let Some(expected) = response.content_length {
             if body.len() as u64 != expected {
-                return Err(UpstreamError::Truncated { got: body.len() as u64, expected });
+                return Err(UpstreamError::Truncated {
+                    got: body.len() as u64,
+                    expected,
+                });
             }
         }
         Ok((response, Bytes::from(body)))
@@ -235,7 +251,11 @@ fn tcp_info(fd: i32) -> Option<BackhaulSample> {
     }
     Some(BackhaulSample {
         rtt: Duration::from_micros(info.tcpi_rtt as u64),
-        mss_bytes: if info.tcpi_rcv_mss > 0 { info.tcpi_rcv_mss as u64 } else { 1448 },
+        mss_bytes: if info.tcpi_rcv_mss > 0 {
+            info.tcpi_rcv_mss as u64
+        } else {
+            1448
+        },
     })
 }
 
@@ -248,8 +268,14 @@ mod tests {
         let b = UpstreamBase::parse("http://10.0.0.2:8080/live/").unwrap();
         assert_eq!(b.authority, "10.0.0.2:8080");
         assert_eq!(b.prefix, "/live");
-        assert_eq!(b.url_for("/hd/s.m3u8"), "http://10.0.0.2:8080/live/hd/s.m3u8");
-        assert_eq!(UpstreamBase::parse("http://origin").unwrap().authority, "origin:80");
+        assert_eq!(
+            b.url_for("/hd/s.m3u8"),
+            "http://10.0.0.2:8080/live/hd/s.m3u8"
+        );
+        assert_eq!(
+            UpstreamBase::parse("http://origin").unwrap().authority,
+            "origin:80"
+        );
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct SourceState {
     pub segment_bytes: usize,
     /// Pause between the response head and the body of every segment (to pile up receivers).
     pub body_delay: Mutex<Duration>,
+    /// When set, segment bodies wait after the head until the test opens this gate.
+    pub body_gate: Mutex<Option<Arc<tokio::sync::Semaphore>>>,
     pub fetches: Mutex<HashMap<String, u32>>,
     pub faults: Mutex<HashMap<String, VecDeque<Fault>>>,
     /// When the source wrote the first body byte of each path (last time).
@@ -72,6 +74,7 @@ impl Source {
             window: 6,
             segment_bytes,
             body_delay: Mutex::new(Duration::ZERO),
+            body_gate: Mutex::new(None),
             fetches: Mutex::new(HashMap::new()),
             faults: Mutex::new(HashMap::new()),
             first_body_write: Mutex::new(HashMap::new()),
@@ -80,7 +83,9 @@ impl Source {
         let s = state.clone();
         tokio::spawn(async move {
             loop {
-                let Ok((stream, _)) = listener.accept().await else { return };
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
                 let s = s.clone();
                 tokio::spawn(async move { s.answer(stream).await });
             }
@@ -93,11 +98,23 @@ impl Source {
     }
 
     pub fn fetches(&self, path: &str) -> u32 {
-        self.state.fetches.lock().unwrap().get(path).copied().unwrap_or(0)
+        self.state
+            .fetches
+            .lock()
+            .unwrap()
+            .get(path)
+            .copied()
+            .unwrap_or(0)
     }
 
     pub fn inject(&self, path: &str, faults: &[Fault]) {
-        self.state.faults.lock().unwrap().entry(path.to_string()).or_default().extend(faults.iter().cloned());
+        self.state
+            .faults
+            .lock()
+            .unwrap()
+            .entry(path.to_string())
+            .or_default()
+            .extend(faults.iter().cloned());
     }
 
     pub fn media_playlist(&self) -> String {
@@ -109,7 +126,9 @@ impl SourceState {
     fn media_playlist(&self) -> String {
         let newest = self.newest.load(Ordering::SeqCst);
         let first = newest.saturating_sub(self.window - 1);
-        let mut p = format!("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:{first}\n");
+        let mut p = format!(
+            "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:{first}\n"
+        );
         for n in first..=newest {
             if self.bitrate_kbps > 0 {
                 p.push_str(&format!("#EXT-X-BITRATE:{}\n", self.bitrate_kbps));
@@ -132,10 +151,23 @@ impl SourceState {
         let mut parts = request.split_whitespace();
         let method = parts.next().unwrap_or("").to_string();
         let path = parts.next().unwrap_or("").to_string();
-        *self.fetches.lock().unwrap().entry(path.clone()).or_default() += 1;
-        let fault = self.faults.lock().unwrap().get_mut(&path).and_then(|q| q.pop_front());
+        *self
+            .fetches
+            .lock()
+            .unwrap()
+            .entry(path.clone())
+            .or_default() += 1;
+        let fault = self
+            .faults
+            .lock()
+            .unwrap()
+            .get_mut(&path)
+            .and_then(|q| q.pop_front());
         let (body, content_type) = if path == "/live/stream.m3u8" {
-            (self.media_playlist().into_bytes(), "application/vnd.apple.mpegurl")
+            (
+                self.media_playlist().into_bytes(),
+                "application/vnd.apple.mpegurl",
+            )
         } else if path == "/live/master.m3u8" {
             (b"#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=15000000,RESOLUTION=3840x2160\nstream.m3u8\n".to_vec(), "application/vnd.apple.mpegurl")
         } else if path == "/bad/stream.m3u8" {
@@ -146,10 +178,18 @@ impl SourceState {
                 p.push_str("#EXTINF:2.000,\nsegment-with-a-long-name.ts\n");
             }
             (p.into_bytes(), "application/vnd.apple.mpegurl")
-        } else if let Some(n) = path.strip_prefix("/live/seg").and_then(|r| r.strip_suffix(".ts")).and_then(|n| n.parse::<u64>().ok()) {
+        } else if let Some(n) = path
+            .strip_prefix("/live/seg")
+            .and_then(|r| r.strip_suffix(".ts"))
+            .and_then(|n| n.parse::<u64>().ok())
+        {
             (segment_body(n, self.segment_bytes), "video/mp2t")
         } else {
-            let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+            let _ = stream
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )
+                .await;
             return;
         };
         match fault {
@@ -171,7 +211,14 @@ impl SourceState {
         if !delay.is_zero() && path.ends_with(".ts") {
             tokio::time::sleep(delay).await;
         }
-        self.first_body_write.lock().unwrap().insert(path.clone(), Instant::now());
+        let gate = self.body_gate.lock().unwrap().clone();
+        if let (Some(gate), true) = (gate, path.ends_with(".ts")) {
+            let _ = gate.acquire().await;
+        }
+        self.first_body_write
+            .lock()
+            .unwrap()
+            .insert(path.clone(), Instant::now());
         match fault {
             Some(Fault::StallMidBody(d)) => {
                 let _ = stream.write_all(&body[..body.len() / 2]).await;
@@ -210,7 +257,10 @@ pub struct Received {
 
 impl Received {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).to_string()
@@ -247,18 +297,40 @@ pub async fn get(edge: SocketAddr, target: &str, headers: &[(&str, &str)]) -> Re
         }
     }
     let Some(h) = header_end else {
-        return Received { status: 0, headers: vec![], body: vec![], complete: false, first_body_byte_at: None };
+        return Received {
+            status: 0,
+            headers: vec![],
+            body: vec![],
+            complete: false,
+            first_body_byte_at: None,
+        };
     };
     let head = String::from_utf8_lossy(&buf[..h]).to_string();
     let mut lines = head.split("\r\n");
-    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+        .filter_map(|l| {
+            l.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        })
         .collect();
     let body = buf[h..].to_vec();
-    let announced = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).and_then(|(_, v)| v.parse::<usize>().ok());
+    let announced = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok());
     let complete = announced.is_some_and(|n| n == body.len());
-    Received { status, headers, body, complete, first_body_byte_at }
+    Received {
+        status,
+        headers,
+        body,
+        complete,
+        first_body_byte_at,
+    }
 }
 
 pub struct RunningEdge {
@@ -281,5 +353,10 @@ pub async fn start_edge(source: &Source, tune: impl FnOnce(&mut EdgeConfig)) -> 
     let task = tokio::spawn(serve(edge.clone(), listener, async move {
         let _ = rx.await;
     }));
-    RunningEdge { addr, edge, stop: Some(tx), task }
+    RunningEdge {
+        addr,
+        edge,
+        stop: Some(tx),
+        task,
+    }
 }
