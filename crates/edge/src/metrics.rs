@@ -57,6 +57,9 @@ impl WakeLagHistogram {
     }
 }
 
+/// A per-stream gauge: metric name, help text, and how to read it.
+type StreamGaugeColumn = (&'static str, &'static str, fn(&StreamGauges) -> i64);
+
 #[derive(Default)]
 pub struct Metrics {
     pub reader_first_byte_lag: WakeLagHistogram,
@@ -185,7 +188,7 @@ impl Metrics {
             h.sum_us.load(Ordering::Relaxed) as f64 / 1e6
         );
         let streams = self.streams.lock().unwrap();
-        let gauges: [(&str, &str, fn(&StreamGauges) -> i64); 4] = [
+        let gauges: [StreamGaugeColumn; 4] = [
             (
                 "ethle_stream_hold_x",
                 "segments held back from the stream's hold-x receivers",
