@@ -107,7 +107,10 @@ def main() -> None:
     origin_port, nginx_port, edge_port = free_port(), free_port(), free_port()
     (work / "cache").mkdir()
     conf = work / "nginx.conf"
+    # As root, nginx's workers would switch to an unprivileged user that cannot read the temp dir.
+    user_line = "user root;" if os.geteuid() == 0 else ""
     conf.write_text(f"""
+{user_line}
 worker_processes 2;
 pid {work}/nginx.pid;
 error_log {work}/error.log;
