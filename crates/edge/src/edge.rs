@@ -37,7 +37,7 @@ use crate::receiver_context::ContextStore;
 use crate::request_path::{resolve_reference, EdgePath};
 use crate::segment_cache::{SegmentKey, StreamPosition};
 use crate::segment_fetcher::SegmentFetcher;
-use crate::stream_info::{bitrate_from_playlist, bitrate_from_size, segment_length};
+use crate::stream_info::{bitrate_from_playlist, bitrate_from_size, range_headers, segment_length};
 use crate::upstream::{BackhaulSample, UpstreamClient};
 
 /// What the edge answers to a playlist request.
@@ -58,13 +58,16 @@ pub enum PlaylistAnswer {
 
 const M3U8_TYPE: &str = "application/vnd.apple.mpegurl";
 
+/// A listed segment: sequence number, edge path, and its Range header (byte-range segments).
+type Listed = (u64, EdgePath, Option<String>);
+
 /// One media playlist's view of the source, refreshed at most every `playlist_ttl`.
 struct UpstreamView {
     fetched_at: Instant,
     playlist: Arc<MediaPlaylist>,
     raw: Bytes,
     /// (sequence, edge path) of each listed segment, in order.
-    segments: Vec<(u64, EdgePath)>,
+    segments: Vec<Listed>,
 }
 
 #[derive(Default)]
@@ -279,19 +282,20 @@ impl Edge {
         backhaul: Option<BackhaulSample>,
     ) {
         let stream_key = path.path_and_query();
-        let segments: Vec<(u64, EdgePath)> = media
+        let ranges = range_headers(&media);
+        let segments: Vec<Listed> = media
             .segments
             .iter()
             .enumerate()
             .filter_map(|(i, s)| {
                 resolve_reference(&path.path, &s.uri, &self.config.upstream.authority)
-                    .map(|p| (media.media_sequence + i as u64, p))
+                    .map(|p| (media.media_sequence + i as u64, p, ranges[i].clone()))
             })
             .collect();
         {
             let mut index = self.segment_index.lock().unwrap();
             index.retain(|_, pos| pos.stream != stream_key || pos.sequence >= media.media_sequence);
-            for (seq, p) in &segments {
+            for (seq, p, _) in &segments {
                 index.insert(
                     p.path_and_query(),
                     StreamPosition {
@@ -455,13 +459,13 @@ impl Edge {
                 if let Some(last) = held.last_served_sequence {
                     s.shown.insert(rkey, last);
                     let newest = last_sequence(&playlist).unwrap_or(last);
-                    let to_fetch: Vec<(u64, EdgePath)> = held_segments_to_fetch(last, x, newest)
+                    let to_fetch: Vec<Listed> = held_segments_to_fetch(last, x, newest)
                         .filter_map(|seq| {
                             s.view
                                 .as_ref()?
                                 .segments
                                 .iter()
-                                .find(|(q, _)| *q == seq)
+                                .find(|(q, _, _)| *q == seq)
                                 .cloned()
                         })
                         .collect();
@@ -476,12 +480,12 @@ impl Edge {
         }
     }
 
-    fn prefetch(&self, stream_key: &str, segments: Vec<(u64, EdgePath)>) {
+    fn prefetch(&self, stream_key: &str, segments: Vec<Listed>) {
         let mut newest = None;
-        for (seq, p) in segments {
+        for (seq, p, range) in segments {
             let key = SegmentKey {
                 path_and_query: p.path_and_query(),
-                range: None,
+                range,
             };
             self.fetcher.prefetch(
                 &key,
@@ -517,9 +521,9 @@ impl Edge {
                 _ => 0,
             };
             let Some(view) = s.view.as_ref() else { return };
-            let newest = view.segments.last().map_or(0, |(q, _)| *q);
+            let newest = view.segments.last().map_or(0, |(q, _, _)| *q);
             held_segments_to_fetch(position.sequence, x, newest)
-                .filter_map(|seq| view.segments.iter().find(|(q, _)| *q == seq).cloned())
+                .filter_map(|seq| view.segments.iter().find(|(q, _, _)| *q == seq).cloned())
                 .collect::<Vec<_>>()
         };
         self.prefetch(&position.stream, to_fetch);

@@ -48,6 +48,31 @@ pub fn bitrate_from_size(bytes: u64, duration_s: f64) -> Option<Bandwidth> {
         .then(|| Bandwidth::from_bps((bytes as f64 * 8.0 / duration_s).round() as u64))
 }
 
+/// The Range header of each segment (`None` without EXT-X-BYTERANGE), as a player sends it
+/// (`bytes=first-last`, inclusive). A range without an offset starts right after the previous
+/// range of the same URI (RFC 8216 §4.3.2.2).
+pub fn range_headers(playlist: &MediaPlaylist) -> Vec<Option<String>> {
+    let mut previous_end: Option<(&str, u64)> = None;
+    playlist
+        .segments
+        .iter()
+        .map(|s| {
+            let r = s.byte_range.as_ref()?;
+            let start = match (r.offset, previous_end) {
+                (Some(o), _) => o,
+                (None, Some((uri, end))) if uri == s.uri => end,
+                (None, _) => 0,
+            };
+            previous_end = Some((s.uri.as_str(), start + r.length));
+            Some(format!(
+                "bytes={}-{}",
+                start,
+                (start + r.length).saturating_sub(1)
+            ))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +104,22 @@ mod tests {
     fn byte_range_over_duration_gives_the_bitrate() {
         let p = media("#EXTM3U\n#EXT-X-VERSION:4\n#EXT-X-TARGETDURATION:2\n#EXT-X-BYTERANGE:3750000@0\n#EXTINF:2.0,\nmain.mp4\n");
         assert_eq!(bitrate_from_playlist(&p), Some(Bandwidth::from_mbps(15)));
+    }
+
+    #[test]
+    fn byte_ranges_without_offset_continue_after_the_previous_range() {
+        let p = media(
+            "#EXTM3U\n#EXT-X-VERSION:4\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\na.ts\n\
+#EXT-X-BYTERANGE:1000@720\n#EXTINF:2.0,\nmain.mp4\n#EXT-X-BYTERANGE:500\n#EXTINF:2.0,\nmain.mp4\n",
+        );
+        assert_eq!(
+            range_headers(&p),
+            [
+                None,
+                Some("bytes=720-1719".to_string()),
+                Some("bytes=1720-2219".to_string())
+            ]
+        );
     }
 
     #[test]
