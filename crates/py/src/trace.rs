@@ -282,10 +282,11 @@ fn analyze_captures<'py>(
         table!(py, a.flows, [
             flow_id, client_ip, client_port, server_ip, server_port, ip_version, server_by, handshake, direction,
             app, channel, name, role, start_ns, end_ns, fct_ns, bytes, bytes_up, bytes_down, throughput_bps,
-            goodput_bps, rtt_3whs_ns, rtt_samples, rtt_min_ns, rtt_mean_ns, srtt_end_ns, rto_end_ns, mss,
-            packets_up, packets_down, data_packets, retrans_packets, fast_retrans, timeout_retrans, retrans_rate,
+            goodput_bps, vantage, rtt_3whs_ns, rtt_initial_ns, rtt_server_half_ns, rtt_client_half_ns, rtt_samples, rtt_min_ns, rtt_mean_ns, srtt_end_ns, rto_end_ns, mss,
+            packets_up, packets_down, data_packets, retrans_packets, fast_retrans, timeout_retrans, recovery_retrans,
+            other_retrans, unclassified_retrans, retrans_rate,
             reordered_packets, reordering_rate, timeout_reorderings, stall_count, stall_time_ns, stall_share,
-            zero_windows, keepalives, bursts, max_in_flight, syn_retrans, closed_by,
+            zero_window_episodes, keepalive_packets, bursts, max_in_flight, syn_retrans, closed_by,
         ]),
     )?;
     out.set_item(

@@ -16,6 +16,12 @@ use crate::decode::flags;
 pub enum Link {
     Ethernet,
     EthernetVlan(u16),
+    /// Ethernet, an optional 802.1Q tag, then an MPLS label stack of this many labels (RFC 3032)
+    /// in front of the IP packet, as a carrier backbone or a span port on one delivers it.
+    EthernetMpls {
+        vlan: Option<u16>,
+        labels: u8,
+    },
     Sll,
     Sll2,
     Raw,
@@ -24,7 +30,7 @@ pub enum Link {
 impl Link {
     pub fn linktype(self) -> u32 {
         match self {
-            Link::Ethernet | Link::EthernetVlan(_) => 1,
+            Link::Ethernet | Link::EthernetVlan(_) | Link::EthernetMpls { .. } => 1,
             Link::Sll => 113,
             Link::Sll2 => 276,
             Link::Raw => 101,
@@ -51,7 +57,11 @@ pub struct CaptureWriter {
 
 impl CaptureWriter {
     pub fn new(link: Link) -> Self {
-        CaptureWriter { link, snaplen: 262_144, frames: Vec::new() }
+        CaptureWriter {
+            link,
+            snaplen: 262_144,
+            frames: Vec::new(),
+        }
     }
 
     /// Add a frame (already including its link header) captured at `ts_ns`.
@@ -66,14 +76,34 @@ impl CaptureWriter {
         self.frames.is_empty()
     }
 
+    /// Every frame captured `copies` times, the copies `gap_ns` apart (a span port or a merge of
+    /// overlapping captures: byte-identical frames microseconds apart).
+    pub fn with_duplicates(&self, copies: usize, gap_ns: u64) -> CaptureWriter {
+        let mut w = CaptureWriter {
+            link: self.link,
+            snaplen: self.snaplen,
+            frames: Vec::new(),
+        };
+        for (ts, d) in &self.frames {
+            for k in 0..copies.max(1) {
+                w.frames.push((ts + k as u64 * gap_ns, d.clone()));
+            }
+        }
+        w
+    }
+
     /// Serialise in the given container (frames in insertion order, cut to `snaplen`).
     pub fn to_bytes(&self, c: Container) -> Vec<u8> {
         let mut out = Vec::new();
         match c {
             Container::PcapMicros | Container::PcapNanos | Container::PcapMicrosBigEndian => {
                 let be = c == Container::PcapMicrosBigEndian;
-                let w32 = |o: &mut Vec<u8>, v: u32| o.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() });
-                let w16 = |o: &mut Vec<u8>, v: u16| o.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() });
+                let w32 = |o: &mut Vec<u8>, v: u32| {
+                    o.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() })
+                };
+                let w16 = |o: &mut Vec<u8>, v: u16| {
+                    o.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() })
+                };
                 let nanos = c == Container::PcapNanos;
                 w32(&mut out, if nanos { 0xA1B23C4D } else { 0xA1B2C3D4 });
                 w16(&mut out, 2);
@@ -85,7 +115,14 @@ impl CaptureWriter {
                 for (ts, d) in &self.frames {
                     let cap = d.len().min(self.snaplen as usize);
                     w32(&mut out, (ts / 1_000_000_000) as u32);
-                    w32(&mut out, if nanos { (ts % 1_000_000_000) as u32 } else { (ts % 1_000_000_000 / 1000) as u32 });
+                    w32(
+                        &mut out,
+                        if nanos {
+                            (ts % 1_000_000_000) as u32
+                        } else {
+                            (ts % 1_000_000_000 / 1000) as u32
+                        },
+                    );
                     w32(&mut out, cap as u32);
                     w32(&mut out, d.len() as u32);
                     out.extend_from_slice(&d[..cap]);
@@ -187,6 +224,9 @@ pub struct Conn {
     pub client_window: u16,
     pub server_window: u16,
     tsval: u32,
+    /// IPv4 identification of the next frame: incremented per frame as Linux does per socket,
+    /// so a retransmission differs from its original while a captured duplicate does not.
+    ip_id: u16,
     pub w: CaptureWriter,
 }
 
@@ -198,7 +238,10 @@ impl Conn {
 
     pub fn with(link: Link, v6: bool, server_port: u16) -> Conn {
         let (c, s) = if v6 {
-            (0x2001_0db8_0000_0000_0000_0000_0000_0002u128, 0x2001_0db8_0000_0000_0000_0000_0000_0001u128)
+            (
+                0x2001_0db8_0000_0000_0000_0000_0000_0002u128,
+                0x2001_0db8_0000_0000_0000_0000_0000_0001u128,
+            )
         } else {
             (0xffff_0a00_0002u128, 0xffff_0a00_0001u128)
         };
@@ -217,6 +260,7 @@ impl Conn {
             client_window: 65535,
             server_window: 65535,
             tsval: 1000,
+            ip_id: 1,
             w: CaptureWriter::new(link),
         }
     }
@@ -239,18 +283,86 @@ impl Conn {
         }
         let frame = self.frame(&s);
         self.w.frame(self.now, frame);
+        self.ip_id = self.ip_id.wrapping_add(1);
         self
     }
 
     /// Three-way handshake seen at the server: SYN, SYN+ACK right away, the client's ACK one
     /// RTT later.
     pub fn handshake(&mut self, rtt_ms: f64) -> &mut Self {
+        self.handshake_split(0.0, rtt_ms)
+    }
+
+    /// Three-way handshake seen from anywhere on the path: the SYN+ACK `syn_to_synack_ms` after
+    /// the SYN (twice the capture point's distance to the server), the ACK `synack_to_ack_ms`
+    /// after it (twice its distance to the client). At the server (0, RTT); at the client
+    /// (RTT, ~0); mid-path both are positive and add up to the RTT.
+    pub fn handshake_split(&mut self, syn_to_synack_ms: f64, synack_to_ack_ms: f64) -> &mut Self {
+        self.client_syn();
+        self.wait_ms(syn_to_synack_ms);
+        self.server_synack();
+        self.wait_ms(synack_to_ack_ms);
+        self.emit(Seg {
+            seq: self.c_isn.wrapping_add(1),
+            ack: self.s_isn.wrapping_add(1),
+            flags: flags::ACK,
+            window: self.client_window,
+            ..Default::default()
+        })
+    }
+
+    /// The client's SYN (sent again on a SYN timeout).
+    pub fn client_syn(&mut self) -> &mut Self {
         let sp = self.timestamps;
-        self.emit(Seg { seq: self.c_isn, flags: flags::SYN, window: 65535, mss: Some(1460), wscale: Some(0), sack_perm: true, ts: sp.then_some((1, 0)), ..Default::default() });
-        self.emit(Seg { from_server: true, seq: self.s_isn, ack: self.c_isn.wrapping_add(1), flags: flags::SYN | flags::ACK, window: 65535, mss: Some(1460), wscale: Some(0), sack_perm: true, ts: sp.then_some((1, 1)), ..Default::default() });
-        self.wait_ms(rtt_ms);
-        self.emit(Seg { seq: self.c_isn.wrapping_add(1), ack: self.s_isn.wrapping_add(1), flags: flags::ACK, window: self.client_window, ..Default::default() });
-        self
+        self.emit(Seg {
+            seq: self.c_isn,
+            flags: flags::SYN,
+            window: 65535,
+            mss: Some(1460),
+            wscale: Some(0),
+            sack_perm: true,
+            ts: sp.then_some((1, 0)),
+            ..Default::default()
+        })
+    }
+
+    /// The server's SYN+ACK (sent again when it is lost).
+    pub fn server_synack(&mut self) -> &mut Self {
+        let sp = self.timestamps;
+        self.emit(Seg {
+            from_server: true,
+            seq: self.s_isn,
+            ack: self.c_isn.wrapping_add(1),
+            flags: flags::SYN | flags::ACK,
+            window: 65535,
+            mss: Some(1460),
+            wscale: Some(0),
+            sack_perm: true,
+            ts: sp.then_some((1, 1)),
+            ..Default::default()
+        })
+    }
+
+    /// The client's ACK of the SYN+ACK, completing the handshake.
+    pub fn client_handshake_ack(&mut self) -> &mut Self {
+        self.emit(Seg {
+            seq: self.c_isn.wrapping_add(1),
+            ack: self.s_isn.wrapping_add(1),
+            flags: flags::ACK,
+            window: self.client_window,
+            ..Default::default()
+        })
+    }
+
+    /// The server refuses the connection: RST+ACK to the SYN.
+    pub fn server_refuse(&mut self) -> &mut Self {
+        self.emit(Seg {
+            from_server: true,
+            seq: 0,
+            ack: self.c_isn.wrapping_add(1),
+            flags: flags::RST | flags::ACK,
+            ..Default::default()
+        })
     }
 
     fn sseq(&self, off: u64) -> u32 {
@@ -269,7 +381,15 @@ impl Conn {
     pub fn server_send_bytes(&mut self, data: &[u8]) -> &mut Self {
         let off = self.s_nxt;
         self.s_nxt += data.len() as u64;
-        self.emit(Seg { from_server: true, seq: self.sseq(off), ack: self.cseq(self.s_acked), flags: flags::ACK | flags::PSH, window: self.server_window, payload: data.to_vec(), ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(off),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK | flags::PSH,
+            window: self.server_window,
+            payload: data.to_vec(),
+            ..Default::default()
+        })
     }
 
     /// Server sends `n` full segments of `mss` bytes back to back (1 µs apart).
@@ -286,37 +406,86 @@ impl Conn {
     /// Server (re)sends bytes [off, off+len) — a retransmission when off < s_nxt.
     pub fn server_resend(&mut self, off: u64, len: usize) -> &mut Self {
         self.s_nxt = self.s_nxt.max(off + len as u64);
-        self.emit(Seg { from_server: true, seq: self.sseq(off), ack: self.cseq(self.s_acked), flags: flags::ACK, window: self.server_window, payload: vec![0u8; len], ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(off),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK,
+            window: self.server_window,
+            payload: vec![0u8; len],
+            ..Default::default()
+        })
     }
 
     /// Client acknowledges server data up to stream offset `off`.
     pub fn client_ack(&mut self, off: u64) -> &mut Self {
         self.c_acked = off;
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: self.sseq(off), flags: flags::ACK, window: self.client_window, ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(off),
+            flags: flags::ACK,
+            window: self.client_window,
+            ..Default::default()
+        })
     }
 
     /// Client ACK with SACK blocks (stream offsets, [start, end)).
     pub fn client_ack_sack(&mut self, off: u64, blocks: &[(u64, u64)]) -> &mut Self {
         self.c_acked = off;
-        let sack = blocks.iter().map(|&(s, e)| (self.sseq(s), self.sseq(e))).collect();
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: self.sseq(off), flags: flags::ACK, window: self.client_window, sack, ..Default::default() })
+        let sack = blocks
+            .iter()
+            .map(|&(s, e)| (self.sseq(s), self.sseq(e)))
+            .collect();
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(off),
+            flags: flags::ACK,
+            window: self.client_window,
+            sack,
+            ..Default::default()
+        })
     }
 
     /// Client ACK with an explicit timestamp echo (for Eifel tests).
     pub fn client_ack_ts(&mut self, off: u64, tsval: u32, tsecr: u32) -> &mut Self {
         self.c_acked = off;
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: self.sseq(off), flags: flags::ACK, window: self.client_window, ts: Some((tsval, tsecr)), ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(off),
+            flags: flags::ACK,
+            window: self.client_window,
+            ts: Some((tsval, tsecr)),
+            ..Default::default()
+        })
     }
 
     /// Server segment with an explicit TSval.
     pub fn server_resend_ts(&mut self, off: u64, len: usize, tsval: u32) -> &mut Self {
         self.s_nxt = self.s_nxt.max(off + len as u64);
-        self.emit(Seg { from_server: true, seq: self.sseq(off), ack: self.cseq(self.s_acked), flags: flags::ACK, window: self.server_window, payload: vec![0u8; len], ts: Some((tsval, 0)), ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(off),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK,
+            window: self.server_window,
+            payload: vec![0u8; len],
+            ts: Some((tsval, 0)),
+            ..Default::default()
+        })
     }
     pub fn server_send_ts(&mut self, len: usize, tsval: u32) -> &mut Self {
         let off = self.s_nxt;
         self.s_nxt += len as u64;
-        self.emit(Seg { from_server: true, seq: self.sseq(off), ack: self.cseq(self.s_acked), flags: flags::ACK, window: self.server_window, payload: vec![0u8; len], ts: Some((tsval, 0)), ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(off),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK,
+            window: self.server_window,
+            payload: vec![0u8; len],
+            ts: Some((tsval, 0)),
+            ..Default::default()
+        })
     }
 
     /// Client sends `len` new bytes (upload).
@@ -326,24 +495,52 @@ impl Conn {
     pub fn client_send_bytes(&mut self, data: &[u8]) -> &mut Self {
         let off = self.c_nxt;
         self.c_nxt += data.len() as u64;
-        self.emit(Seg { seq: self.cseq(off), ack: self.sseq(self.c_acked), flags: flags::ACK | flags::PSH, window: self.client_window, payload: data.to_vec(), ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(off),
+            ack: self.sseq(self.c_acked),
+            flags: flags::ACK | flags::PSH,
+            window: self.client_window,
+            payload: data.to_vec(),
+            ..Default::default()
+        })
     }
     /// Client sends bytes [off, off+len) (out of order or again).
     pub fn client_send_at(&mut self, off: u64, len: usize) -> &mut Self {
         self.c_nxt = self.c_nxt.max(off + len as u64);
-        self.emit(Seg { seq: self.cseq(off), ack: self.sseq(self.c_acked), flags: flags::ACK, window: self.client_window, payload: vec![0u8; len], ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(off),
+            ack: self.sseq(self.c_acked),
+            flags: flags::ACK,
+            window: self.client_window,
+            payload: vec![0u8; len],
+            ..Default::default()
+        })
     }
 
     /// Server acknowledges client data up to `off`.
     pub fn server_ack(&mut self, off: u64) -> &mut Self {
         self.s_acked = off;
-        self.emit(Seg { from_server: true, seq: self.sseq(self.s_nxt), ack: self.cseq(off), flags: flags::ACK, window: self.server_window, ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(self.s_nxt),
+            ack: self.cseq(off),
+            flags: flags::ACK,
+            window: self.server_window,
+            ..Default::default()
+        })
     }
 
     /// Server TCP keep-alive probe (SEG.SEQ = SND.NXT − 1, no data).
     pub fn server_keepalive(&mut self) -> &mut Self {
         let s = self.sseq(self.s_nxt).wrapping_sub(1);
-        self.emit(Seg { from_server: true, seq: s, ack: self.cseq(self.s_acked), flags: flags::ACK, window: self.server_window, ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: s,
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK,
+            window: self.server_window,
+            ..Default::default()
+        })
     }
 
     /// Client advertises `win` (a window update; 0 closes the window).
@@ -354,13 +551,31 @@ impl Conn {
     }
 
     pub fn server_fin(&mut self) -> &mut Self {
-        self.emit(Seg { from_server: true, seq: self.sseq(self.s_nxt), ack: self.cseq(self.s_acked), flags: flags::ACK | flags::FIN, window: self.server_window, ..Default::default() })
+        self.emit(Seg {
+            from_server: true,
+            seq: self.sseq(self.s_nxt),
+            ack: self.cseq(self.s_acked),
+            flags: flags::ACK | flags::FIN,
+            window: self.server_window,
+            ..Default::default()
+        })
     }
     pub fn client_fin(&mut self) -> &mut Self {
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: self.sseq(self.c_acked), flags: flags::ACK | flags::FIN, window: self.client_window, ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(self.c_acked),
+            flags: flags::ACK | flags::FIN,
+            window: self.client_window,
+            ..Default::default()
+        })
     }
     pub fn client_rst(&mut self) -> &mut Self {
-        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: 0, flags: flags::RST, ..Default::default() })
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: 0,
+            flags: flags::RST,
+            ..Default::default()
+        })
     }
 
     /// The capture as pcap (µs).
@@ -370,7 +585,11 @@ impl Conn {
 
     /// Build the link-layer frame of a segment.
     pub fn frame(&self, s: &Seg) -> Vec<u8> {
-        let (src, dst) = if s.from_server { (self.server, self.client) } else { (self.client, self.server) };
+        let (src, dst) = if s.from_server {
+            (self.server, self.client)
+        } else {
+            (self.client, self.server)
+        };
         let mut tcp = Vec::with_capacity(60 + s.payload.len());
         tcp.extend_from_slice(&src.1.to_be_bytes());
         tcp.extend_from_slice(&dst.1.to_be_bytes());
@@ -423,7 +642,8 @@ impl Conn {
             let total = (20 + tcp.len()) as u16;
             ip.extend_from_slice(&[0x45, 0]);
             ip.extend_from_slice(&total.to_be_bytes());
-            ip.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0]);
+            ip.extend_from_slice(&self.ip_id.to_be_bytes());
+            ip.extend_from_slice(&[0x40, 0, 64, 6, 0, 0]);
             ip.extend_from_slice(&(src.0 as u32).to_be_bytes());
             ip.extend_from_slice(&(dst.0 as u32).to_be_bytes());
             let c = csum_fold(csum_add(0, &ip));
@@ -437,15 +657,34 @@ impl Conn {
         let et: u16 = if self.v6 { 0x86dd } else { 0x0800 };
         let mut f = Vec::with_capacity(ip.len() + 24);
         match self.w.link {
-            Link::Ethernet | Link::EthernetVlan(_) => {
-                let (sm, dm) = if s.from_server { ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]) } else { ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]) };
+            Link::Ethernet | Link::EthernetVlan(_) | Link::EthernetMpls { .. } => {
+                let (sm, dm) = if s.from_server {
+                    ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+                } else {
+                    ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1])
+                };
                 f.extend_from_slice(&dm);
                 f.extend_from_slice(&sm);
-                if let Link::EthernetVlan(v) = self.w.link {
+                let vlan = match self.w.link {
+                    Link::EthernetVlan(v) => Some(v),
+                    Link::EthernetMpls { vlan, .. } => vlan,
+                    _ => None,
+                };
+                if let Some(v) = vlan {
                     f.extend_from_slice(&0x8100u16.to_be_bytes());
                     f.extend_from_slice(&v.to_be_bytes());
                 }
-                f.extend_from_slice(&et.to_be_bytes());
+                if let Link::EthernetMpls { labels, .. } = self.w.link {
+                    // MPLS unicast ethertype, then 32-bit entries: label 20 bits, TC 3, S 1, TTL 8.
+                    f.extend_from_slice(&0x8847u16.to_be_bytes());
+                    for k in 0..labels.max(1) {
+                        let bottom = (k + 1 == labels.max(1)) as u32;
+                        let entry = ((100 + k as u32) << 12) | (bottom << 8) | 64;
+                        f.extend_from_slice(&entry.to_be_bytes());
+                    }
+                } else {
+                    f.extend_from_slice(&et.to_be_bytes());
+                }
             }
             Link::Sll => {
                 f.extend_from_slice(&(if s.from_server { 4u16 } else { 0u16 }).to_be_bytes());

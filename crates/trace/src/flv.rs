@@ -49,7 +49,13 @@ impl FrameType {
     pub fn index(self) -> usize {
         self as usize
     }
-    pub const ALL: [FrameType; 5] = [FrameType::I, FrameType::P, FrameType::Audio, FrameType::Meta, FrameType::Unknown];
+    pub const ALL: [FrameType; 5] = [
+        FrameType::I,
+        FrameType::P,
+        FrameType::Audio,
+        FrameType::Meta,
+        FrameType::Unknown,
+    ];
 
     /// From an FLV/RTMP tag (message) type and the first payload byte.
     pub fn from_tag(tag_type: u8, first: u8) -> FrameType {
@@ -169,7 +175,11 @@ impl FlvParser {
     /// bodies and FLV files; false for bare tag streams).
     pub fn new(with_header: bool) -> Self {
         FlvParser {
-            st: if with_header { St::FileHeader } else { St::TagHeader },
+            st: if with_header {
+                St::FileHeader
+            } else {
+                St::TagHeader
+            },
             hdr: [0; 16],
             have: 0,
             skip: 0,
@@ -200,7 +210,12 @@ impl FlvParser {
                             self.lost = true;
                             return;
                         }
-                        let hs = u32::from_be_bytes([self.hdr[5], self.hdr[6], self.hdr[7], self.hdr[8]]) as u64;
+                        let hs = u32::from_be_bytes([
+                            self.hdr[5],
+                            self.hdr[6],
+                            self.hdr[7],
+                            self.hdr[8],
+                        ]) as u64;
                         // header size (usually 9) minus what we read, plus PreviousTagSize0.
                         self.skip = hs.saturating_sub(9) + 4;
                         self.have = 0;
@@ -228,7 +243,8 @@ impl FlvParser {
                     if self.have == 11 {
                         self.have = 0;
                         self.tag_type = self.hdr[0] & 0x1f;
-                        let size = u32::from_be_bytes([0, self.hdr[1], self.hdr[2], self.hdr[3]]) as u64;
+                        let size =
+                            u32::from_be_bytes([0, self.hdr[1], self.hdr[2], self.hdr[3]]) as u64;
                         if !matches!(self.tag_type, 8 | 9 | 18) || self.hdr[8..11] != [0, 0, 0] {
                             self.lost = true;
                             return;

@@ -43,6 +43,8 @@ pub struct DecodeStats {
     pub bad_header: u64,
     pub unknown_link: u64,
     pub ts_backwards: u64,
+    /// Exact copies of a recent frame (span port, overlapping merge), dropped (`dedup`).
+    pub duplicates: u64,
 }
 
 /// One flow.
@@ -70,9 +72,21 @@ pub struct FlowRecord {
     pub bytes: u64,
     pub bytes_up: u64,
     pub bytes_down: u64,
-    pub throughput_bps: f64,
-    pub goodput_bps: f64,
+    /// Unique bytes over the FCT; none for a flow without payload (refused, empty).
+    pub throughput_bps: Option<f64>,
+    /// Bytes delivered (download: cumulatively acknowledged; upload: in order at the server)
+    /// over the same FCT, so never above the throughput.
+    pub goodput_bps: Option<f64>,
+    /// Where the capture was taken: "server", "client", "mid_path" or "unknown" (no handshake).
+    pub vantage: &'static str,
+    /// The seed's 3WHS RTT at the server (SYN+ACK → ACK); elsewhere the whole SYN → ACK time.
     pub rtt_3whs_ns: Option<u64>,
+    /// tshark's initial RTT: most recent SYN → the ACK completing the handshake.
+    pub rtt_initial_ns: Option<u64>,
+    /// Capture point ↔ server round trip (SYN → SYN+ACK at the capture point).
+    pub rtt_server_half_ns: Option<u64>,
+    /// Capture point ↔ client round trip (SYN+ACK → ACK at the capture point).
+    pub rtt_client_half_ns: Option<u64>,
     pub rtt_samples: u64,
     pub rtt_min_ns: Option<u64>,
     pub rtt_mean_ns: Option<u64>,
@@ -83,8 +97,16 @@ pub struct FlowRecord {
     pub packets_down: u64,
     pub data_packets: u64,
     pub retrans_packets: u64,
+    /// Kinds of the retransmissions of the flow's direction; they add up to `retrans_packets`.
     pub fast_retrans: u64,
     pub timeout_retrans: u64,
+    /// ACK-clocked after a timeout (rest of the window in the RTO loss episode).
+    pub recovery_retrans: u64,
+    /// ACK-clocked without loss evidence.
+    pub other_retrans: u64,
+    /// Upload flows: repeated client data seen at the receiving server, whose trigger cannot be
+    /// told from there.
+    pub unclassified_retrans: u64,
     pub retrans_rate: f64,
     pub reordered_packets: u64,
     pub reordering_rate: f64,
@@ -92,8 +114,11 @@ pub struct FlowRecord {
     pub stall_count: u64,
     pub stall_time_ns: u64,
     pub stall_share: f64,
-    pub zero_windows: u64,
-    pub keepalives: u64,
+    /// Episodes of a zero receive window advertised by the client (not packets).
+    pub zero_window_episodes: u64,
+    /// Keep-alive (or window probe) packets, either side.
+    pub keepalive_packets: u64,
+    /// Micro-bursts of the flow's direction.
     pub bursts: u64,
     pub max_in_flight: u64,
     pub syn_retrans: u32,
@@ -239,7 +264,13 @@ fn clip(s: u64, e: u64, lo: u64, hi: u64) -> u64 {
     e.min(hi).saturating_sub(s.max(lo))
 }
 
-pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadStats, decode: DecodeStats, warnings: Vec<Warning>) -> Analysis {
+pub(crate) fn build(
+    mut flows: Vec<FlowOut>,
+    opts: &AnalyzeOptions,
+    read: ReadStats,
+    decode: DecodeStats,
+    warnings: Vec<Warning>,
+) -> Analysis {
     flows.sort_by(|a, b| (a.start_ns, a.key).cmp(&(b.start_ns, b.key)));
     let mut a = Analysis {
         flows: Vec::with_capacity(flows.len()),
@@ -267,12 +298,21 @@ pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadSt
         let mut stall_time = 0u64;
         let mut stall_count = 0u64;
         for s in &f.stalls {
-            let thr = if f.download { s.thr_down_ns } else { s.thr_up_ns };
+            let thr = if f.download {
+                s.thr_down_ns
+            } else {
+                s.thr_up_ns
+            };
             if s.end_ns - s.start_ns <= thr {
                 continue;
             }
             stall_count += 1;
-            stall_time += clip(s.start_ns, s.end_ns, f.fct_start_ns, f.fct_end_ns.max(f.fct_start_ns));
+            stall_time += clip(
+                s.start_ns,
+                s.end_ns,
+                f.fct_start_ns,
+                f.fct_end_ns.max(f.fct_start_ns),
+            );
             let kind = if f.download { s.kind_down } else { s.kind_up };
             a.stalls.push(StallRecord {
                 flow_id: id,
@@ -363,18 +403,35 @@ pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadSt
             frame_agg[k].2 += g.interval_sum_ns;
             frame_agg[k].3 += g.intervals;
         }
-        let (bytes, data_pkts) = if f.download { (f.bytes_down, f.data_pkts_down) } else { (f.bytes_up, f.data_pkts_up) };
-        let retrans_pkts = if f.download { f.retrans_pkts } else { f.dup_pkts_up };
-        let goodput = if f.download {
-            match (f.first_data_ns, f.last_ack_ns) {
-                (Some(s), Some(e)) if e > s => f.acked_bytes as f64 * 8e9 / (e - s) as f64,
-                _ => 0.0,
-            }
+        let (bytes, data_pkts) = if f.download {
+            (f.bytes_down, f.data_pkts_down)
         } else {
-            match (f.first_data_ns, f.last_data_ns) {
-                (Some(s), Some(e)) if e > s => f.bytes_up as f64 * 8e9 / (e - s) as f64,
-                _ => 0.0,
-            }
+            (f.bytes_up, f.data_pkts_up)
+        };
+        let retrans_pkts = if f.download {
+            f.retrans_pkts
+        } else {
+            f.dup_pkts_up
+        };
+        // Both rates over the FCT: goodput counts only delivered bytes, so it cannot exceed
+        // the throughput (issue 12: different windows made it exceed it). No rate at all for a
+        // flow that carried nothing (a refused connection is not a 0 bit/s sample).
+        let delivered = if f.download {
+            f.acked_bytes
+        } else {
+            f.delivered_up
+        };
+        let rate = |b: u64| (bytes > 0 && fct > 0).then(|| b as f64 * 8e9 / fct as f64);
+        let (fast, timeout, recovery, other, unclassified) = if f.download {
+            (
+                f.fast_retrans,
+                f.timeout_retrans,
+                f.recovery_retrans,
+                f.other_retrans,
+                0,
+            )
+        } else {
+            (0, 0, 0, 0, retrans_pkts)
         };
         a.flows.push(FlowRecord {
             flow_id: id,
@@ -396,9 +453,13 @@ pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadSt
             bytes,
             bytes_up: f.bytes_up,
             bytes_down: f.bytes_down,
-            throughput_bps: ratio(bytes as f64 * 8e9, fct as f64),
-            goodput_bps: goodput,
+            throughput_bps: rate(bytes),
+            goodput_bps: rate(delivered.min(bytes)),
+            vantage: f.vantage.as_str(),
             rtt_3whs_ns: f.rtt_3whs_ns,
+            rtt_initial_ns: f.rtt_initial_ns,
+            rtt_server_half_ns: f.rtt_server_half_ns,
+            rtt_client_half_ns: f.rtt_client_half_ns,
             rtt_samples: f.rtt_samples,
             rtt_min_ns: f.rtt_min_ns,
             rtt_mean_ns: f.rtt_mean_ns,
@@ -409,8 +470,11 @@ pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadSt
             packets_down: f.pkts_down,
             data_packets: data_pkts,
             retrans_packets: retrans_pkts,
-            fast_retrans: f.fast_retrans,
-            timeout_retrans: f.timeout_retrans,
+            fast_retrans: fast,
+            timeout_retrans: timeout,
+            recovery_retrans: recovery,
+            other_retrans: other,
+            unclassified_retrans: unclassified,
             retrans_rate: ratio(retrans_pkts as f64, data_pkts as f64),
             reordered_packets: f.reordered_up,
             reordering_rate: ratio(f.reordered_up as f64, f.data_pkts_up as f64),
@@ -418,8 +482,8 @@ pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadSt
             stall_count,
             stall_time_ns: stall_time,
             stall_share: ratio(stall_time as f64, fct as f64),
-            zero_windows: f.zero_windows,
-            keepalives: f.keepalives,
+            zero_window_episodes: f.zero_windows,
+            keepalive_packets: f.keepalives,
             bursts: bursts.len() as u64,
             max_in_flight: f.max_in_flight,
             syn_retrans: f.syn_retrans,
@@ -427,14 +491,24 @@ pub(crate) fn build(mut flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadSt
         });
     }
     let total_frames: u64 = frame_agg.iter().take(3).map(|x| x.0).sum();
-    for ft in [FrameType::I, FrameType::P, FrameType::Audio, FrameType::Meta, FrameType::Unknown] {
+    for ft in [
+        FrameType::I,
+        FrameType::P,
+        FrameType::Audio,
+        FrameType::Meta,
+        FrameType::Unknown,
+    ] {
         let k = ft.index();
         let (frames, bytes, isum, icount) = frame_agg[k];
         let (pk, rt, to) = frame_pkts[k];
         a.frame_types.push(FrameTypeStats {
             frame: ft,
             frames,
-            frames_share: if k < 3 { ratio(frames as f64, total_frames as f64) } else { 0.0 },
+            frames_share: if k < 3 {
+                ratio(frames as f64, total_frames as f64)
+            } else {
+                0.0
+            },
             mean_interval_s: (icount > 0).then(|| isum as f64 / icount as f64 / 1e9),
             mean_size_bytes: (frames > 0).then(|| bytes as f64 / frames as f64),
             packets: pk,
@@ -481,12 +555,21 @@ fn pair_channels(a: &mut Analysis, window: u64) {
     let mut p = PairingStats::default();
     let mut mark_up = Vec::new();
     let mut mark_down = Vec::new();
-    for (_, (ups, downs)) in chans.iter().filter(|(_, (u, d))| !u.is_empty() && !d.is_empty()) {
+    for (_, (ups, downs)) in chans
+        .iter()
+        .filter(|(_, (u, d))| !u.is_empty() && !d.is_empty())
+    {
         p.channels += 1;
         // Download stalls of the channel sorted by start.
         let mut ds: Vec<(u64, usize)> = downs
             .iter()
-            .flat_map(|f| by_flow.get(f).into_iter().flatten().map(|&i| (a.stalls[i].start_ns, i)))
+            .flat_map(|f| {
+                by_flow
+                    .get(f)
+                    .into_iter()
+                    .flatten()
+                    .map(|&i| (a.stalls[i].start_ns, i))
+            })
             .collect();
         ds.sort_unstable();
         for u in ups {
@@ -499,7 +582,9 @@ fn pair_channels(a: &mut Analysis, window: u64) {
                     p.upload_stalls_causing += 1;
                     mark_up.push(i);
                     let nearest = ds[lo..hi].iter().min_by_key(|d| d.0.abs_diff(t)).unwrap().1;
-                    *p.caused_kinds.entry(a.stalls[nearest].kind.as_str().to_string()).or_default() += 1;
+                    *p.caused_kinds
+                        .entry(a.stalls[nearest].kind.as_str().to_string())
+                        .or_default() += 1;
                     mark_down.extend(ds[lo..hi].iter().map(|d| d.1));
                 }
             }
@@ -508,7 +593,8 @@ fn pair_channels(a: &mut Analysis, window: u64) {
     for i in mark_up.into_iter().chain(mark_down) {
         a.stalls[i].paired = true;
     }
-    p.share_causing = (p.upload_stalls > 0).then(|| p.upload_stalls_causing as f64 / p.upload_stalls as f64);
+    p.share_causing =
+        (p.upload_stalls > 0).then(|| p.upload_stalls_causing as f64 / p.upload_stalls as f64);
     a.pairing = p;
 }
 
@@ -517,11 +603,21 @@ impl Analysis {
     pub fn summary(&self) -> Summary {
         let mut out = serde_json::Map::new();
         for dir in ["upload", "download"] {
-            let flows: Vec<&FlowRecord> = self.flows.iter().filter(|f| f.direction == dir).collect();
+            // Flows that carried no payload (refused or empty connections) are no FCT,
+            // throughput or stall samples; they are counted apart.
+            let flows: Vec<&FlowRecord> = self
+                .flows
+                .iter()
+                .filter(|f| f.direction == dir && f.bytes > 0)
+                .collect();
             let fct: u64 = flows.iter().map(|f| f.fct_ns).sum();
             let stall: u64 = flows.iter().map(|f| f.stall_time_ns).sum();
             let mut kinds: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-            let list: &[StallKind] = if dir == "upload" { &StallKind::UPLOAD } else { &StallKind::DOWNLOAD };
+            let list: &[StallKind] = if dir == "upload" {
+                &StallKind::UPLOAD
+            } else {
+                &StallKind::DOWNLOAD
+            };
             for k in list {
                 kinds.insert(k.as_str(), (0, 0));
             }
@@ -537,7 +633,7 @@ impl Analysis {
             let treord: u64 = flows.iter().map(|f| f.timeout_reorderings).sum();
             let mut fcts: Vec<u64> = flows.iter().map(|f| f.fct_ns).collect();
             fcts.sort_unstable();
-            let mut tputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
+            let mut tputs: Vec<f64> = flows.iter().filter_map(|f| f.throughput_bps).collect();
             tputs.sort_by(|a, b| a.total_cmp(b));
             out.insert(
                 dir.to_string(),
@@ -572,19 +668,31 @@ impl Analysis {
             TimeoutType::ALL
                 .iter()
                 .zip(c)
-                .map(|(t, &v)| (t.as_str().to_string(), json!({"count": v, "share": ratio(v as f64, n as f64)})))
+                .map(|(t, &v)| {
+                    (
+                        t.as_str().to_string(),
+                        json!({"count": v, "share": ratio(v as f64, n as f64)}),
+                    )
+                })
                 .collect::<serde_json::Map<_, _>>()
         };
         tt.insert("all".into(), Value::Object(shares(&overall)));
         for f in &self.frame_types {
             if f.timeout_retrans > 0 || f.frame.index() < 3 {
-                tt.insert(f.frame.as_str().into(), Value::Object(shares(&f.timeout_types)));
+                tt.insert(
+                    f.frame.as_str().into(),
+                    Value::Object(shares(&f.timeout_types)),
+                );
             }
         }
         out.insert("timeout_types".into(), Value::Object(tt));
         // Table 1: upload flows by reordering rate (< 10 %, 10–20 %, > 20 %).
         let mut t1 = Vec::new();
-        for (lo, hi, label) in [(0.0, 0.1, "<10%"), (0.1, 0.2, "10-20%"), (0.2, f64::INFINITY, ">20%")] {
+        for (lo, hi, label) in [
+            (0.0, 0.1, "<10%"),
+            (0.1, 0.2, "10-20%"),
+            (0.2, f64::INFINITY, ">20%"),
+        ] {
             let fl: Vec<&FlowRecord> = self
                 .flows
                 .iter()
@@ -595,7 +703,7 @@ impl Analysis {
             t1.push(json!({
                 "reordering_rate": label,
                 "flows": fl.len(),
-                "mean_throughput_bps": (n > 0.0).then(|| fl.iter().map(|f| f.throughput_bps).sum::<f64>() / n),
+                "mean_throughput_bps": (n > 0.0).then(|| fl.iter().filter_map(|f| f.throughput_bps).sum::<f64>() / n),
                 "mean_bytes": (n > 0.0).then(|| fl.iter().map(|f| f.bytes as f64).sum::<f64>() / n),
                 "mean_fct_s": (n > 0.0).then(|| fl.iter().map(|f| f.fct_ns as f64).sum::<f64>() / n / 1e9),
             }));
@@ -608,7 +716,12 @@ impl Analysis {
             .http
             .windows(2)
             .filter(|w| w[0].flow_id == w[1].flow_id)
-            .filter_map(|w| Some(w[1].response_start_ns?.saturating_sub(w[0].response_end_ns?)))
+            .filter_map(|w| {
+                Some(
+                    w[1].response_start_ns?
+                        .saturating_sub(w[0].response_end_ns?),
+                )
+            })
             .collect();
         on.sort_unstable();
         off.sort_unstable();
@@ -620,9 +733,18 @@ impl Analysis {
                 "off_period_median_s": off.get(off.len() / 2).map(|&x| x as f64 / 1e9),
             }),
         );
-        out.insert("frame_types".into(), serde_json::to_value(&self.frame_types).unwrap());
-        out.insert("rtt_by_in_flight".into(), serde_json::to_value(&self.rtt_buckets).unwrap());
-        out.insert("pairing".into(), serde_json::to_value(&self.pairing).unwrap());
+        out.insert(
+            "frame_types".into(),
+            serde_json::to_value(&self.frame_types).unwrap(),
+        );
+        out.insert(
+            "rtt_by_in_flight".into(),
+            serde_json::to_value(&self.rtt_buckets).unwrap(),
+        );
+        out.insert(
+            "pairing".into(),
+            serde_json::to_value(&self.pairing).unwrap(),
+        );
         let mut sizes: Vec<u32> = self.bursts.iter().map(|b| b.packets).collect();
         sizes.sort_unstable();
         out.insert(
@@ -637,13 +759,29 @@ impl Analysis {
         let srtts: Vec<u64> = self.flows.iter().filter_map(|f| f.srtt_end_ns).collect();
         out.insert(
             "srtt_end_mean_ms".into(),
-            json!((!srtts.is_empty()).then(|| srtts.iter().sum::<u64>() as f64 / srtts.len() as f64 / 1e6)),
+            json!((!srtts.is_empty())
+                .then(|| srtts.iter().sum::<u64>() as f64 / srtts.len() as f64 / 1e6)),
         );
         out.insert("flows".into(), json!(self.flows.len()));
+        out.insert(
+            "refused_or_empty_flows".into(),
+            json!(self.flows.iter().filter(|f| f.bytes == 0).count()),
+        );
+        let mut vantage: BTreeMap<&str, u64> = BTreeMap::new();
+        for f in &self.flows {
+            *vantage.entry(f.vantage).or_default() += 1;
+        }
+        out.insert("vantage".into(), json!(vantage));
         out.insert("read".into(), serde_json::to_value(&self.read).unwrap());
         out.insert("decode".into(), serde_json::to_value(&self.decode).unwrap());
-        out.insert("warnings".into(), serde_json::to_value(&self.warnings).unwrap());
-        out.insert("options".into(), serde_json::to_value(&self.options).unwrap());
+        out.insert(
+            "warnings".into(),
+            serde_json::to_value(&self.warnings).unwrap(),
+        );
+        out.insert(
+            "options".into(),
+            serde_json::to_value(&self.options).unwrap(),
+        );
         Summary(Value::Object(out))
     }
 

@@ -17,6 +17,7 @@ use std::hash::BuildHasher;
 use std::sync::mpsc;
 
 use crate::decode::{self, Skip, TcpPacket};
+use crate::dedup::DuplicateFilter;
 use crate::flow::{Flow, FlowKey, FlowOut};
 use crate::output::{self, Analysis, DecodeStats};
 use crate::reader::{ReadStats, Reader, Warning};
@@ -53,7 +54,11 @@ impl FlowTable {
             done: Vec::new(),
             last_sweep_ns: 0,
             opts: opts.clone(),
-            server_ips: opts.server_ips.iter().filter_map(|s| decode::parse_addr(s)).collect(),
+            server_ips: opts
+                .server_ips
+                .iter()
+                .filter_map(|s| decode::parse_addr(s))
+                .collect(),
             idle_ns: opts.idle_timeout.as_nanos() as u64,
         }
     }
@@ -192,7 +197,9 @@ pub(crate) fn run(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Analysis, TraceError> {
     let threads = if opts.threads == 0 {
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     } else {
         opts.threads
     };
@@ -202,6 +209,8 @@ pub(crate) fn run(
     let files = readers.len();
     let mut packets: u64 = 0;
     let mut last_ts: u64 = 0;
+    // Span-port / merge copies are dropped before anything counts them (`dedup`).
+    let mut dedup = DuplicateFilter::default();
 
     let flows = if threads <= 1 {
         let mut table = FlowTable::new(opts);
@@ -214,6 +223,10 @@ pub(crate) fn run(
                     dstats.ts_backwards += 1;
                 }
                 last_ts = last_ts.max(raw.ts_ns);
+                if dedup.is_duplicate(raw.ts_ns, raw.data, raw.orig_len) {
+                    dstats.duplicates += 1;
+                    continue;
+                }
                 match decode::decode(raw.linktype, raw.data) {
                     Ok(p) => {
                         dstats.tcp += 1;
@@ -225,12 +238,25 @@ pub(crate) fn run(
                     let (done, total) = r.progress();
                     if done >= next_report {
                         next_report = done + (64 << 20);
-                        progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+                        progress(Progress {
+                            file_index: fi,
+                            files,
+                            bytes_done: done,
+                            bytes_total: total,
+                            packets,
+                        });
                     }
                 }
             }
             let (done, total) = r.progress();
-            progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+            progress(Progress {
+                file_index: fi,
+                files,
+                bytes_done: done,
+                bytes_total: total,
+                packets,
+            });
+            file_damage_warning(&r, &mut warnings);
             merge_read(&mut rstats, &r.stats);
             warnings.append(&mut r.warnings);
         }
@@ -248,26 +274,30 @@ pub(crate) fn run(
                 txs.push(tx);
                 recycle_rx.push(rrx);
                 let b = std::thread::Builder::new().name("trace-worker".into());
-                handles.push(b.spawn_scoped(scope, move || {
-                    let mut table = FlowTable::new(opts);
-                    for mut b in rx {
-                        for it in &b.items {
-                            let mut p = it.pkt;
-                            let o = it.poff as usize;
-                            let po = o + it.olen as usize;
-                            decode::parse_options(&b.arena[o..po], &mut p.opts);
-                            let payload: &[u8] = &b.arena[po..po + it.plen as usize];
-                            p.payload = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
-                            // SAFETY: `p` does not outlive this iteration; the arena is alive
-                            // and unmodified until the batch is cleared below.
-                            table.process(&p, it.ts);
+                handles.push(
+                    b.spawn_scoped(scope, move || {
+                        let mut table = FlowTable::new(opts);
+                        for mut b in rx {
+                            for it in &b.items {
+                                let mut p = it.pkt;
+                                let o = it.poff as usize;
+                                let po = o + it.olen as usize;
+                                decode::parse_options(&b.arena[o..po], &mut p.opts);
+                                let payload: &[u8] = &b.arena[po..po + it.plen as usize];
+                                p.payload =
+                                    unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
+                                // SAFETY: `p` does not outlive this iteration; the arena is alive
+                                // and unmodified until the batch is cleared below.
+                                table.process(&p, it.ts);
+                            }
+                            b.items.clear();
+                            b.arena.clear();
+                            let _ = rtx.send(b);
                         }
-                        b.items.clear();
-                        b.arena.clear();
-                        let _ = rtx.send(b);
-                    }
-                    table.finish()
-                }).expect("spawn analysis worker"));
+                        table.finish()
+                    })
+                    .expect("spawn analysis worker"),
+                );
             }
             let hasher = Hasher::default();
             let mut batches: Vec<Batch> = (0..workers).map(|_| Batch::default()).collect();
@@ -281,6 +311,10 @@ pub(crate) fn run(
                             dstats.ts_backwards += 1;
                         }
                         last_ts = last_ts.max(raw.ts_ns);
+                        if dedup.is_duplicate(raw.ts_ns, raw.data, raw.orig_len) {
+                            dstats.duplicates += 1;
+                            continue;
+                        }
                         // Options are parsed by the worker: the reading thread is the bottleneck.
                         match decode::decode_deferred(raw.linktype, raw.data) {
                             Ok((p, raw_opts)) => {
@@ -293,12 +327,22 @@ pub(crate) fn run(
                                 let b = &mut batches[w];
                                 let poff = b.arena.len() as u32;
                                 b.arena.extend_from_slice(raw_opts);
-                                let plen = if copy_payload { p.payload.len() as u32 } else { 0 };
+                                let plen = if copy_payload {
+                                    p.payload.len() as u32
+                                } else {
+                                    0
+                                };
                                 if copy_payload {
                                     b.arena.extend_from_slice(p.payload);
                                 }
                                 let pk = detach(p);
-                                b.items.push(Item { ts: raw.ts_ns, pkt: pk, poff, olen: raw_opts.len() as u16, plen });
+                                b.items.push(Item {
+                                    ts: raw.ts_ns,
+                                    pkt: pk,
+                                    poff,
+                                    olen: raw_opts.len() as u16,
+                                    plen,
+                                });
                                 if b.items.len() >= BATCH {
                                     let fresh = recycle_rx[w].try_recv().unwrap_or_default();
                                     let full = std::mem::replace(b, fresh);
@@ -313,12 +357,25 @@ pub(crate) fn run(
                             let (done, total) = r.progress();
                             if done >= next_report {
                                 next_report = done + (64 << 20);
-                                progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+                                progress(Progress {
+                                    file_index: fi,
+                                    files,
+                                    bytes_done: done,
+                                    bytes_total: total,
+                                    packets,
+                                });
                             }
                         }
                     }
                     let (done, total) = r.progress();
-                    progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+                    progress(Progress {
+                        file_index: fi,
+                        files,
+                        bytes_done: done,
+                        bytes_total: total,
+                        packets,
+                    });
+                    file_damage_warning(&r, &mut warnings);
                     merge_read(&mut rstats, &r.stats);
                     warnings.append(&mut r.warnings);
                 }
@@ -346,7 +403,11 @@ pub(crate) fn run(
         (dstats.bad_header, "with a malformed IP/TCP header"),
     ] {
         if n > 0 {
-            warnings.push(Warning { file: String::new(), offset: 0, message: format!("{n} records {what} (skipped)") });
+            warnings.push(Warning {
+                file: String::new(),
+                offset: 0,
+                message: format!("{n} records {what} (skipped)"),
+            });
         }
     }
     Ok(output::build(flows, opts, rstats, dstats, warnings))
@@ -372,6 +433,21 @@ fn detach(p: TcpPacket<'_>) -> TcpPacket<'static> {
     }
 }
 
+/// One line per damaged file with its totals (the per-record warnings stop after 20).
+fn file_damage_warning(r: &Reader<'_>, warnings: &mut Vec<Warning>) {
+    let s = &r.stats;
+    if s.damaged() {
+        warnings.push(Warning {
+            file: r.name().to_string(),
+            offset: 0,
+            message: format!(
+                "damaged input: {} bytes skipped ({} corrupt and {} truncated records); {} records read",
+                s.skipped_bytes, s.corrupt_records, s.truncated_records, s.records
+            ),
+        });
+    }
+}
+
 fn merge_read(a: &mut ReadStats, b: &ReadStats) {
     a.records += b.records;
     a.bytes += b.bytes;
@@ -379,4 +455,6 @@ fn merge_read(a: &mut ReadStats, b: &ReadStats) {
     a.corrupt_records += b.corrupt_records;
     a.unknown_blocks += b.unknown_blocks;
     a.resync_skipped_bytes += b.resync_skipped_bytes;
+    a.skipped_bytes += b.skipped_bytes;
+    a.unknown_block_bytes += b.unknown_block_bytes;
 }

@@ -21,6 +21,11 @@
 //! The classification looks at the state when the gap began and at the packet that ended it
 //! ("Based on the position where each stall happens", §2.2). Rules, in order:
 //!
+//! Both directions, first: Handshake — the gap began before the three-way handshake completed
+//! (a SYN or SYN+ACK was lost and its timer, 1 s in Linux, resent it). The seed's classes all
+//! describe an established connection; without this rule a lost SYN+ACK at the server became a
+//! "resource constraint" stall (issue 12). Our own addition, named after what happened.
+//!
 //! Download (server sends), Table 2:
 //! 1. Timeout — "Timeout stalls are those caused by the timeout retransmissions": the gap ends
 //!    with a server retransmission that was timer-driven (see `retrans`).
@@ -60,6 +65,7 @@ pub enum StallKind {
     Other,
     Normal,
     Reordering,
+    Handshake,
 }
 
 impl StallKind {
@@ -73,22 +79,31 @@ impl StallKind {
             StallKind::Other => "other",
             StallKind::Normal => "normal",
             StallKind::Reordering => "reordering",
+            StallKind::Handshake => "handshake",
         }
     }
-    pub const DOWNLOAD: [StallKind; 6] = [
+    pub const DOWNLOAD: [StallKind; 7] = [
         StallKind::ResourceConstraint,
         StallKind::PacketDelay,
         StallKind::ZeroRwnd,
         StallKind::KeepAlive,
         StallKind::Timeout,
+        StallKind::Handshake,
         StallKind::Other,
     ];
-    pub const UPLOAD: [StallKind; 3] = [StallKind::Normal, StallKind::Reordering, StallKind::KeepAlive];
+    pub const UPLOAD: [StallKind; 4] = [
+        StallKind::Normal,
+        StallKind::Reordering,
+        StallKind::KeepAlive,
+        StallKind::Handshake,
+    ];
 }
 
 /// What the classifier needs to know about the gap.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GapContext {
+    /// The gap began before the handshake completed (SYN or SYN+ACK seen, its ACK not yet).
+    pub in_handshake: bool,
     /// The packet ending the gap was sent by the server.
     pub end_from_server: bool,
     /// ... and is a timer-driven retransmission (RTO) of server data.
@@ -109,7 +124,9 @@ pub struct GapContext {
 
 /// Classify a download stall (Table 2 classes), rules in the module comment.
 pub fn classify_download(c: &GapContext) -> StallKind {
-    if c.end_is_timeout_retrans {
+    if c.in_handshake {
+        StallKind::Handshake
+    } else if c.end_is_timeout_retrans {
         StallKind::Timeout
     } else if c.client_rwnd_zero {
         StallKind::ZeroRwnd
@@ -126,7 +143,9 @@ pub fn classify_download(c: &GapContext) -> StallKind {
 
 /// Classify an upload stall (§2.1 classes), rules in the module comment.
 pub fn classify_upload(c: &GapContext) -> StallKind {
-    if c.end_is_keepalive {
+    if c.in_handshake {
+        StallKind::Handshake
+    } else if c.end_is_keepalive {
         StallKind::KeepAlive
     } else if c.server_has_hole || c.end_is_disordered {
         StallKind::Reordering
@@ -156,27 +175,55 @@ mod tests {
 
     #[test]
     fn timeout_wins_over_outstanding_data() {
-        let c = GapContext { end_from_server: true, end_is_timeout_retrans: true, server_outstanding: true, ..Default::default() };
+        let c = GapContext {
+            end_from_server: true,
+            end_is_timeout_retrans: true,
+            server_outstanding: true,
+            ..Default::default()
+        };
         assert_eq!(classify_download(&c), StallKind::Timeout);
     }
 
     #[test]
     fn zero_window_probe_is_zero_rwnd_not_keepalive() {
-        let c = GapContext { end_is_keepalive: true, client_rwnd_zero: true, server_outstanding: true, ..Default::default() };
+        let c = GapContext {
+            end_is_keepalive: true,
+            client_rwnd_zero: true,
+            server_outstanding: true,
+            ..Default::default()
+        };
         assert_eq!(classify_download(&c), StallKind::ZeroRwnd);
     }
 
     #[test]
     fn idle_sender_gap_is_resource_constraint_and_fin_gap_is_other() {
-        assert_eq!(classify_download(&GapContext::default()), StallKind::ResourceConstraint);
-        let c = GapContext { end_is_fin_or_rst: true, ..Default::default() };
+        assert_eq!(
+            classify_download(&GapContext::default()),
+            StallKind::ResourceConstraint
+        );
+        let c = GapContext {
+            end_is_fin_or_rst: true,
+            ..Default::default()
+        };
         assert_eq!(classify_download(&c), StallKind::Other);
     }
 
     #[test]
     fn upload_hole_makes_reordering_stall() {
-        assert_eq!(classify_upload(&GapContext { server_has_hole: true, ..Default::default() }), StallKind::Reordering);
+        assert_eq!(
+            classify_upload(&GapContext {
+                server_has_hole: true,
+                ..Default::default()
+            }),
+            StallKind::Reordering
+        );
         assert_eq!(classify_upload(&GapContext::default()), StallKind::Normal);
-        assert_eq!(classify_upload(&GapContext { end_is_keepalive: true, ..Default::default() }), StallKind::KeepAlive);
+        assert_eq!(
+            classify_upload(&GapContext {
+                end_is_keepalive: true,
+                ..Default::default()
+            }),
+            StallKind::KeepAlive
+        );
     }
 }

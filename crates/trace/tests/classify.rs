@@ -8,7 +8,10 @@ use tcpvideo_trace::{analyze_bytes, Analysis, AnalyzeOptions, StallKind, Timeout
 const MSS: usize = 1448;
 
 fn run(c: &Conn) -> Analysis {
-    let opts = AnalyzeOptions { threads: 1, ..Default::default() };
+    let opts = AnalyzeOptions {
+        threads: 1,
+        ..Default::default()
+    };
     analyze_bytes(&c.pcap(), &opts).expect("analysis")
 }
 
@@ -24,7 +27,10 @@ fn kinds(a: &Analysis) -> Vec<StallKind> {
 }
 
 fn timeout_types(a: &Analysis) -> Vec<TimeoutType> {
-    a.retransmissions.iter().filter_map(|r| r.timeout_type).collect()
+    a.retransmissions
+        .iter()
+        .filter_map(|r| r.timeout_type)
+        .collect()
 }
 
 /// Server sends `n` segments at once, client acks them one RTT later.
@@ -80,7 +86,7 @@ fn closed_receive_window_is_zero_rwnd() {
     c.server_burst(2, MSS);
     let a = run(&c);
     assert_eq!(kinds(&a), vec![StallKind::ZeroRwnd]);
-    assert_eq!(a.flows[0].zero_windows, 1);
+    assert_eq!(a.flows[0].zero_window_episodes, 1);
 }
 
 #[test]
@@ -108,7 +114,7 @@ fn keepalive_after_idle_is_keep_alive_stall() {
     c.client_ack(end);
     let a = run(&c);
     assert_eq!(kinds(&a), vec![StallKind::KeepAlive]);
-    assert_eq!(a.flows[0].keepalives, 1);
+    assert_eq!(a.flows[0].keepalive_packets, 1);
 }
 
 #[test]
@@ -255,7 +261,10 @@ fn whole_window_lost_is_continuous_loss() {
     let a = run(&c);
     assert_eq!(timeout_types(&a), vec![TimeoutType::ContinuousLoss]);
     let kinds_r: Vec<&str> = a.retransmissions.iter().map(|r| r.kind.as_str()).collect();
-    assert_eq!(kinds_r, vec!["timeout", "recovery", "recovery", "recovery", "recovery", "recovery"]);
+    assert_eq!(
+        kinds_r,
+        vec!["timeout", "recovery", "recovery", "recovery", "recovery", "recovery"]
+    );
 }
 
 #[test]

@@ -10,7 +10,10 @@ use tcpvideo_trace::{analyze_bytes, Analysis, AnalyzeOptions, StallKind};
 const MSS: usize = 1448;
 
 fn opts1() -> AnalyzeOptions {
-    AnalyzeOptions { threads: 1, ..Default::default() }
+    AnalyzeOptions {
+        threads: 1,
+        ..Default::default()
+    }
 }
 
 fn flv_tag(t: u8, first: u8, size: usize) -> Vec<u8> {
@@ -94,7 +97,11 @@ fn http_flv_packets_are_attributed_to_frames_and_timeouts_typed_per_frame() {
     // Every data packet is attributed to some type; I-frame packets are ~20000/1448.
     let total: u64 = a.frame_types.iter().map(|x| x.packets).sum();
     assert_eq!(total, f.data_packets); // retransmissions included in both
-    assert!((13..=15).contains(&ft(FrameType::I).packets), "{}", ft(FrameType::I).packets);
+    assert!(
+        (13..=15).contains(&ft(FrameType::I).packets),
+        "{}",
+        ft(FrameType::I).packets
+    );
     assert!(ft(FrameType::Meta).timeout_retrans == 1);
     assert_eq!(a.http.len(), 1);
     assert_eq!(a.http[0].status, 200);
@@ -109,7 +116,7 @@ fn timeout_inside_an_i_frame_counts_for_i() {
     let (flv, _) = flv_stream(4);
     body.extend_from_slice(&flv);
     send_acked(&mut c, &body[..8 * MSS], 40.0); // first window fine (header + I frame)
-    // Second window: 8 segments, all in the I frame; the first is lost, others' dupacks lost.
+                                                // Second window: 8 segments, all in the I frame; the first is lost, others' dupacks lost.
     let base = 8 * MSS;
     for k in 0..8 {
         c.server_send_bytes(&body[base + k * MSS..base + (k + 1) * MSS]);
@@ -122,13 +129,30 @@ fn timeout_inside_an_i_frame_counts_for_i() {
     let rest = body[base + 8 * MSS..].to_vec();
     send_acked(&mut c, &rest, 40.0);
     let a = analyze_bytes(&c.pcap(), &opts1()).unwrap();
-    let i = a.frame_types.iter().find(|x| x.frame == FrameType::I).unwrap();
+    let i = a
+        .frame_types
+        .iter()
+        .find(|x| x.frame == FrameType::I)
+        .unwrap();
     assert_eq!(i.timeout_retrans, 1);
     assert_eq!(i.retrans_packets, 1);
     // ack_delay_loss (the later segments had arrived): Table 5 column I.
     assert_eq!(i.timeout_types[3], 1);
-    assert_eq!(a.stalls.iter().filter(|s| s.kind == StallKind::Timeout).count(), 1);
-    assert_eq!(a.stalls.iter().find(|s| s.kind == StallKind::Timeout).unwrap().frame, FrameType::I);
+    assert_eq!(
+        a.stalls
+            .iter()
+            .filter(|s| s.kind == StallKind::Timeout)
+            .count(),
+        1
+    );
+    assert_eq!(
+        a.stalls
+            .iter()
+            .find(|s| s.kind == StallKind::Timeout)
+            .unwrap()
+            .frame,
+        FrameType::I
+    );
 }
 
 #[test]
@@ -136,7 +160,9 @@ fn http_response_with_content_length_is_one_on_period() {
     let mut c = Conn::new();
     c.handshake(20.0);
     for seg in 0..3 {
-        c.client_send_bytes(format!("GET /hls/ch9/seg{seg}.ts HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes());
+        c.client_send_bytes(
+            format!("GET /hls/ch9/seg{seg}.ts HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
+        );
         c.wait_ms(0.1);
         let mut resp = b"HTTP/1.1 200 OK\r\nContent-Length: 20000\r\n\r\n".to_vec();
         resp.extend(vec![0x47u8; 20_000]);
@@ -158,7 +184,13 @@ fn http_response_with_content_length_is_one_on_period() {
     // last byte sent → its ACK one RTT (20 ms) later, 0.5 ms, the 500 ms pause, the request.
     assert!((0.5205..0.5207).contains(&off), "{off}");
     // The 500 ms pauses between segments are resource-constraint stalls (off periods).
-    assert!(a.stalls.iter().filter(|s| s.kind == StallKind::ResourceConstraint).count() >= 2);
+    assert!(
+        a.stalls
+            .iter()
+            .filter(|s| s.kind == StallKind::ResourceConstraint)
+            .count()
+            >= 2
+    );
 }
 
 fn amf_str(s: &str) -> Vec<u8> {
@@ -287,7 +319,9 @@ fn upload_stall_followed_by_download_stall_on_same_channel_is_paired() {
             c.wait_ms(30.0);
             let e = c.s_nxt;
             c.client_ack(e);
-            let gap = stall_starts.iter().any(|&s| c.now + 300_000_000 >= s && c.now < s + 300_000_000);
+            let gap = stall_starts
+                .iter()
+                .any(|&s| c.now + 300_000_000 >= s && c.now < s + 300_000_000);
             c.wait_ms(if gap { 500.0 } else { 10.0 });
         }
         c
@@ -314,8 +348,16 @@ fn upload_stall_followed_by_download_stall_on_same_channel_is_paired() {
     assert_eq!(a.pairing.upload_stalls_causing, 2);
     assert_eq!(a.pairing.caused_kinds.get("resource_constraint"), Some(&2));
     // The other channel's viewer stalls too but is not paired.
-    let other = a.flows.iter().find(|f| f.channel.as_deref() == Some("live/other")).unwrap();
-    assert!(a.stalls.iter().filter(|s| s.flow_id == other.flow_id).all(|s| !s.paired));
+    let other = a
+        .flows
+        .iter()
+        .find(|f| f.channel.as_deref() == Some("live/other"))
+        .unwrap();
+    assert!(a
+        .stalls
+        .iter()
+        .filter(|s| s.flow_id == other.flow_id)
+        .all(|s| !s.paired));
     assert!(a.stalls.iter().any(|s| s.flow_id == other.flow_id));
 }
 
@@ -324,10 +366,16 @@ fn user_channel_map_overrides_parsed_key() {
     let mut c = Conn::new();
     c.handshake(20.0);
     c.client_send_bytes(b"GET /a/b/c.flv HTTP/1.1\r\n\r\n");
-    let o = AnalyzeOptions { channel_map: vec![("/a/b".into(), "chan-7".into())], ..opts1() };
+    let o = AnalyzeOptions {
+        channel_map: vec![("/a/b".into(), "chan-7".into())],
+        ..opts1()
+    };
     let a = analyze_bytes(&c.pcap(), &o).unwrap();
     assert_eq!(a.flows[0].channel.as_deref(), Some("chan-7"));
-    let o = AnalyzeOptions { channel_map: vec![("10.0.0.2:40000".into(), "by-endpoint".into())], ..opts1() };
+    let o = AnalyzeOptions {
+        channel_map: vec![("10.0.0.2:40000".into(), "by-endpoint".into())],
+        ..opts1()
+    };
     let a = analyze_bytes(&c.pcap(), &o).unwrap();
     assert_eq!(a.flows[0].channel.as_deref(), Some("by-endpoint"));
 }
@@ -345,7 +393,11 @@ fn snaplen_truncated_payloads_leave_frames_unknown_but_counts_exact() {
     let f = &a.flows[0];
     assert_eq!(f.bytes_down, body.len() as u64);
     assert_eq!(f.data_packets, body.len().div_ceil(MSS) as u64);
-    let i = a.frame_types.iter().find(|x| x.frame == FrameType::I).unwrap();
+    let i = a
+        .frame_types
+        .iter()
+        .find(|x| x.frame == FrameType::I)
+        .unwrap();
     assert_eq!(i.frames, 0);
 }
 
@@ -359,10 +411,24 @@ fn worker_threads_see_the_same_payloads() {
     send_acked(&mut c, &body, 40.0);
     let b = c.pcap();
     let a1 = analyze_bytes(&b, &opts1()).unwrap();
-    let a2 = analyze_bytes(&b, &AnalyzeOptions { threads: 2, ..Default::default() }).unwrap();
+    let a2 = analyze_bytes(
+        &b,
+        &AnalyzeOptions {
+            threads: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let j = |a: &Analysis| serde_json::to_string(&a.frame_types).unwrap();
     assert_eq!(j(&a1), j(&a2));
-    assert_eq!(a1.frame_types.iter().find(|x| x.frame == FrameType::P).unwrap().frames, 6);
+    assert_eq!(
+        a1.frame_types
+            .iter()
+            .find(|x| x.frame == FrameType::P)
+            .unwrap()
+            .frames,
+        6
+    );
 }
 
 #[test]

@@ -49,6 +49,19 @@ pub struct ReadStats {
     pub corrupt_records: u64,
     pub unknown_blocks: u64,
     pub resync_skipped_bytes: u64,
+    /// Every byte of the input that was not delivered as (part of) a record because it was
+    /// damaged: resynchronisation skips, truncated records, corrupt blocks. Zero for a healthy
+    /// file; `--strict` makes any of it an error.
+    pub skipped_bytes: u64,
+    /// Bytes of well-formed pcapng blocks of a type this reader does not know (not damage).
+    pub unknown_block_bytes: u64,
+}
+
+impl ReadStats {
+    /// Whether anything was lost to damage.
+    pub fn damaged(&self) -> bool {
+        self.skipped_bytes > 0 || self.truncated_records > 0 || self.corrupt_records > 0
+    }
 }
 
 /// A problem worth telling the user about (each kind reported once per file with a count).
@@ -62,9 +75,20 @@ pub struct Warning {
 /// Bytes to parse: a borrowed slice, a memory map, or a decompressing stream read into one
 /// large reused buffer.
 pub(crate) enum Source<'a> {
-    Slice { data: &'a [u8], pos: usize },
+    Slice {
+        data: &'a [u8],
+        pos: usize,
+    },
     /// `base`: absolute input offset of `buf[0]`; `total`: input size when known.
-    Stream { r: Box<dyn Read + Send + 'a>, buf: Vec<u8>, start: usize, end: usize, eof: bool, base: u64, total: Option<u64> },
+    Stream {
+        r: Box<dyn Read + Send + 'a>,
+        buf: Vec<u8>,
+        start: usize,
+        end: usize,
+        eof: bool,
+        base: u64,
+        total: Option<u64>,
+    },
 }
 
 const STREAM_CHUNK: usize = 4 << 20;
@@ -78,7 +102,15 @@ impl<'a> Source<'a> {
                 let end = (*pos + n).min(data.len());
                 Ok(&data[*pos..end])
             }
-            Source::Stream { r, buf, start, end, eof, base, .. } => {
+            Source::Stream {
+                r,
+                buf,
+                start,
+                end,
+                eof,
+                base,
+                ..
+            } => {
                 if *end - *start < n && !*eof {
                     // Compact, grow if one record is larger than the buffer, then fill.
                     if *start > 0 {
@@ -127,7 +159,9 @@ impl<'a> Source<'a> {
     pub(crate) fn mem(&mut self) -> Option<(&[u8], &mut usize)> {
         match self {
             Source::Slice { data, pos } => Some((data, pos)),
-            Source::Stream { buf, start, end, .. } => Some((&buf[..*end], start)),
+            Source::Stream {
+                buf, start, end, ..
+            } => Some((&buf[..*end], start)),
         }
     }
 
@@ -167,7 +201,9 @@ pub fn open_path(path: &Path) -> Result<Reader<'static>, TraceError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| TraceError::Io(name.clone(), e))?;
     let mut magic = [0u8; 4];
-    let n = (&file).read(&mut magic).map_err(|e| TraceError::Io(name.clone(), e))?;
+    let n = (&file)
+        .read(&mut magic)
+        .map_err(|e| TraceError::Io(name.clone(), e))?;
     let kind = decompress::detect(&magic[..n]);
     let src = match kind {
         decompress::Compression::None => {
@@ -178,12 +214,28 @@ pub fn open_path(path: &Path) -> Result<Reader<'static>, TraceError> {
             if len == 0 {
                 return Err(TraceError::Format(name, "empty file".into()));
             }
-            Source::Stream { r: Box::new(f), buf: Vec::new(), start: 0, end: 0, eof: false, base: 0, total: Some(len) }
+            Source::Stream {
+                r: Box::new(f),
+                buf: Vec::new(),
+                start: 0,
+                end: 0,
+                eof: false,
+                base: 0,
+                total: Some(len),
+            }
         }
         other => {
             let f = File::open(path).map_err(|e| TraceError::Io(name.clone(), e))?;
             let r = decompress::wrap(other, f).map_err(|e| TraceError::Io(name.clone(), e))?;
-            Source::Stream { r, buf: Vec::new(), start: 0, end: 0, eof: false, base: 0, total: None }
+            Source::Stream {
+                r,
+                buf: Vec::new(),
+                start: 0,
+                end: 0,
+                eof: false,
+                base: 0,
+                total: None,
+            }
         }
     };
     Reader::new(src, name)
@@ -195,7 +247,8 @@ impl<'a> Reader<'a> {
         let src = match decompress::detect(data) {
             decompress::Compression::None => Source::Slice { data, pos: 0 },
             other => Source::Stream {
-                r: decompress::wrap(other, data).map_err(|e| TraceError::Io("<memory>".into(), e))?,
+                r: decompress::wrap(other, data)
+                    .map_err(|e| TraceError::Io("<memory>".into(), e))?,
                 buf: Vec::new(),
                 start: 0,
                 end: 0,
@@ -212,11 +265,19 @@ impl<'a> Reader<'a> {
         let fmt = if head.len() >= 4 && head[..4] == [0x0A, 0x0D, 0x0D, 0x0A] {
             Format::Pcapng(pcapng::State::default())
         } else {
-            let h = pcap::parse_file_header(head).map_err(|m| TraceError::Format(name.clone(), m.to_string()))?;
+            let h = pcap::parse_file_header(head)
+                .map_err(|m| TraceError::Format(name.clone(), m.to_string()))?;
             src.consume(24);
             Format::Pcap(h)
         };
-        Ok(Reader { src, fmt, name, stats: ReadStats::default(), warnings: Vec::new(), warned: 0 })
+        Ok(Reader {
+            src,
+            fmt,
+            name,
+            stats: ReadStats::default(),
+            warnings: Vec::new(),
+            warned: 0,
+        })
     }
 
     /// The file's name (for messages).
@@ -233,7 +294,11 @@ impl<'a> Reader<'a> {
         // Bounded: a badly damaged file must not fill memory with warnings.
         self.warned += 1;
         if self.warned <= 20 {
-            self.warnings.push(Warning { file: self.name.clone(), offset, message });
+            self.warnings.push(Warning {
+                file: self.name.clone(),
+                offset,
+                message,
+            });
         }
     }
 
@@ -248,7 +313,7 @@ impl<'a> Reader<'a> {
             let b = &buf[*pos..];
             if let Ok(rh) = pcap::parse_record_header(h, b) {
                 let total = 16 + rh.incl_len as usize;
-                if b.len() >= total && pcap::plausible_time(h, rh.sec) {
+                if b.len() >= total {
                     h.last_sec = rh.sec;
                     fast = Some((*pos + 16, rh, h.linktype));
                     *pos += total;
@@ -260,7 +325,12 @@ impl<'a> Reader<'a> {
             self.stats.bytes += rh.incl_len as u64;
             let (buf, _) = self.src.mem().expect("in-memory source");
             let data = &buf[start..start + rh.incl_len as usize];
-            return Ok(Some(RawPacket { ts_ns: rh.ts_ns, linktype, data, orig_len: rh.orig_len }));
+            return Ok(Some(RawPacket {
+                ts_ns: rh.ts_ns,
+                linktype,
+                data,
+                orig_len: rh.orig_len,
+            }));
         }
         self.next_packet_slow()
     }
@@ -279,35 +349,64 @@ impl<'a> Reader<'a> {
                 Step::Skip => continue,
                 Step::Problem(p) => {
                     match p {
-                        Problem::Truncated => self.stats.truncated_records += 1,
-                        Problem::Corrupt { .. } => self.stats.corrupt_records += 1,
-                        Problem::UnknownBlock(_) => self.stats.unknown_blocks += 1,
-                    }
-                    if let Problem::Corrupt { skipped } = p {
-                        self.stats.resync_skipped_bytes += skipped;
+                        Problem::Truncated { bytes } => {
+                            self.stats.truncated_records += 1;
+                            self.stats.skipped_bytes += bytes;
+                        }
+                        Problem::Corrupt { skipped } => {
+                            self.stats.corrupt_records += 1;
+                            self.stats.resync_skipped_bytes += skipped;
+                            self.stats.skipped_bytes += skipped;
+                        }
+                        Problem::UnknownBlock { bytes, .. } => {
+                            self.stats.unknown_blocks += 1;
+                            self.stats.unknown_block_bytes += bytes;
+                        }
                     }
                     let msg = match p {
-                        Problem::Truncated => "truncated record at end of file (skipped)".to_string(),
-                        Problem::Corrupt { skipped } => {
-                            format!("corrupt record header; skipped {skipped} bytes to resynchronise")
+                        Problem::Truncated { bytes } => {
+                            format!("truncated record at end of file ({bytes} bytes skipped)")
                         }
-                        Problem::UnknownBlock(t) => format!("unknown pcapng block type 0x{t:08x} (skipped)"),
+                        Problem::Corrupt { skipped } => {
+                            format!(
+                                "corrupt record header; skipped {skipped} bytes to resynchronise"
+                            )
+                        }
+                        Problem::UnknownBlock { block_type, bytes } => {
+                            format!("unknown pcapng block type 0x{block_type:08x} ({bytes} bytes skipped)")
+                        }
                     };
                     self.warn(off, msg);
                     continue;
                 }
-                Step::Record { hdr_len, cap_len, ts_ns, linktype, orig_len, total } => {
+                Step::Record {
+                    hdr_len,
+                    cap_len,
+                    ts_ns,
+                    linktype,
+                    orig_len,
+                    total,
+                } => {
                     self.stats.records += 1;
                     self.stats.bytes += cap_len as u64;
                     // Borrow the record out of the source, then consume it on the next call.
-                    let buf = self.src.peek(total).map_err(|e| TraceError::Io(self.name.clone(), e))?;
+                    let buf = self
+                        .src
+                        .peek(total)
+                        .map_err(|e| TraceError::Io(self.name.clone(), e))?;
                     let data = &buf[hdr_len..hdr_len + cap_len];
-                    let data: &[u8] = unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len()) };
+                    let data: &[u8] =
+                        unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len()) };
                     // SAFETY: `data` points into the source buffer, which is not modified until
                     // the next call to `next_packet` (which takes `&mut self`, ending this borrow);
                     // `consume` only moves an index and never touches the bytes.
                     self.src.consume(total);
-                    return Ok(Some(RawPacket { ts_ns, linktype, data, orig_len }));
+                    return Ok(Some(RawPacket {
+                        ts_ns,
+                        linktype,
+                        data,
+                        orig_len,
+                    }));
                 }
             }
         }
@@ -320,18 +419,36 @@ pub(crate) enum Step {
     Skip,
     Problem(Problem),
     /// A record at the current position: header length, captured length, total bytes to consume.
-    Record { hdr_len: usize, cap_len: usize, ts_ns: u64, linktype: u32, orig_len: u32, total: usize },
+    Record {
+        hdr_len: usize,
+        cap_len: usize,
+        ts_ns: u64,
+        linktype: u32,
+        orig_len: u32,
+        total: usize,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Problem {
-    Truncated,
-    Corrupt { skipped: u64 },
-    UnknownBlock(u32),
+    /// The input ended inside a record; `bytes` of it were read and dropped.
+    Truncated {
+        bytes: u64,
+    },
+    Corrupt {
+        skipped: u64,
+    },
+    UnknownBlock {
+        block_type: u32,
+        bytes: u64,
+    },
 }
 
 /// Read every record of a capture held in memory, calling `f` for each (convenience for tests).
-pub fn for_each_packet(data: &[u8], mut f: impl FnMut(&RawPacket<'_>)) -> Result<ReadStats, TraceError> {
+pub fn for_each_packet(
+    data: &[u8],
+    mut f: impl FnMut(&RawPacket<'_>),
+) -> Result<ReadStats, TraceError> {
     let mut r = Reader::from_slice(data)?;
     while let Some(p) = r.next_packet()? {
         f(&p);

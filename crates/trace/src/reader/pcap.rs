@@ -5,11 +5,14 @@
 //! 2.4, snaplen, and the link type (low 16 bits; the upper bits carry FCS flags we ignore).
 //! Each record: ts_sec, ts_frac, incl_len, orig_len, then incl_len bytes.
 //!
-//! pcap has no record framing beyond incl_len, so a damaged length loses sync. We then scan
-//! forward byte by byte for a position where two consecutive record headers are plausible
-//! (fraction in range, incl_len <= orig_len, incl_len within the snaplen, timestamps within a
-//! day of the last good one) — the same idea Wireshark's "pcapfix" uses — and skip what lies
-//! between, counting it.
+//! pcap has no record framing beyond incl_len, so a damaged length loses sync. A record is
+//! rejected only for its structure (fraction out of range, incl_len > orig_len, incl_len beyond
+//! the snaplen): never for its time, because merged captures and long idle periods make
+//! timestamp jumps of days between valid records (issue 12: Zeek's ssh.pcap lost 1752 of 1797
+//! records to a "within a day" rule). After a structurally bad header we scan forward byte by
+//! byte for a position where consecutive record headers chain — three of them, or two whose time
+//! is within a day of the last good record — the same idea as "pcapfix", and skip what lies
+//! between, counting every skipped byte.
 
 use std::io;
 
@@ -40,7 +43,13 @@ pub fn parse_file_header(b: &[u8]) -> Result<PcapHeader, &'static str> {
         _ => return Err("not a pcap or pcapng file (unknown magic)"),
     };
     let rd = |o: usize| rd32(b, o, swapped);
-    Ok(PcapHeader { swapped, nanos, snaplen: rd(16), linktype: rd(20) & 0x0FFF_FFFF, last_sec: 0 })
+    Ok(PcapHeader {
+        swapped,
+        nanos,
+        snaplen: rd(16),
+        linktype: rd(20) & 0x0FFF_FFFF,
+        last_sec: 0,
+    })
 }
 
 #[inline]
@@ -101,12 +110,20 @@ pub fn parse_record_header(h: &PcapHeader, b: &[u8]) -> Result<RecordHeader, Rec
     if incl_len > max_incl(h) || incl_len > orig_len || orig_len > (1 << 24) {
         return Err(RecordError::Corrupt);
     }
-    Ok(RecordHeader { ts_ns: sec as u64 * 1_000_000_000 + frac_ns, sec, incl_len, orig_len })
+    Ok(RecordHeader {
+        ts_ns: sec as u64 * 1_000_000_000 + frac_ns,
+        sec,
+        incl_len,
+        orig_len,
+    })
 }
 
 /// Parse one whole record at the start of `b`: the header and the borrowed packet bytes, and
 /// the number of bytes it occupies. Pure function, suitable for fuzzing.
-pub fn parse_record<'a>(h: &PcapHeader, b: &'a [u8]) -> Result<(RecordHeader, &'a [u8], usize), RecordError> {
+pub fn parse_record<'a>(
+    h: &PcapHeader,
+    b: &'a [u8],
+) -> Result<(RecordHeader, &'a [u8], usize), RecordError> {
     let rh = parse_record_header(h, b)?;
     let total = 16 + rh.incl_len as usize;
     if b.len() < total {
@@ -115,16 +132,17 @@ pub fn parse_record<'a>(h: &PcapHeader, b: &'a [u8]) -> Result<(RecordHeader, &'
     Ok((rh, &b[16..total], total))
 }
 
-pub(crate) fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
-    h.last_sec == 0 || (sec as i64 - h.last_sec as i64).abs() <= 86_400
+/// Used only while resynchronising (never to reject a record that parses): a time within a
+/// day after the last good record (or a second before it) makes a candidate more believable.
+fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
+    h.last_sec == 0
+        || (sec as i64 >= h.last_sec as i64 - 1 && sec as i64 <= h.last_sec as i64 + 86_400)
 }
 
-/// Stricter test used only while resynchronising: a real record is at least a minimal IP
-/// header long and its time does not run backwards by more than a second.
-fn plausible_resync(h: &PcapHeader, r: &RecordHeader) -> bool {
-    r.incl_len >= 20
-        && r.orig_len >= r.incl_len
-        && (h.last_sec == 0 || (r.sec as i64 >= h.last_sec as i64 - 1 && r.sec as i64 <= h.last_sec as i64 + 86_400))
+/// Stricter structural test used only while resynchronising: a real record is at least a
+/// minimal IP header long.
+fn plausible_resync(r: &RecordHeader) -> bool {
+    r.incl_len >= 20 && r.orig_len >= r.incl_len
 }
 
 /// One step of the streaming reader.
@@ -136,15 +154,17 @@ pub(crate) fn step(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step>
     if b.len() < 16 {
         let n = b.len();
         src.consume(n);
-        return Ok(Step::Problem(Problem::Truncated));
+        return Ok(Step::Problem(Problem::Truncated { bytes: n as u64 }));
     }
     match parse_record_header(h, b) {
-        Ok(rh) if plausible_time(h, rh.sec) => {
+        Ok(rh) => {
             let total = 16 + rh.incl_len as usize;
             let avail = src.peek(total)?.len();
             if avail < total {
                 src.consume(avail);
-                return Ok(Step::Problem(Problem::Truncated));
+                return Ok(Step::Problem(Problem::Truncated {
+                    bytes: avail as u64,
+                }));
             }
             h.last_sec = rh.sec;
             Ok(Step::Record {
@@ -156,11 +176,11 @@ pub(crate) fn step(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step>
                 total,
             })
         }
-        _ => resync(src, h),
+        Err(_) => resync(src, h),
     }
 }
 
-/// Scan forward for two consecutive plausible record headers (or one that ends exactly at EOF).
+/// Scan forward for chained plausible record headers (or one that ends exactly at EOF).
 fn resync(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step> {
     const WINDOW: usize = 1 << 20;
     let mut skipped: u64 = 0;
@@ -174,16 +194,22 @@ fn resync(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step> {
         }
         // Start at 1: position 0 is the header we already rejected (or the window's start).
         let start = if skipped == 0 { 1 } else { 0 };
+        let at_eof = n < WINDOW;
+        // Does a plausible record start at `i`? Returns where the following one would start.
+        let record_at = |i: usize| -> Option<(RecordHeader, usize)> {
+            let rh = parse_record_header(h, b.get(i..)?).ok()?;
+            plausible_resync(&rh).then_some((rh, i + 16 + rh.incl_len as usize))
+        };
         for i in start..n.saturating_sub(16) {
-            if let Ok(rh) = parse_record_header(h, &b[i..]) {
-                if !plausible_resync(h, &rh) {
-                    continue;
-                }
-                let next = i + 16 + rh.incl_len as usize;
-                let ok = if next == n && n < WINDOW {
+            if let Some((rh, next)) = record_at(i) {
+                let ok = if next == n && at_eof {
                     true // the candidate ends exactly at end of input
-                } else if next + 16 <= n {
-                    parse_record_header(h, &b[next..]).map(|r2| plausible_resync(h, &r2)).unwrap_or(false)
+                } else if let Some((r2, next2)) = record_at(next) {
+                    // Two chained headers are enough when the time fits; otherwise ask for a
+                    // third (or the end of input right after the second).
+                    (plausible_time(h, rh.sec) && plausible_time(h, r2.sec))
+                        || (next2 == n && at_eof)
+                        || record_at(next2).is_some()
                 } else {
                     false
                 };
