@@ -12,12 +12,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--threads" => {
-                opts.threads = args
-                    .next()
-                    .and_then(|x| x.parse().ok())
-                    .expect("--threads N")
-            }
+            "--threads" => opts.threads = args.next().and_then(|x| x.parse().ok()).expect("--threads N"),
             "--no-app" => opts.app_parse = false,
             "--json" => json = true,
             f => files.push(PathBuf::from(f)),

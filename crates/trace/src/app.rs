@@ -64,12 +64,7 @@ struct Dir {
 
 impl Dir {
     fn new() -> Self {
-        Dir {
-            parser: Parser::Pending,
-            next: 0,
-            ooo: Vec::new(),
-            idx: FrameIndex::default(),
-        }
+        Dir { parser: Parser::Pending, next: 0, ooo: Vec::new(), idx: FrameIndex::default() }
     }
 }
 
@@ -85,13 +80,7 @@ pub struct AppState {
 
 impl Default for AppState {
     fn default() -> Self {
-        AppState {
-            proto: Proto::Unknown,
-            dirs: [Dir::new(), Dir::new()],
-            http: Vec::new(),
-            next_resp: 0,
-            ev: Vec::new(),
-        }
+        AppState { proto: Proto::Unknown, dirs: [Dir::new(), Dir::new()], http: Vec::new(), next_resp: 0, ev: Vec::new() }
     }
 }
 
@@ -158,14 +147,8 @@ impl AppState {
         // Drain buffered segments that are now contiguous.
         while !self.dirs[dir].ooo.is_empty() {
             let next = self.dirs[dir].next;
-            let Some(i) = self.dirs[dir]
-                .ooo
-                .iter()
-                .position(|(o, d)| *o <= next && *o + d.len() as u64 > next)
-            else {
-                self.dirs[dir]
-                    .ooo
-                    .retain(|(o, d)| *o + d.len() as u64 > next);
+            let Some(i) = self.dirs[dir].ooo.iter().position(|(o, d)| *o <= next && *o + d.len() as u64 > next) else {
+                self.dirs[dir].ooo.retain(|(o, d)| *o + d.len() as u64 > next);
                 break;
             };
             let (o, d) = self.dirs[dir].ooo.swap_remove(i);
@@ -176,9 +159,7 @@ impl AppState {
 
     fn detect(&mut self, dir: usize, d: &[u8]) {
         let other = 1 - dir;
-        let p = if (dir == 0 && http::looks_like_request(d))
-            || (dir == 1 && d.starts_with(b"HTTP/1."))
-        {
+        let p = if (dir == 0 && http::looks_like_request(d)) || (dir == 1 && d.starts_with(b"HTTP/1.")) {
             self.proto = Proto::Http;
             Parser::Http(HttpParser::default())
         } else if (d[0] == 3 || d[0] == 6) && matches!(self.proto, Proto::Unknown | Proto::Rtmp) {
@@ -231,21 +212,9 @@ impl AppState {
     fn take_events(&mut self, dir: usize) {
         for e in self.ev.drain(..) {
             match (dir, e) {
-                (
-                    0,
-                    HttpEvent::Head {
-                        head: Head::Request { method, path },
-                        t_first,
-                        ..
-                    },
-                ) => {
+                (0, HttpEvent::Head { head: Head::Request { method, path }, t_first, .. }) => {
                     if self.http.len() < 100_000 {
-                        self.http.push(HttpTx {
-                            method,
-                            path,
-                            request_ns: t_first,
-                            ..Default::default()
-                        });
+                        self.http.push(HttpTx { method, path, request_ns: t_first, ..Default::default() });
                     }
                 }
                 (0, HttpEvent::End { body_bytes, .. }) => {
@@ -253,14 +222,7 @@ impl AppState {
                         tx.request_body_bytes = body_bytes;
                     }
                 }
-                (
-                    1,
-                    HttpEvent::Head {
-                        head: Head::Response { status },
-                        t_first,
-                        ..
-                    },
-                ) => {
+                (1, HttpEvent::Head { head: Head::Response { status }, t_first, .. }) => {
                     if status >= 200 {
                         if let Some(tx) = self.http.get_mut(self.next_resp) {
                             tx.status = status;

@@ -56,15 +56,7 @@ impl BurstTracker {
             }
             None => {}
         }
-        self.cur = Some(Burst {
-            start_ns: t,
-            end_ns: t,
-            packets: 1,
-            bytes: len as u64,
-            seq_lo,
-            seq_hi,
-            frame,
-        });
+        self.cur = Some(Burst { start_ns: t, end_ns: t, packets: 1, bytes: len as u64, seq_lo, seq_hi, frame });
         done
     }
 
@@ -83,15 +75,7 @@ mod tests {
         let mut t = BurstTracker::default();
         let mut out = vec![];
         for (i, &x) in times.iter().enumerate() {
-            if let Some(b) = t.on_data(
-                x,
-                100,
-                i as u64 * 100,
-                i as u64 * 100 + 100,
-                FrameType::Unknown,
-                MS,
-                4,
-            ) {
+            if let Some(b) = t.on_data(x, 100, i as u64 * 100, i as u64 * 100 + 100, FrameType::Unknown, MS, 4) {
                 out.push(b);
             }
         }
@@ -113,17 +97,7 @@ mod tests {
 
     #[test]
     fn gap_over_one_ms_splits_runs() {
-        let b = feed(&[
-            0,
-            10,
-            20,
-            30,
-            30 + MS + 1,
-            40 + MS + 1,
-            50 + MS + 1,
-            60 + MS + 1,
-            70 + MS + 1,
-        ]);
+        let b = feed(&[0, 10, 20, 30, 30 + MS + 1, 40 + MS + 1, 50 + MS + 1, 60 + MS + 1, 70 + MS + 1]);
         assert_eq!(b.iter().map(|b| b.packets).collect::<Vec<_>>(), vec![4, 5]);
     }
 }

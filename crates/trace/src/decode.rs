@@ -284,25 +284,12 @@ fn ipv6(b: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
 }
 
 /// Decode a TCP header; `seg_len` is the TCP segment length (header + payload) on the wire.
-pub fn decode_tcp(
-    b: &[u8],
-    seg_len: usize,
-    src: u128,
-    dst: u128,
-    v6: bool,
-) -> Result<TcpPacket<'_>, Skip> {
+pub fn decode_tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool) -> Result<TcpPacket<'_>, Skip> {
     tcp(b, seg_len, src, dst, v6, true).map(|(p, _)| p)
 }
 
 #[inline]
-fn tcp(
-    b: &[u8],
-    seg_len: usize,
-    src: u128,
-    dst: u128,
-    v6: bool,
-    parse: bool,
-) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
+fn tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool, parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
     if b.len() < 20 {
         return Err(Skip::Truncated);
     }

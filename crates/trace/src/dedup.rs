@@ -37,11 +37,7 @@ pub struct DuplicateFilter {
 
 impl Default for DuplicateFilter {
     fn default() -> Self {
-        DuplicateFilter {
-            ring: [(0, u64::MAX); WINDOW],
-            head: 0,
-            hasher: foldhash::fast::FixedState::with_seed(0x7c9),
-        }
+        DuplicateFilter { ring: [(0, u64::MAX); WINDOW], head: 0, hasher: foldhash::fast::FixedState::with_seed(0x7c9) }
     }
 }
 
@@ -51,10 +47,7 @@ impl DuplicateFilter {
     pub fn is_duplicate(&mut self, ts_ns: u64, data: &[u8], orig_len: u32) -> bool {
         let prefix = &data[..data.len().min(HASHED_PREFIX)];
         let fp = self.hasher.hash_one((data.len(), orig_len, prefix)) | 1; // never 0 (empty slot)
-        let dup = self
-            .ring
-            .iter()
-            .any(|&(f, t)| f == fp && t != u64::MAX && ts_ns.abs_diff(t) <= MAX_GAP_NS);
+        let dup = self.ring.iter().any(|&(f, t)| f == fp && t != u64::MAX && ts_ns.abs_diff(t) <= MAX_GAP_NS);
         if !dup {
             self.ring[self.head] = (fp, ts_ns);
             self.head = (self.head + 1) % WINDOW;

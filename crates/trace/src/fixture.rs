@@ -57,11 +57,7 @@ pub struct CaptureWriter {
 
 impl CaptureWriter {
     pub fn new(link: Link) -> Self {
-        CaptureWriter {
-            link,
-            snaplen: 262_144,
-            frames: Vec::new(),
-        }
+        CaptureWriter { link, snaplen: 262_144, frames: Vec::new() }
     }
 
     /// Add a frame (already including its link header) captured at `ts_ns`.
@@ -79,11 +75,7 @@ impl CaptureWriter {
     /// Every frame captured `copies` times, the copies `gap_ns` apart (a span port or a merge of
     /// overlapping captures: byte-identical frames microseconds apart).
     pub fn with_duplicates(&self, copies: usize, gap_ns: u64) -> CaptureWriter {
-        let mut w = CaptureWriter {
-            link: self.link,
-            snaplen: self.snaplen,
-            frames: Vec::new(),
-        };
+        let mut w = CaptureWriter { link: self.link, snaplen: self.snaplen, frames: Vec::new() };
         for (ts, d) in &self.frames {
             for k in 0..copies.max(1) {
                 w.frames.push((ts + k as u64 * gap_ns, d.clone()));
@@ -98,12 +90,10 @@ impl CaptureWriter {
         match c {
             Container::PcapMicros | Container::PcapNanos | Container::PcapMicrosBigEndian => {
                 let be = c == Container::PcapMicrosBigEndian;
-                let w32 = |o: &mut Vec<u8>, v: u32| {
-                    o.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() })
-                };
-                let w16 = |o: &mut Vec<u8>, v: u16| {
-                    o.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() })
-                };
+                let w32 =
+                    |o: &mut Vec<u8>, v: u32| o.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() });
+                let w16 =
+                    |o: &mut Vec<u8>, v: u16| o.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() });
                 let nanos = c == Container::PcapNanos;
                 w32(&mut out, if nanos { 0xA1B23C4D } else { 0xA1B2C3D4 });
                 w16(&mut out, 2);
@@ -115,14 +105,7 @@ impl CaptureWriter {
                 for (ts, d) in &self.frames {
                     let cap = d.len().min(self.snaplen as usize);
                     w32(&mut out, (ts / 1_000_000_000) as u32);
-                    w32(
-                        &mut out,
-                        if nanos {
-                            (ts % 1_000_000_000) as u32
-                        } else {
-                            (ts % 1_000_000_000 / 1000) as u32
-                        },
-                    );
+                    w32(&mut out, if nanos { (ts % 1_000_000_000) as u32 } else { (ts % 1_000_000_000 / 1000) as u32 });
                     w32(&mut out, cap as u32);
                     w32(&mut out, d.len() as u32);
                     out.extend_from_slice(&d[..cap]);
@@ -238,10 +221,7 @@ impl Conn {
 
     pub fn with(link: Link, v6: bool, server_port: u16) -> Conn {
         let (c, s) = if v6 {
-            (
-                0x2001_0db8_0000_0000_0000_0000_0000_0002u128,
-                0x2001_0db8_0000_0000_0000_0000_0000_0001u128,
-            )
+            (0x2001_0db8_0000_0000_0000_0000_0000_0002u128, 0x2001_0db8_0000_0000_0000_0000_0000_0001u128)
         } else {
             (0xffff_0a00_0002u128, 0xffff_0a00_0001u128)
         };
@@ -432,10 +412,7 @@ impl Conn {
     /// Client ACK with SACK blocks (stream offsets, [start, end)).
     pub fn client_ack_sack(&mut self, off: u64, blocks: &[(u64, u64)]) -> &mut Self {
         self.c_acked = off;
-        let sack = blocks
-            .iter()
-            .map(|&(s, e)| (self.sseq(s), self.sseq(e)))
-            .collect();
+        let sack = blocks.iter().map(|&(s, e)| (self.sseq(s), self.sseq(e))).collect();
         self.emit(Seg {
             seq: self.cseq(self.c_nxt),
             ack: self.sseq(off),
@@ -569,13 +546,18 @@ impl Conn {
             ..Default::default()
         })
     }
-    pub fn client_rst(&mut self) -> &mut Self {
+    /// Client RST+ACK with window 0 (what Linux sends when it aborts a connection).
+    pub fn client_rst_ack(&mut self) -> &mut Self {
         self.emit(Seg {
             seq: self.cseq(self.c_nxt),
-            ack: 0,
-            flags: flags::RST,
+            ack: self.sseq(self.c_acked),
+            flags: flags::RST | flags::ACK,
+            window: 0,
             ..Default::default()
         })
+    }
+    pub fn client_rst(&mut self) -> &mut Self {
+        self.emit(Seg { seq: self.cseq(self.c_nxt), ack: 0, flags: flags::RST, ..Default::default() })
     }
 
     /// The capture as pcap (µs).
@@ -585,11 +567,7 @@ impl Conn {
 
     /// Build the link-layer frame of a segment.
     pub fn frame(&self, s: &Seg) -> Vec<u8> {
-        let (src, dst) = if s.from_server {
-            (self.server, self.client)
-        } else {
-            (self.client, self.server)
-        };
+        let (src, dst) = if s.from_server { (self.server, self.client) } else { (self.client, self.server) };
         let mut tcp = Vec::with_capacity(60 + s.payload.len());
         tcp.extend_from_slice(&src.1.to_be_bytes());
         tcp.extend_from_slice(&dst.1.to_be_bytes());

@@ -68,19 +68,9 @@ impl FlowKey {
     #[inline]
     pub fn of(p: &TcpPacket<'_>) -> FlowKey {
         if (p.src, p.sport) <= (p.dst, p.dport) {
-            FlowKey {
-                a: p.src,
-                pa: p.sport,
-                b: p.dst,
-                pb: p.dport,
-            }
+            FlowKey { a: p.src, pa: p.sport, b: p.dst, pb: p.dport }
         } else {
-            FlowKey {
-                a: p.dst,
-                pa: p.dport,
-                b: p.src,
-                pb: p.sport,
-            }
+            FlowKey { a: p.dst, pa: p.dport, b: p.src, pb: p.sport }
         }
     }
 }
@@ -252,8 +242,7 @@ struct Sender {
 
 impl Sender {
     fn in_flight(&self) -> u64 {
-        ((self.snd_max - self.snd_una) + self.retrans_out)
-            .saturating_sub(self.sacked_out + self.lost_out)
+        ((self.snd_max - self.snd_una) + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
     }
     fn remove_front(&mut self) -> Option<Seg> {
         let s = self.segs.pop_front()?;
@@ -473,8 +462,7 @@ impl Flow {
         let dst = (p.dst, p.dport);
         let syn_only = p.flags & (flags::SYN | flags::ACK) == flags::SYN;
         let synack = p.flags & (flags::SYN | flags::ACK) == (flags::SYN | flags::ACK);
-        let is_server =
-            |e: (u128, u16)| opts.server_ports.contains(&e.1) || server_ips.contains(&e.0);
+        let is_server = |e: (u128, u16)| opts.server_ports.contains(&e.1) || server_ips.contains(&e.0);
         let (server, by) = if is_server(src) && !is_server(dst) {
             (src, ServerBy::Option)
         } else if is_server(dst) && !is_server(src) {
@@ -536,11 +524,7 @@ impl Flow {
             rwnd_zero: false,
             bursts: [BurstTracker::default(); 2],
             pending: Vec::new(),
-            app: if opts.app_parse {
-                Some(Box::default())
-            } else {
-                None
-            },
+            app: if opts.app_parse { Some(Box::default()) } else { None },
             closed: false,
             closed_by: "",
             thr: (0, 0),
@@ -565,9 +549,7 @@ impl Flow {
     pub fn is_reuse(&self, p: &TcpPacket<'_>) -> bool {
         p.flags & (flags::SYN | flags::ACK) == flags::SYN
             && self.client_isn != Some(p.seq)
-            && (self.closed
-                || self.out.pkts_up + self.out.pkts_down > 4
-                || self.client_isn.is_some())
+            && (self.closed || self.out.pkts_up + self.out.pkts_down > 4 || self.client_isn.is_some())
     }
 
     /// Process one packet.
@@ -612,8 +594,7 @@ impl Flow {
 
         if is_gap {
             if self.out.retrans.len() > retrans_before {
-                ctx.end_is_timeout_retrans =
-                    self.out.retrans[retrans_before].kind == RetransKind::Timeout;
+                ctx.end_is_timeout_retrans = self.out.retrans[retrans_before].kind == RetransKind::Timeout;
             }
             let retrans = ctx.end_is_timeout_retrans.then_some(retrans_before);
             self.out.stalls.push(StallOut {
@@ -790,14 +771,7 @@ impl Flow {
         self.snd.split_at(end);
         let i0 = self.snd.seg_index(start);
         // Retransmission history of these very bytes (not of whatever segment they started in).
-        let prior = self
-            .snd
-            .segs
-            .range(i0..)
-            .take_while(|s| s.start < end)
-            .map(|s| s.retrans)
-            .max()
-            .unwrap_or(0);
+        let prior = self.snd.segs.range(i0..).take_while(|s| s.start < end).map(|s| s.retrans).max().unwrap_or(0);
         match kind {
             RetransKind::Fast => {
                 self.out.fast_retrans += 1;
@@ -825,21 +799,13 @@ impl Flow {
         };
         if kind == RetransKind::Timeout {
             // Evidence known at the time of the timeout.
-            let mut ev = TimeoutEvidence {
-                prior_retrans: prior > 0,
-                ..Default::default()
-            };
+            let mut ev = TimeoutEvidence { prior_retrans: prior > 0, ..Default::default() };
             if let Some(seg) = self.snd.segs.get(i0).copied() {
                 let after = &self.snd.segs.range(i0..);
-                ev.max_outstanding_pkts =
-                    after.clone().map(|s| s.out_pkts_at_send).max().unwrap_or(1);
+                ev.max_outstanding_pkts = after.clone().map(|s| s.out_pkts_at_send).max().unwrap_or(1);
                 ev.segs_after = (self.snd.segs.len() - i0 - 1) as u32;
                 ev.ack_after_send = self.client_ack_since > seg.first_tx;
-                ev.dupacks = if self.snd.snd_una == seg.start {
-                    self.snd.dupacks
-                } else {
-                    0
-                };
+                ev.dupacks = if self.snd.snd_una == seg.start { self.snd.dupacks } else { 0 };
                 self.pending.push(PendingTimeout {
                     rec: self.out.retrans.len(),
                     start: seg.start,
@@ -909,10 +875,7 @@ impl Flow {
             self.last_client_ns = now;
             return;
         }
-        if !self.handshake_done
-            && self.synack_ns.is_some()
-            && p.flags & flags::ACK != 0
-            && self.snd.base == Some(p.ack)
+        if !self.handshake_done && self.synack_ns.is_some() && p.flags & flags::ACK != 0 && self.snd.base == Some(p.ack)
         {
             self.handshake_complete(now);
         }
@@ -931,11 +894,7 @@ impl Flow {
         let base = *self.rcv.base.get_or_insert(p.seq);
         let rel = unwrap(p.seq, base, self.rcv.max_end);
         let len = p.payload_len as u64;
-        if len <= 1
-            && rel == self.rcv.rcv_nxt as i64 - 1
-            && self.rcv.n_ooo == 0
-            && p.flags & flags::FIN == 0
-        {
+        if len <= 1 && rel == self.rcv.rcv_nxt as i64 - 1 && self.rcv.n_ooo == 0 && p.flags & flags::FIN == 0 {
             ctx.end_is_keepalive = true;
             self.out.keepalives += 1;
             return;
@@ -1005,9 +964,7 @@ impl Flow {
             _ => Vantage::Unknown,
         };
         let r = match self.vantage {
-            Vantage::Server | Vantage::Unknown => (self.synack_count == 1)
-                .then_some(self.client_half)
-                .flatten(),
+            Vantage::Server | Vantage::Unknown => (self.synack_count == 1).then_some(self.client_half).flatten(),
             Vantage::Client | Vantage::MidPath => {
                 self.sample_offset_ns = self.server_half.unwrap_or(0);
                 self.rtt_initial
@@ -1144,11 +1101,7 @@ impl Flow {
             }
             // Resolve pending timeout retransmissions now covered.
             let min_rtt = self.est.min_rtt_ns;
-            for pt in self
-                .pending
-                .iter_mut()
-                .filter(|pt| !pt.done && pt.end <= ack_data)
-            {
+            for pt in self.pending.iter_mut().filter(|pt| !pt.done && pt.end <= ack_data) {
                 pt.done = true;
                 pt.ev.resolved = true;
                 pt.ev.ack_beyond = ack_data > pt.end;
@@ -1261,11 +1214,7 @@ impl Flow {
         }
         // Bursts that later saw a retransmission inside them (Trickle Fig. 7).
         if !o.retrans.is_empty() {
-            let mut ranges: Vec<(u64, u64)> = o
-                .retrans
-                .iter()
-                .map(|r| (r.seq, r.seq + r.len as u64))
-                .collect();
+            let mut ranges: Vec<(u64, u64)> = o.retrans.iter().map(|r| (r.seq, r.seq + r.len as u64)).collect();
             ranges.sort_unstable();
             for (b, hit) in o.bursts.iter_mut() {
                 let i = ranges.partition_point(|r| r.1 <= b.seq_lo);
@@ -1285,15 +1234,9 @@ impl Flow {
         }
         // User channel mapping wins over the parsed key.
         if !opts.channel_map.is_empty() {
-            let ep = format!(
-                "{}:{}",
-                crate::decode::addr_to_string(o.client.0, o.v6),
-                o.client.1
-            );
+            let ep = format!("{}:{}", crate::decode::addr_to_string(o.client.0, o.v6), o.client.1);
             for (pat, ch) in &opts.channel_map {
-                if o.name.as_deref().is_some_and(|n| n.contains(pat.as_str()))
-                    || ep.contains(pat.as_str())
-                {
+                if o.name.as_deref().is_some_and(|n| n.contains(pat.as_str())) || ep.contains(pat.as_str()) {
                     o.channel = Some(ch.clone());
                     break;
                 }
@@ -1382,10 +1325,7 @@ mod tests {
         assert_eq!(unwrap(0xFFFF_FF10, base, 0), 0x10);
         assert_eq!(unwrap(0x0000_0010, base, 0x100), 0x110);
         let far = (1u64 << 32) + 5;
-        assert_eq!(
-            unwrap(base.wrapping_add(far as u32), base, far - 3),
-            far as i64
-        );
+        assert_eq!(unwrap(base.wrapping_add(far as u32), base, far - 3), far as i64);
         assert_eq!(unwrap(base.wrapping_sub(1), base, 0), -1);
     }
 

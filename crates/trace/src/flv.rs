@@ -49,13 +49,7 @@ impl FrameType {
     pub fn index(self) -> usize {
         self as usize
     }
-    pub const ALL: [FrameType; 5] = [
-        FrameType::I,
-        FrameType::P,
-        FrameType::Audio,
-        FrameType::Meta,
-        FrameType::Unknown,
-    ];
+    pub const ALL: [FrameType; 5] = [FrameType::I, FrameType::P, FrameType::Audio, FrameType::Meta, FrameType::Unknown];
 
     /// From an FLV/RTMP tag (message) type and the first payload byte.
     pub fn from_tag(tag_type: u8, first: u8) -> FrameType {
@@ -68,6 +62,20 @@ impl FrameType {
             },
             _ => FrameType::Meta,
         }
+    }
+
+    /// From the tag type and the first bytes of its body: like [`FrameType::from_tag`], but an
+    /// AVC/HEVC packet whose AVCPacketType (second body byte, FLV spec v10 E.4.3.1) is 0
+    /// (sequence header: the decoder configuration) or 2 (end of sequence) carries no picture,
+    /// so it is `Meta`, not an I frame, though its frame-type nibble says key frame (issue 12).
+    pub fn from_tag_body(tag_type: u8, body: &[u8]) -> FrameType {
+        let Some(&first) = body.first() else { return FrameType::from_tag(tag_type, 0) };
+        let codec = first & 0x0f;
+        let avc_like = tag_type & 0x1f == 9 && matches!(codec, 7 | 12);
+        if avc_like && matches!(body.get(1), Some(0) | Some(2)) {
+            return FrameType::Meta;
+        }
+        FrameType::from_tag(tag_type, first)
     }
 }
 
@@ -175,11 +183,7 @@ impl FlvParser {
     /// bodies and FLV files; false for bare tag streams).
     pub fn new(with_header: bool) -> Self {
         FlvParser {
-            st: if with_header {
-                St::FileHeader
-            } else {
-                St::TagHeader
-            },
+            st: if with_header { St::FileHeader } else { St::TagHeader },
             hdr: [0; 16],
             have: 0,
             skip: 0,
@@ -210,12 +214,7 @@ impl FlvParser {
                             self.lost = true;
                             return;
                         }
-                        let hs = u32::from_be_bytes([
-                            self.hdr[5],
-                            self.hdr[6],
-                            self.hdr[7],
-                            self.hdr[8],
-                        ]) as u64;
+                        let hs = u32::from_be_bytes([self.hdr[5], self.hdr[6], self.hdr[7], self.hdr[8]]) as u64;
                         // header size (usually 9) minus what we read, plus PreviousTagSize0.
                         self.skip = hs.saturating_sub(9) + 4;
                         self.have = 0;
@@ -243,8 +242,7 @@ impl FlvParser {
                     if self.have == 11 {
                         self.have = 0;
                         self.tag_type = self.hdr[0] & 0x1f;
-                        let size =
-                            u32::from_be_bytes([0, self.hdr[1], self.hdr[2], self.hdr[3]]) as u64;
+                        let size = u32::from_be_bytes([0, self.hdr[1], self.hdr[2], self.hdr[3]]) as u64;
                         if !matches!(self.tag_type, 8 | 9 | 18) || self.hdr[8..11] != [0, 0, 0] {
                             self.lost = true;
                             return;
@@ -261,7 +259,7 @@ impl FlvParser {
                     }
                 }
                 St::BodyFirst => {
-                    self.cur = FrameType::from_tag(self.tag_type, d[0]);
+                    self.cur = FrameType::from_tag_body(self.tag_type, d);
                     idx.frame(self.tag_off, self.cur, self.body_left, now);
                     self.st = St::Body;
                 }

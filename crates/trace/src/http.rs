@@ -60,15 +60,7 @@ pub struct HttpParser {
 
 impl Default for HttpParser {
     fn default() -> Self {
-        HttpParser {
-            st: St::Head,
-            buf: Vec::new(),
-            t_first: 0,
-            body_bytes: 0,
-            lost: false,
-            messages: 0,
-            flv: None,
-        }
+        HttpParser { st: St::Head, buf: Vec::new(), t_first: 0, body_bytes: 0, lost: false, messages: 0, flv: None }
     }
 }
 
@@ -76,14 +68,7 @@ const MAX_HEAD: usize = 32 * 1024;
 
 impl HttpParser {
     /// Feed in-order stream bytes at stream offset `off` sent at `now`; events go to `ev`.
-    pub fn feed(
-        &mut self,
-        mut off: u64,
-        mut d: &[u8],
-        now: u64,
-        idx: &mut FrameIndex,
-        ev: &mut Vec<HttpEvent>,
-    ) {
+    pub fn feed(&mut self, mut off: u64, mut d: &[u8], now: u64, idx: &mut FrameIndex, ev: &mut Vec<HttpEvent>) {
         while !d.is_empty() && !self.lost {
             match self.st {
                 St::Head => {
@@ -113,11 +98,7 @@ impl HttpParser {
                             }
                         };
                         self.messages += 1;
-                        ev.push(HttpEvent::Head {
-                            head: h,
-                            t_first: self.t_first,
-                            t: now,
-                        });
+                        ev.push(HttpEvent::Head { head: h, t_first: self.t_first, t: now });
                         self.buf = head;
                         self.buf.clear();
                         d = &d[used..];
@@ -126,10 +107,7 @@ impl HttpParser {
                         self.flv = Some(FlvParser::new(true));
                         self.st = match body {
                             Body::None | Body::Length(0) => {
-                                ev.push(HttpEvent::End {
-                                    t: now,
-                                    body_bytes: 0,
-                                });
+                                ev.push(HttpEvent::End { t: now, body_bytes: 0 });
                                 St::Head
                             }
                             Body::Length(n) => St::Identity(n),
@@ -149,10 +127,7 @@ impl HttpParser {
                     d = &d[n..];
                     off += n as u64;
                     if left == n as u64 {
-                        ev.push(HttpEvent::End {
-                            t: now,
-                            body_bytes: self.body_bytes,
-                        });
+                        ev.push(HttpEvent::End { t: now, body_bytes: self.body_bytes });
                         self.st = St::Head;
                     } else {
                         self.st = St::Identity(left - n as u64);
@@ -175,11 +150,7 @@ impl HttpParser {
                     off += n as u64;
                     if nl.is_some() {
                         let line = std::str::from_utf8(&self.buf).unwrap_or("");
-                        let hex = line
-                            .split(|c| c == ';' || c == '\r' || c == '\n')
-                            .next()
-                            .unwrap_or("")
-                            .trim();
+                        let hex = line.split(|c| c == ';' || c == '\r' || c == '\n').next().unwrap_or("").trim();
                         let size = match u64::from_str_radix(hex, 16) {
                             Ok(s) => s,
                             Err(_) => {
@@ -188,11 +159,7 @@ impl HttpParser {
                             }
                         };
                         self.buf.clear();
-                        self.st = if size == 0 {
-                            St::Trailer
-                        } else {
-                            St::ChunkData(size)
-                        };
+                        self.st = if size == 0 { St::Trailer } else { St::ChunkData(size) };
                     }
                 }
                 St::ChunkData(left) => {
@@ -200,20 +167,12 @@ impl HttpParser {
                     self.body(off, &d[..n], now, idx);
                     d = &d[n..];
                     off += n as u64;
-                    self.st = if left == n as u64 {
-                        St::ChunkCrlf(2)
-                    } else {
-                        St::ChunkData(left - n as u64)
-                    };
+                    self.st = if left == n as u64 { St::ChunkCrlf(2) } else { St::ChunkData(left - n as u64) };
                 }
                 St::ChunkCrlf(k) => {
                     d = &d[1..];
                     off += 1;
-                    self.st = if k == 1 {
-                        St::ChunkSize
-                    } else {
-                        St::ChunkCrlf(k - 1)
-                    };
+                    self.st = if k == 1 { St::ChunkSize } else { St::ChunkCrlf(k - 1) };
                 }
                 St::Trailer => {
                     // Trailer fields end with an empty line; we only need to find it.
@@ -226,10 +185,7 @@ impl HttpParser {
                         let empty = self.buf == b"\r\n" || self.buf == b"\n";
                         self.buf.clear();
                         if empty {
-                            ev.push(HttpEvent::End {
-                                t: now,
-                                body_bytes: self.body_bytes,
-                            });
+                            ev.push(HttpEvent::End { t: now, body_bytes: self.body_bytes });
                             self.st = St::Head;
                         }
                     }
@@ -242,10 +198,16 @@ impl HttpParser {
     }
 
     fn body(&mut self, off: u64, d: &[u8], now: u64, idx: &mut FrameIndex) {
+        let first = self.body_bytes == 0;
         self.body_bytes += d.len() as u64;
         if let Some(f) = &mut self.flv {
             if !f.lost {
                 f.feed(off, d, now, idx);
+            }
+            if first && f.lost {
+                // Not FLV: the head was `Meta`, but a non-video body (HTML, JSON, a playlist,
+                // ...) is `Unknown` (issue 12: it was labelled "meta").
+                idx.mark(off, crate::flv::FrameType::Unknown);
             }
         }
     }
@@ -253,10 +215,7 @@ impl HttpParser {
     /// The flow ended: close a body delimited by connection close.
     pub fn finish(&mut self, t: u64, ev: &mut Vec<HttpEvent>) {
         if self.st == St::UntilClose {
-            ev.push(HttpEvent::End {
-                t,
-                body_bytes: self.body_bytes,
-            });
+            ev.push(HttpEvent::End { t, body_bytes: self.body_bytes });
             self.st = St::Head;
         }
     }
@@ -273,15 +232,11 @@ fn parse_head(h: &[u8]) -> Option<(Head, Body)> {
     let mut cl: Option<u64> = None;
     let mut chunked = false;
     for l in lines {
-        let Some((k, v)) = l.split_once(':') else {
-            continue;
-        };
+        let Some((k, v)) = l.split_once(':') else { continue };
         let k = k.trim();
         if k.eq_ignore_ascii_case("content-length") {
             cl = v.trim().parse().ok();
-        } else if k.eq_ignore_ascii_case("transfer-encoding")
-            && v.to_ascii_lowercase().contains("chunked")
-        {
+        } else if k.eq_ignore_ascii_case("transfer-encoding") && v.to_ascii_lowercase().contains("chunked") {
             chunked = true;
         }
     }
@@ -309,27 +264,12 @@ fn parse_head(h: &[u8]) -> Option<(Head, Body)> {
     } else {
         cl.map(Body::Length).unwrap_or(Body::None)
     };
-    Some((
-        Head::Request {
-            method: method.to_string(),
-            path: target.to_string(),
-        },
-        body,
-    ))
+    Some((Head::Request { method: method.to_string(), path: target.to_string() }, body))
 }
 
 /// Does the stream start like an HTTP request?
 pub fn looks_like_request(d: &[u8]) -> bool {
-    const M: [&[u8]; 8] = [
-        b"GET ",
-        b"POST ",
-        b"PUT ",
-        b"HEAD ",
-        b"OPTIONS ",
-        b"DELETE ",
-        b"PATCH ",
-        b"CONNECT ",
-    ];
+    const M: [&[u8]; 8] = [b"GET ", b"POST ", b"PUT ", b"HEAD ", b"OPTIONS ", b"DELETE ", b"PATCH ", b"CONNECT "];
     M.iter().any(|m| d.starts_with(m))
 }
 
@@ -338,25 +278,16 @@ pub fn looks_like_request(d: &[u8]) -> bool {
 /// one live channel maps to the same key.
 pub fn channel_from_path(target: &str) -> String {
     let path = target.split(['?', '#']).next().unwrap_or("");
-    let path = if let Some(p) = path
-        .strip_prefix("http://")
-        .or_else(|| path.strip_prefix("https://"))
-    {
+    let path = if let Some(p) = path.strip_prefix("http://").or_else(|| path.strip_prefix("https://")) {
         p.find('/').map(|i| &p[i..]).unwrap_or("/")
     } else {
         path
     };
     let last = path.rsplit('/').next().unwrap_or("");
-    let is_seg = [".ts", ".m4s", ".aac", ".mp4", ".m4a", ".m4v"]
-        .iter()
-        .any(|e| last.ends_with(e))
+    let is_seg = [".ts", ".m4s", ".aac", ".mp4", ".m4a", ".m4v"].iter().any(|e| last.ends_with(e))
         && last.bytes().any(|b| b.is_ascii_digit());
     // Without the leading '/', so "/live/ch1.flv" and the RTMP "live/ch1" give the same key.
-    let key = if is_seg {
-        path[..path.len() - last.len()].trim_end_matches('/')
-    } else {
-        path.trim_end_matches(".flv")
-    };
+    let key = if is_seg { path[..path.len() - last.len()].trim_end_matches('/') } else { path.trim_end_matches(".flv") };
     key.trim_start_matches('/').to_string()
 }
 
@@ -370,35 +301,17 @@ mod tests {
         let mut s = HttpParser::default();
         let mut idx = FrameIndex::default();
         let mut ev = vec![];
-        c.feed(
-            0,
-            b"GET /live/ch1.flv?tok=1 HTTP/1.1\r\nHost: x\r\n\r\n",
-            5,
-            &mut idx,
-            &mut ev,
-        );
+        c.feed(0, b"GET /live/ch1.flv?tok=1 HTTP/1.1\r\nHost: x\r\n\r\n", 5, &mut idx, &mut ev);
         assert_eq!(ev.len(), 2);
-        assert!(
-            matches!(&ev[0], HttpEvent::Head { head: Head::Request { path, .. }, .. } if path == "/live/ch1.flv?tok=1")
-        );
+        assert!(matches!(&ev[0], HttpEvent::Head { head: Head::Request { path, .. }, .. } if path == "/live/ch1.flv?tok=1"));
         ev.clear();
         let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789";
         s.feed(0, &resp[..20], 10, &mut idx, &mut ev);
         s.feed(20, &resp[20..], 20, &mut idx, &mut ev);
-        assert_eq!(
-            ev,
-            vec![
-                HttpEvent::Head {
-                    head: Head::Response { status: 200 },
-                    t_first: 10,
-                    t: 20
-                },
-                HttpEvent::End {
-                    t: 20,
-                    body_bytes: 10
-                }
-            ]
-        );
+        assert_eq!(ev, vec![
+            HttpEvent::Head { head: Head::Response { status: 200 }, t_first: 10, t: 20 },
+            HttpEvent::End { t: 20, body_bytes: 10 }
+        ]);
     }
 
     #[test]
@@ -411,19 +324,13 @@ mod tests {
             s.feed(i as u64 * 3, b, i as u64, &mut idx, &mut ev);
         }
         assert!(!s.lost);
-        assert!(matches!(
-            ev.last(),
-            Some(HttpEvent::End { body_bytes: 8, .. })
-        ));
+        assert!(matches!(ev.last(), Some(HttpEvent::End { body_bytes: 8, .. })));
     }
 
     #[test]
     fn channel_key_strips_query_and_segment_names() {
         assert_eq!(channel_from_path("/live/abc.flv?token=9"), "live/abc");
         assert_eq!(channel_from_path("/hls/abc/seg_00012.ts"), "hls/abc");
-        assert_eq!(
-            channel_from_path("/hls/abc/index.m3u8"),
-            "hls/abc/index.m3u8"
-        );
+        assert_eq!(channel_from_path("/hls/abc/index.m3u8"), "hls/abc/index.m3u8");
     }
 }

@@ -42,8 +42,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use output::{
-    Analysis, BurstRecord, DecodeStats, FlowRecord, FrameTypeStats, HttpRecord, PairingStats,
-    RetransRecord, RttBucket, StallRecord, Summary,
+    Analysis, BurstRecord, DecodeStats, FlowRecord, FrameTypeStats, HttpRecord, PairingStats, RetransRecord, RttBucket,
+    StallRecord, Summary,
 };
 pub use retrans::{RetransKind, TimeoutType};
 pub use stall::StallKind;
@@ -135,10 +135,7 @@ impl Default for AnalyzeOptions {
 impl AnalyzeOptions {
     pub fn validate(&self) -> Result<(), TraceError> {
         if !(self.tau > 0.0 && self.tau.is_finite()) {
-            return Err(TraceError::Option(format!(
-                "tau must be > 0, got {}",
-                self.tau
-            )));
+            return Err(TraceError::Option(format!("tau must be > 0, got {}", self.tau)));
         }
         if self.burst_min_packets < 2 {
             return Err(TraceError::Option("burst_min_packets must be >= 2".into()));

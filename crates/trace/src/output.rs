@@ -298,21 +298,12 @@ pub(crate) fn build(
         let mut stall_time = 0u64;
         let mut stall_count = 0u64;
         for s in &f.stalls {
-            let thr = if f.download {
-                s.thr_down_ns
-            } else {
-                s.thr_up_ns
-            };
+            let thr = if f.download { s.thr_down_ns } else { s.thr_up_ns };
             if s.end_ns - s.start_ns <= thr {
                 continue;
             }
             stall_count += 1;
-            stall_time += clip(
-                s.start_ns,
-                s.end_ns,
-                f.fct_start_ns,
-                f.fct_end_ns.max(f.fct_start_ns),
-            );
+            stall_time += clip(s.start_ns, s.end_ns, f.fct_start_ns, f.fct_end_ns.max(f.fct_start_ns));
             let kind = if f.download { s.kind_down } else { s.kind_up };
             a.stalls.push(StallRecord {
                 flow_id: id,
@@ -403,33 +394,16 @@ pub(crate) fn build(
             frame_agg[k].2 += g.interval_sum_ns;
             frame_agg[k].3 += g.intervals;
         }
-        let (bytes, data_pkts) = if f.download {
-            (f.bytes_down, f.data_pkts_down)
-        } else {
-            (f.bytes_up, f.data_pkts_up)
-        };
-        let retrans_pkts = if f.download {
-            f.retrans_pkts
-        } else {
-            f.dup_pkts_up
-        };
+        let (bytes, data_pkts) =
+            if f.download { (f.bytes_down, f.data_pkts_down) } else { (f.bytes_up, f.data_pkts_up) };
+        let retrans_pkts = if f.download { f.retrans_pkts } else { f.dup_pkts_up };
         // Both rates over the FCT: goodput counts only delivered bytes, so it cannot exceed
         // the throughput (issue 12: different windows made it exceed it). No rate at all for a
         // flow that carried nothing (a refused connection is not a 0 bit/s sample).
-        let delivered = if f.download {
-            f.acked_bytes
-        } else {
-            f.delivered_up
-        };
+        let delivered = if f.download { f.acked_bytes } else { f.delivered_up };
         let rate = |b: u64| (bytes > 0 && fct > 0).then(|| b as f64 * 8e9 / fct as f64);
         let (fast, timeout, recovery, other, unclassified) = if f.download {
-            (
-                f.fast_retrans,
-                f.timeout_retrans,
-                f.recovery_retrans,
-                f.other_retrans,
-                0,
-            )
+            (f.fast_retrans, f.timeout_retrans, f.recovery_retrans, f.other_retrans, 0)
         } else {
             (0, 0, 0, 0, retrans_pkts)
         };
@@ -491,24 +465,14 @@ pub(crate) fn build(
         });
     }
     let total_frames: u64 = frame_agg.iter().take(3).map(|x| x.0).sum();
-    for ft in [
-        FrameType::I,
-        FrameType::P,
-        FrameType::Audio,
-        FrameType::Meta,
-        FrameType::Unknown,
-    ] {
+    for ft in [FrameType::I, FrameType::P, FrameType::Audio, FrameType::Meta, FrameType::Unknown] {
         let k = ft.index();
         let (frames, bytes, isum, icount) = frame_agg[k];
         let (pk, rt, to) = frame_pkts[k];
         a.frame_types.push(FrameTypeStats {
             frame: ft,
             frames,
-            frames_share: if k < 3 {
-                ratio(frames as f64, total_frames as f64)
-            } else {
-                0.0
-            },
+            frames_share: if k < 3 { ratio(frames as f64, total_frames as f64) } else { 0.0 },
             mean_interval_s: (icount > 0).then(|| isum as f64 / icount as f64 / 1e9),
             mean_size_bytes: (frames > 0).then(|| bytes as f64 / frames as f64),
             packets: pk,
@@ -555,21 +519,12 @@ fn pair_channels(a: &mut Analysis, window: u64) {
     let mut p = PairingStats::default();
     let mut mark_up = Vec::new();
     let mut mark_down = Vec::new();
-    for (_, (ups, downs)) in chans
-        .iter()
-        .filter(|(_, (u, d))| !u.is_empty() && !d.is_empty())
-    {
+    for (_, (ups, downs)) in chans.iter().filter(|(_, (u, d))| !u.is_empty() && !d.is_empty()) {
         p.channels += 1;
         // Download stalls of the channel sorted by start.
         let mut ds: Vec<(u64, usize)> = downs
             .iter()
-            .flat_map(|f| {
-                by_flow
-                    .get(f)
-                    .into_iter()
-                    .flatten()
-                    .map(|&i| (a.stalls[i].start_ns, i))
-            })
+            .flat_map(|f| by_flow.get(f).into_iter().flatten().map(|&i| (a.stalls[i].start_ns, i)))
             .collect();
         ds.sort_unstable();
         for u in ups {
@@ -582,9 +537,7 @@ fn pair_channels(a: &mut Analysis, window: u64) {
                     p.upload_stalls_causing += 1;
                     mark_up.push(i);
                     let nearest = ds[lo..hi].iter().min_by_key(|d| d.0.abs_diff(t)).unwrap().1;
-                    *p.caused_kinds
-                        .entry(a.stalls[nearest].kind.as_str().to_string())
-                        .or_default() += 1;
+                    *p.caused_kinds.entry(a.stalls[nearest].kind.as_str().to_string()).or_default() += 1;
                     mark_down.extend(ds[lo..hi].iter().map(|d| d.1));
                 }
             }
@@ -593,8 +546,7 @@ fn pair_channels(a: &mut Analysis, window: u64) {
     for i in mark_up.into_iter().chain(mark_down) {
         a.stalls[i].paired = true;
     }
-    p.share_causing =
-        (p.upload_stalls > 0).then(|| p.upload_stalls_causing as f64 / p.upload_stalls as f64);
+    p.share_causing = (p.upload_stalls > 0).then(|| p.upload_stalls_causing as f64 / p.upload_stalls as f64);
     a.pairing = p;
 }
 
@@ -605,19 +557,11 @@ impl Analysis {
         for dir in ["upload", "download"] {
             // Flows that carried no payload (refused or empty connections) are no FCT,
             // throughput or stall samples; they are counted apart.
-            let flows: Vec<&FlowRecord> = self
-                .flows
-                .iter()
-                .filter(|f| f.direction == dir && f.bytes > 0)
-                .collect();
+            let flows: Vec<&FlowRecord> = self.flows.iter().filter(|f| f.direction == dir && f.bytes > 0).collect();
             let fct: u64 = flows.iter().map(|f| f.fct_ns).sum();
             let stall: u64 = flows.iter().map(|f| f.stall_time_ns).sum();
             let mut kinds: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-            let list: &[StallKind] = if dir == "upload" {
-                &StallKind::UPLOAD
-            } else {
-                &StallKind::DOWNLOAD
-            };
+            let list: &[StallKind] = if dir == "upload" { &StallKind::UPLOAD } else { &StallKind::DOWNLOAD };
             for k in list {
                 kinds.insert(k.as_str(), (0, 0));
             }
@@ -668,31 +612,19 @@ impl Analysis {
             TimeoutType::ALL
                 .iter()
                 .zip(c)
-                .map(|(t, &v)| {
-                    (
-                        t.as_str().to_string(),
-                        json!({"count": v, "share": ratio(v as f64, n as f64)}),
-                    )
-                })
+                .map(|(t, &v)| (t.as_str().to_string(), json!({"count": v, "share": ratio(v as f64, n as f64)})))
                 .collect::<serde_json::Map<_, _>>()
         };
         tt.insert("all".into(), Value::Object(shares(&overall)));
         for f in &self.frame_types {
             if f.timeout_retrans > 0 || f.frame.index() < 3 {
-                tt.insert(
-                    f.frame.as_str().into(),
-                    Value::Object(shares(&f.timeout_types)),
-                );
+                tt.insert(f.frame.as_str().into(), Value::Object(shares(&f.timeout_types)));
             }
         }
         out.insert("timeout_types".into(), Value::Object(tt));
         // Table 1: upload flows by reordering rate (< 10 %, 10–20 %, > 20 %).
         let mut t1 = Vec::new();
-        for (lo, hi, label) in [
-            (0.0, 0.1, "<10%"),
-            (0.1, 0.2, "10-20%"),
-            (0.2, f64::INFINITY, ">20%"),
-        ] {
+        for (lo, hi, label) in [(0.0, 0.1, "<10%"), (0.1, 0.2, "10-20%"), (0.2, f64::INFINITY, ">20%")] {
             let fl: Vec<&FlowRecord> = self
                 .flows
                 .iter()
@@ -716,12 +648,7 @@ impl Analysis {
             .http
             .windows(2)
             .filter(|w| w[0].flow_id == w[1].flow_id)
-            .filter_map(|w| {
-                Some(
-                    w[1].response_start_ns?
-                        .saturating_sub(w[0].response_end_ns?),
-                )
-            })
+            .filter_map(|w| Some(w[1].response_start_ns?.saturating_sub(w[0].response_end_ns?)))
             .collect();
         on.sort_unstable();
         off.sort_unstable();
@@ -733,18 +660,9 @@ impl Analysis {
                 "off_period_median_s": off.get(off.len() / 2).map(|&x| x as f64 / 1e9),
             }),
         );
-        out.insert(
-            "frame_types".into(),
-            serde_json::to_value(&self.frame_types).unwrap(),
-        );
-        out.insert(
-            "rtt_by_in_flight".into(),
-            serde_json::to_value(&self.rtt_buckets).unwrap(),
-        );
-        out.insert(
-            "pairing".into(),
-            serde_json::to_value(&self.pairing).unwrap(),
-        );
+        out.insert("frame_types".into(), serde_json::to_value(&self.frame_types).unwrap());
+        out.insert("rtt_by_in_flight".into(), serde_json::to_value(&self.rtt_buckets).unwrap());
+        out.insert("pairing".into(), serde_json::to_value(&self.pairing).unwrap());
         let mut sizes: Vec<u32> = self.bursts.iter().map(|b| b.packets).collect();
         sizes.sort_unstable();
         out.insert(
@@ -759,14 +677,10 @@ impl Analysis {
         let srtts: Vec<u64> = self.flows.iter().filter_map(|f| f.srtt_end_ns).collect();
         out.insert(
             "srtt_end_mean_ms".into(),
-            json!((!srtts.is_empty())
-                .then(|| srtts.iter().sum::<u64>() as f64 / srtts.len() as f64 / 1e6)),
+            json!((!srtts.is_empty()).then(|| srtts.iter().sum::<u64>() as f64 / srtts.len() as f64 / 1e6)),
         );
         out.insert("flows".into(), json!(self.flows.len()));
-        out.insert(
-            "refused_or_empty_flows".into(),
-            json!(self.flows.iter().filter(|f| f.bytes == 0).count()),
-        );
+        out.insert("refused_or_empty_flows".into(), json!(self.flows.iter().filter(|f| f.bytes == 0).count()));
         let mut vantage: BTreeMap<&str, u64> = BTreeMap::new();
         for f in &self.flows {
             *vantage.entry(f.vantage).or_default() += 1;
@@ -774,14 +688,8 @@ impl Analysis {
         out.insert("vantage".into(), json!(vantage));
         out.insert("read".into(), serde_json::to_value(&self.read).unwrap());
         out.insert("decode".into(), serde_json::to_value(&self.decode).unwrap());
-        out.insert(
-            "warnings".into(),
-            serde_json::to_value(&self.warnings).unwrap(),
-        );
-        out.insert(
-            "options".into(),
-            serde_json::to_value(&self.options).unwrap(),
-        );
+        out.insert("warnings".into(), serde_json::to_value(&self.warnings).unwrap());
+        out.insert("options".into(), serde_json::to_value(&self.options).unwrap());
         Summary(Value::Object(out))
     }
 

@@ -158,56 +158,32 @@ mod tests {
     use super::*;
 
     fn base() -> TimeoutEvidence {
-        TimeoutEvidence {
-            max_outstanding_pkts: 10,
-            segs_after: 6,
-            resolved: true,
-            ..Default::default()
-        }
+        TimeoutEvidence { max_outstanding_pkts: 10, segs_after: 6, resolved: true, ..Default::default() }
     }
 
     #[test]
     fn earlier_retransmission_makes_double() {
-        let e = TimeoutEvidence {
-            prior_retrans: true,
-            spurious: true,
-            ..base()
-        };
+        let e = TimeoutEvidence { prior_retrans: true, spurious: true, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::Double);
     }
 
     #[test]
     fn spurious_retransmission_is_ack_delay_loss() {
-        let e = TimeoutEvidence {
-            spurious: true,
-            max_outstanding_pkts: 1,
-            ..base()
-        };
+        let e = TimeoutEvidence { spurious: true, max_outstanding_pkts: 1, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::AckDelayLoss);
     }
 
     #[test]
     fn fewer_than_four_outstanding_is_less_packet_unless_flow_ends() {
-        let e = TimeoutEvidence {
-            max_outstanding_pkts: 3,
-            segs_after: 0,
-            ..base()
-        };
+        let e = TimeoutEvidence { max_outstanding_pkts: 3, segs_after: 0, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::LessPacket);
-        let e = TimeoutEvidence {
-            flow_tail: true,
-            ..e
-        };
+        let e = TimeoutEvidence { flow_tail: true, ..e };
         assert_eq!(classify_timeout(&e), TimeoutType::Tail);
     }
 
     #[test]
     fn loss_in_last_three_of_a_large_window_is_tail() {
-        let e = TimeoutEvidence {
-            segs_after: 2,
-            ack_after_send: true,
-            ..base()
-        };
+        let e = TimeoutEvidence { segs_after: 2, ack_after_send: true, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::Tail);
     }
 
@@ -215,20 +191,13 @@ mod tests {
     fn whole_window_lost_is_continuous_loss_and_received_window_is_ack_loss() {
         let e = base();
         assert_eq!(classify_timeout(&e), TimeoutType::ContinuousLoss);
-        let e = TimeoutEvidence {
-            ack_beyond: true,
-            ..base()
-        };
+        let e = TimeoutEvidence { ack_beyond: true, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::AckDelayLoss);
     }
 
     #[test]
     fn some_dupacks_for_a_large_window_is_other() {
-        let e = TimeoutEvidence {
-            dupacks: 2,
-            ack_after_send: true,
-            ..base()
-        };
+        let e = TimeoutEvidence { dupacks: 2, ack_after_send: true, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::Other);
     }
 }

@@ -139,10 +139,7 @@ impl RtmpParser {
                                 self.lost = true;
                                 return;
                             }
-                            self.cs.push(Cs {
-                                id: csid,
-                                ..Default::default()
-                            });
+                            self.cs.push(Cs { id: csid, ..Default::default() });
                             self.cs.len() - 1
                         }
                     };
@@ -202,7 +199,7 @@ impl RtmpParser {
                 }
                 St::BodyFirst => {
                     let c = &mut self.cs[self.cur];
-                    c.cur = FrameType::from_tag(c.msg_type, d[0]);
+                    c.cur = FrameType::from_tag_body(c.msg_type, d);
                     let (t, len, ct) = (c.cur, c.msg_len, c.msg_type);
                     if matches!(ct, 8 | 9) {
                         idx.frame(self.chunk_off, t, len as u64, now);
@@ -251,11 +248,7 @@ impl RtmpParser {
         self.st = if first { St::BodyFirst } else { St::Body };
         if !first {
             // Continuation chunk: its bytes belong to the message's frame.
-            let t = if matches!(c.msg_type, 8 | 9) {
-                c.cur
-            } else {
-                FrameType::Meta
-            };
+            let t = if matches!(c.msg_type, 8 | 9) { c.cur } else { FrameType::Meta };
             idx.mark(self.chunk_off, t);
         }
     }
@@ -265,18 +258,13 @@ impl RtmpParser {
         let c = self.cs[self.cur];
         match c.msg_type {
             1 if self.msg.len() >= 4 => {
-                let v = u32::from_be_bytes([self.msg[0], self.msg[1], self.msg[2], self.msg[3]])
-                    & 0x7fff_ffff;
+                let v = u32::from_be_bytes([self.msg[0], self.msg[1], self.msg[2], self.msg[3]]) & 0x7fff_ffff;
                 if (1..=0x00ff_ffff).contains(&v) {
                     self.chunk_size = v;
                 }
             }
             17 | 20 => {
-                let body = if c.msg_type == 17 && !self.msg.is_empty() {
-                    &self.msg[1..]
-                } else {
-                    &self.msg[..]
-                };
+                let body = if c.msg_type == 17 && !self.msg.is_empty() { &self.msg[1..] } else { &self.msg[..] };
                 let body = body.to_vec();
                 self.command(&body);
             }
@@ -286,9 +274,7 @@ impl RtmpParser {
 
     fn command(&mut self, b: &[u8]) {
         let mut r = Amf0 { b, p: 0 };
-        let Some(Amf::Str(name)) = r.value() else {
-            return;
-        };
+        let Some(Amf::Str(name)) = r.value() else { return };
         match name.as_str() {
             "connect" => {
                 let _txn = r.value();
@@ -366,9 +352,7 @@ impl Amf0<'_> {
             0x0C => {
                 let l = self.take(4)?;
                 let l = u32::from_be_bytes([l[0], l[1], l[2], l[3]]) as usize;
-                Some(Amf::Str(
-                    String::from_utf8_lossy(self.take(l)?).into_owned(),
-                ))
+                Some(Amf::Str(String::from_utf8_lossy(self.take(l)?).into_owned()))
             }
             _ => None,
         }

@@ -88,9 +88,7 @@ impl RttEstimator {
     /// Current RTO including exponential backoff after timeouts (RFC 6298 §5.5).
     pub fn rto_ns(&self) -> u64 {
         let b = self.backoff.min(16);
-        self.base_rto_ns()
-            .saturating_mul(1u64 << b)
-            .min(self.max_rto)
+        self.base_rto_ns().saturating_mul(1u64 << b).min(self.max_rto)
     }
 
     /// A retransmission timeout fired: back the timer off.
@@ -114,11 +112,7 @@ pub struct TsvalClock {
 
 impl Default for TsvalClock {
     fn default() -> Self {
-        TsvalClock {
-            ring: [(0, u64::MAX); 32],
-            head: 0,
-            last: None,
-        }
+        TsvalClock { ring: [(0, u64::MAX); 32], head: 0, last: None }
     }
 }
 
@@ -136,10 +130,7 @@ impl TsvalClock {
 
     /// When was `tsecr` first sent by the server, if still remembered?
     pub fn sent_at(&self, tsecr: u32) -> Option<u64> {
-        self.ring
-            .iter()
-            .find(|(v, t)| *v == tsecr && *t != u64::MAX)
-            .map(|&(_, t)| t)
+        self.ring.iter().find(|(v, t)| *v == tsecr && *t != u64::MAX).map(|&(_, t)| t)
     }
 }
 
@@ -192,11 +183,7 @@ mod tests {
         for _ in 0..50 {
             e.sample(10 * MS);
         }
-        assert!(
-            e.rto_ns() >= 210 * MS - MS && e.rto_ns() <= 211 * MS,
-            "{}",
-            e.rto_ns()
-        );
+        assert!(e.rto_ns() >= 210 * MS - MS && e.rto_ns() <= 211 * MS, "{}", e.rto_ns());
     }
 
     #[test]

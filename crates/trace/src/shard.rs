@@ -54,11 +54,7 @@ impl FlowTable {
             done: Vec::new(),
             last_sweep_ns: 0,
             opts: opts.clone(),
-            server_ips: opts
-                .server_ips
-                .iter()
-                .filter_map(|s| decode::parse_addr(s))
-                .collect(),
+            server_ips: opts.server_ips.iter().filter_map(|s| decode::parse_addr(s)).collect(),
             idle_ns: opts.idle_timeout.as_nanos() as u64,
         }
     }
@@ -197,9 +193,7 @@ pub(crate) fn run(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Analysis, TraceError> {
     let threads = if opts.threads == 0 {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     } else {
         opts.threads
     };
@@ -238,24 +232,12 @@ pub(crate) fn run(
                     let (done, total) = r.progress();
                     if done >= next_report {
                         next_report = done + (64 << 20);
-                        progress(Progress {
-                            file_index: fi,
-                            files,
-                            bytes_done: done,
-                            bytes_total: total,
-                            packets,
-                        });
+                        progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
                     }
                 }
             }
             let (done, total) = r.progress();
-            progress(Progress {
-                file_index: fi,
-                files,
-                bytes_done: done,
-                bytes_total: total,
-                packets,
-            });
+            progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
             file_damage_warning(&r, &mut warnings);
             merge_read(&mut rstats, &r.stats);
             warnings.append(&mut r.warnings);
@@ -284,8 +266,7 @@ pub(crate) fn run(
                                 let po = o + it.olen as usize;
                                 decode::parse_options(&b.arena[o..po], &mut p.opts);
                                 let payload: &[u8] = &b.arena[po..po + it.plen as usize];
-                                p.payload =
-                                    unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
+                                p.payload = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
                                 // SAFETY: `p` does not outlive this iteration; the arena is alive
                                 // and unmodified until the batch is cleared below.
                                 table.process(&p, it.ts);
@@ -327,22 +308,12 @@ pub(crate) fn run(
                                 let b = &mut batches[w];
                                 let poff = b.arena.len() as u32;
                                 b.arena.extend_from_slice(raw_opts);
-                                let plen = if copy_payload {
-                                    p.payload.len() as u32
-                                } else {
-                                    0
-                                };
+                                let plen = if copy_payload { p.payload.len() as u32 } else { 0 };
                                 if copy_payload {
                                     b.arena.extend_from_slice(p.payload);
                                 }
                                 let pk = detach(p);
-                                b.items.push(Item {
-                                    ts: raw.ts_ns,
-                                    pkt: pk,
-                                    poff,
-                                    olen: raw_opts.len() as u16,
-                                    plen,
-                                });
+                                b.items.push(Item { ts: raw.ts_ns, pkt: pk, poff, olen: raw_opts.len() as u16, plen });
                                 if b.items.len() >= BATCH {
                                     let fresh = recycle_rx[w].try_recv().unwrap_or_default();
                                     let full = std::mem::replace(b, fresh);
@@ -368,13 +339,7 @@ pub(crate) fn run(
                         }
                     }
                     let (done, total) = r.progress();
-                    progress(Progress {
-                        file_index: fi,
-                        files,
-                        bytes_done: done,
-                        bytes_total: total,
-                        packets,
-                    });
+                    progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
                     file_damage_warning(&r, &mut warnings);
                     merge_read(&mut rstats, &r.stats);
                     warnings.append(&mut r.warnings);
@@ -403,11 +368,7 @@ pub(crate) fn run(
         (dstats.bad_header, "with a malformed IP/TCP header"),
     ] {
         if n > 0 {
-            warnings.push(Warning {
-                file: String::new(),
-                offset: 0,
-                message: format!("{n} records {what} (skipped)"),
-            });
+            warnings.push(Warning { file: String::new(), offset: 0, message: format!("{n} records {what} (skipped)") });
         }
     }
     Ok(output::build(flows, opts, rstats, dstats, warnings))
@@ -457,4 +418,6 @@ fn merge_read(a: &mut ReadStats, b: &ReadStats) {
     a.resync_skipped_bytes += b.resync_skipped_bytes;
     a.skipped_bytes += b.skipped_bytes;
     a.unknown_block_bytes += b.unknown_block_bytes;
+    a.record_bytes += b.record_bytes;
+    a.meta_bytes += b.meta_bytes;
 }

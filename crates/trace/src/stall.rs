@@ -91,12 +91,8 @@ impl StallKind {
         StallKind::Handshake,
         StallKind::Other,
     ];
-    pub const UPLOAD: [StallKind; 4] = [
-        StallKind::Normal,
-        StallKind::Reordering,
-        StallKind::KeepAlive,
-        StallKind::Handshake,
-    ];
+    pub const UPLOAD: [StallKind; 4] =
+        [StallKind::Normal, StallKind::Reordering, StallKind::KeepAlive, StallKind::Handshake];
 }
 
 /// What the classifier needs to know about the gap.
@@ -197,33 +193,15 @@ mod tests {
 
     #[test]
     fn idle_sender_gap_is_resource_constraint_and_fin_gap_is_other() {
-        assert_eq!(
-            classify_download(&GapContext::default()),
-            StallKind::ResourceConstraint
-        );
-        let c = GapContext {
-            end_is_fin_or_rst: true,
-            ..Default::default()
-        };
+        assert_eq!(classify_download(&GapContext::default()), StallKind::ResourceConstraint);
+        let c = GapContext { end_is_fin_or_rst: true, ..Default::default() };
         assert_eq!(classify_download(&c), StallKind::Other);
     }
 
     #[test]
     fn upload_hole_makes_reordering_stall() {
-        assert_eq!(
-            classify_upload(&GapContext {
-                server_has_hole: true,
-                ..Default::default()
-            }),
-            StallKind::Reordering
-        );
+        assert_eq!(classify_upload(&GapContext { server_has_hole: true, ..Default::default() }), StallKind::Reordering);
         assert_eq!(classify_upload(&GapContext::default()), StallKind::Normal);
-        assert_eq!(
-            classify_upload(&GapContext {
-                end_is_keepalive: true,
-                ..Default::default()
-            }),
-            StallKind::KeepAlive
-        );
+        assert_eq!(classify_upload(&GapContext { end_is_keepalive: true, ..Default::default() }), StallKind::KeepAlive);
     }
 }

@@ -8,10 +8,7 @@ use tcpvideo_trace::{analyze_bytes, Analysis, AnalyzeOptions, StallKind, Timeout
 const MSS: usize = 1448;
 
 fn run(c: &Conn) -> Analysis {
-    let opts = AnalyzeOptions {
-        threads: 1,
-        ..Default::default()
-    };
+    let opts = AnalyzeOptions { threads: 1, ..Default::default() };
     analyze_bytes(&c.pcap(), &opts).expect("analysis")
 }
 
@@ -27,10 +24,7 @@ fn kinds(a: &Analysis) -> Vec<StallKind> {
 }
 
 fn timeout_types(a: &Analysis) -> Vec<TimeoutType> {
-    a.retransmissions
-        .iter()
-        .filter_map(|r| r.timeout_type)
-        .collect()
+    a.retransmissions.iter().filter_map(|r| r.timeout_type).collect()
 }
 
 /// Server sends `n` segments at once, client acks them one RTT later.
@@ -261,10 +255,7 @@ fn whole_window_lost_is_continuous_loss() {
     let a = run(&c);
     assert_eq!(timeout_types(&a), vec![TimeoutType::ContinuousLoss]);
     let kinds_r: Vec<&str> = a.retransmissions.iter().map(|r| r.kind.as_str()).collect();
-    assert_eq!(
-        kinds_r,
-        vec!["timeout", "recovery", "recovery", "recovery", "recovery", "recovery"]
-    );
+    assert_eq!(kinds_r, vec!["timeout", "recovery", "recovery", "recovery", "recovery", "recovery"]);
 }
 
 #[test]

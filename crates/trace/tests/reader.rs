@@ -9,10 +9,7 @@ use tcpvideo_trace::{analyze_bytes, analyze_paths, Analysis, AnalyzeOptions};
 const MSS: usize = 1448;
 
 fn opts1() -> AnalyzeOptions {
-    AnalyzeOptions {
-        threads: 1,
-        ..Default::default()
-    }
+    AnalyzeOptions { threads: 1, ..Default::default() }
 }
 
 /// A small download flow: handshake (RTT 40 ms), 3 rounds of 8 segments, FINs.
@@ -42,22 +39,14 @@ fn check_sample(a: &Analysis) {
     assert_eq!(f.data_packets, 24);
     assert_eq!(f.rtt_samples, 3);
     // FCT: first SYN to the ACK of the last byte: 40 + 3 × (41 ms + 7 µs of burst).
-    assert_eq!(
-        f.fct_ns,
-        40_000_000 + 3 * 40_000_000 + 2 * 1_000_000 + 3 * 7_000
-    );
+    assert_eq!(f.fct_ns, 40_000_000 + 3 * 40_000_000 + 2 * 1_000_000 + 3 * 7_000);
     assert!(f.handshake);
 }
 
 #[test]
 fn every_container_gives_the_same_flow() {
     let c = sample(Link::Ethernet, false);
-    for k in [
-        Container::PcapMicros,
-        Container::PcapNanos,
-        Container::PcapMicrosBigEndian,
-        Container::Pcapng,
-    ] {
+    for k in [Container::PcapMicros, Container::PcapNanos, Container::PcapMicrosBigEndian, Container::Pcapng] {
         let a = analyze_bytes(&c.w.to_bytes(k), &opts1()).unwrap();
         check_sample(&a);
     }
@@ -116,10 +105,7 @@ fn corrupt_record_is_skipped_and_the_rest_analyzed() {
     assert_eq!(a.read.corrupt_records, 1);
     // The record's own warning, and the file's damage total.
     assert_eq!(a.warnings.len(), 2, "{:?}", a.warnings);
-    assert!(a
-        .warnings
-        .iter()
-        .any(|w| w.message.starts_with("damaged input")));
+    assert!(a.warnings.iter().any(|w| w.message.starts_with("damaged input")));
     assert_eq!(a.read.records, c.w.len() as u64 - 1);
     assert_eq!(a.flows.len(), 1);
     assert_eq!(a.flows[0].data_packets, 23);
@@ -167,11 +153,7 @@ fn not_a_capture_is_an_error() {
 #[test]
 fn reader_yields_timestamps_in_nanoseconds() {
     let c = sample(Link::Ethernet, false);
-    for k in [
-        Container::PcapNanos,
-        Container::Pcapng,
-        Container::PcapMicros,
-    ] {
+    for k in [Container::PcapNanos, Container::Pcapng, Container::PcapMicros] {
         let b = c.w.to_bytes(k);
         let mut r = Reader::from_slice(&b).unwrap();
         let p = r.next_packet().unwrap().unwrap();
@@ -211,10 +193,7 @@ fn flow_without_handshake_uses_well_known_port_or_option() {
     assert!(!a.flows[0].handshake);
     assert_eq!(a.flows[0].bytes, 5 * MSS as u64);
     // With the client's port declared as the server's, roles swap: now an upload flow.
-    let o = AnalyzeOptions {
-        server_ports: vec![40000],
-        ..opts1()
-    };
+    let o = AnalyzeOptions { server_ports: vec![40000], ..opts1() };
     let a = analyze_bytes(&c.pcap(), &o).unwrap();
     assert_eq!(a.flows[0].server_port, 40000);
     assert_eq!(a.flows[0].direction, "upload");
@@ -270,23 +249,10 @@ fn threads_do_not_change_results() {
     }
     let b = w.to_bytes(Container::PcapMicros);
     let a1 = analyze_bytes(&b, &opts1()).unwrap();
-    let a3 = analyze_bytes(
-        &b,
-        &AnalyzeOptions {
-            threads: 3,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let a3 = analyze_bytes(&b, &AnalyzeOptions { threads: 3, ..Default::default() }).unwrap();
     assert_eq!(a1.flows.len(), 6);
-    assert_eq!(
-        serde_json::to_string(&a1.flows).unwrap(),
-        serde_json::to_string(&a3.flows).unwrap()
-    );
-    assert_eq!(
-        serde_json::to_string(&a1.stalls).unwrap(),
-        serde_json::to_string(&a3.stalls).unwrap()
-    );
+    assert_eq!(serde_json::to_string(&a1.flows).unwrap(), serde_json::to_string(&a3.flows).unwrap());
+    assert_eq!(serde_json::to_string(&a1.stalls).unwrap(), serde_json::to_string(&a3.stalls).unwrap());
     assert!(!a1.stalls.is_empty());
 }
 
@@ -294,10 +260,7 @@ fn threads_do_not_change_results() {
 fn idle_flows_leave_memory() {
     use tcpvideo_trace::decode::decode;
     use tcpvideo_trace::shard::FlowTable;
-    let o = AnalyzeOptions {
-        idle_timeout: std::time::Duration::from_secs(60),
-        ..opts1()
-    };
+    let o = AnalyzeOptions { idle_timeout: std::time::Duration::from_secs(60), ..opts1() };
     let mut t = FlowTable::new(&o);
     let mut c = Conn::new();
     c.handshake(10.0);
@@ -369,10 +332,7 @@ fn unknown_link_type_records_are_counted_with_a_warning() {
     let a = analyze_bytes(&b, &opts1()).unwrap();
     assert_eq!(a.decode.unknown_link, c.w.len() as u64);
     assert!(a.flows.is_empty());
-    assert!(a
-        .warnings
-        .iter()
-        .any(|w| w.message.contains("unknown link type")));
+    assert!(a.warnings.iter().any(|w| w.message.contains("unknown link type")));
 }
 
 #[test]
@@ -381,7 +341,9 @@ fn mutated_captures_never_panic() {
     let mut c = Conn::new();
     c.handshake(20.0);
     c.client_send_bytes(b"GET /live/a.flv HTTP/1.1\r\n\r\n");
-    let mut body = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\nFLV\x01\x05\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
+    let mut body =
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\nFLV\x01\x05\x00\x00\x00\x09\x00\x00\x00\x00"
+            .to_vec();
     body.extend(std::iter::repeat_n(0x09u8, 3000));
     for seg in body.chunks(MSS) {
         c.server_send_bytes(seg);
@@ -407,13 +369,7 @@ fn mutated_captures_never_panic() {
                 b.truncate(cut.max(1));
             }
             for threads in [1, 2] {
-                let _ = analyze_bytes(
-                    &b,
-                    &AnalyzeOptions {
-                        threads,
-                        ..Default::default()
-                    },
-                );
+                let _ = analyze_bytes(&b, &AnalyzeOptions { threads, ..Default::default() });
             }
         }
     }

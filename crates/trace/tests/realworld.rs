@@ -11,10 +11,7 @@ const MSS: usize = 1448;
 const MS: u64 = 1_000_000;
 
 fn opts1() -> AnalyzeOptions {
-    AnalyzeOptions {
-        threads: 1,
-        ..Default::default()
-    }
+    AnalyzeOptions { threads: 1, ..Default::default() }
 }
 
 fn run(c: &Conn) -> Analysis {
@@ -44,11 +41,7 @@ fn records_after_a_timestamp_jump_of_days_are_all_read() {
     c.client.1 += 1;
     c.handshake(20.0).server_burst(4, MSS).wait_ms(20.0);
     c.client_ack(e);
-    for k in [
-        Container::PcapMicros,
-        Container::PcapNanos,
-        Container::Pcapng,
-    ] {
+    for k in [Container::PcapMicros, Container::PcapNanos, Container::Pcapng] {
         let a = analyze_bytes(&c.w.to_bytes(k), &opts1()).unwrap();
         assert_eq!(a.read.records, c.w.len() as u64, "{k:?}: {:?}", a.read);
         assert_eq!(a.read.corrupt_records + a.read.skipped_bytes, 0, "{k:?}");
@@ -175,11 +168,7 @@ fn retransmission_with_other_segment_boundaries_is_typed_by_bytes_not_double() {
         rto = 300.0;
     }
     let a = run(&c);
-    let timeouts: Vec<_> = a
-        .retransmissions
-        .iter()
-        .filter(|r| r.timeout_type.is_some())
-        .collect();
+    let timeouts: Vec<_> = a.retransmissions.iter().filter(|r| r.timeout_type.is_some()).collect();
     assert!(timeouts.len() >= 5, "{}", timeouts.len());
     for r in &timeouts {
         assert_eq!(r.prior_retrans, 0, "{r:?}");
@@ -192,23 +181,14 @@ fn rst_carrying_window_zero_is_not_a_zero_window_episode() {
     let mut c = Conn::new();
     c.handshake(20.0).server_burst(4, MSS).wait_ms(20.0);
     let e = c.s_nxt;
-    c.client_ack(e).wait_ms(5.0).client_rst();
+    c.client_ack(e).wait_ms(5.0).client_rst_ack();
     let a = run(&c);
     assert_eq!(a.flows[0].zero_window_episodes, 0);
 }
 
 #[test]
 fn mpls_label_stack_inside_a_vlan_is_decoded() {
-    for link in [
-        Link::EthernetMpls {
-            vlan: None,
-            labels: 1,
-        },
-        Link::EthernetMpls {
-            vlan: Some(7),
-            labels: 3,
-        },
-    ] {
+    for link in [Link::EthernetMpls { vlan: None, labels: 1 }, Link::EthernetMpls { vlan: Some(7), labels: 3 }] {
         let mut c = Conn::with(link, false, 80);
         c.handshake(20.0).server_burst(4, MSS);
         let a = run(&c);
@@ -224,10 +204,7 @@ fn lost_synack_gap_is_a_handshake_stall_not_resource_constraint() {
     // Lost on the way to the client; resent after 3 s (RFC 1122's initial RTO, still used by
     // many stacks; a gap must exceed the 1 s initial RTO to be a stall at all).
     c.client_syn().server_synack();
-    c.wait_ms(3000.0)
-        .server_synack()
-        .wait_ms(40.0)
-        .client_handshake_ack();
+    c.wait_ms(3000.0).server_synack().wait_ms(40.0).client_handshake_ack();
     c.server_burst(4, MSS).wait_ms(40.0);
     let e = c.s_nxt;
     c.client_ack(e);
@@ -301,9 +278,5 @@ fn retransmission_kinds_add_up_to_the_total() {
     let a = run(&c);
     let f = &a.flows[0];
     assert!(f.retrans_packets >= 3);
-    assert_eq!(
-        f.fast_retrans + f.timeout_retrans + f.recovery_retrans + f.other_retrans,
-        f.retrans_packets,
-        "{f:?}"
-    );
+    assert_eq!(f.fast_retrans + f.timeout_retrans + f.recovery_retrans + f.other_retrans, f.retrans_packets, "{f:?}");
 }

@@ -10,10 +10,7 @@ use tcpvideo_trace::{analyze_bytes, Analysis, AnalyzeOptions, StallKind};
 const MSS: usize = 1448;
 
 fn opts1() -> AnalyzeOptions {
-    AnalyzeOptions {
-        threads: 1,
-        ..Default::default()
-    }
+    AnalyzeOptions { threads: 1, ..Default::default() }
 }
 
 fn flv_tag(t: u8, first: u8, size: usize) -> Vec<u8> {
@@ -22,6 +19,9 @@ fn flv_tag(t: u8, first: u8, size: usize) -> Vec<u8> {
     v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0]);
     let mut body = vec![0u8; size];
     body[0] = first;
+    if t == 9 && size > 1 {
+        body[1] = 1; // AVCPacketType 1: a coded picture (0 would be the sequence header)
+    }
     v.extend_from_slice(&body);
     v.extend_from_slice(&(11 + size as u32).to_be_bytes());
     v
@@ -97,14 +97,47 @@ fn http_flv_packets_are_attributed_to_frames_and_timeouts_typed_per_frame() {
     // Every data packet is attributed to some type; I-frame packets are ~20000/1448.
     let total: u64 = a.frame_types.iter().map(|x| x.packets).sum();
     assert_eq!(total, f.data_packets); // retransmissions included in both
-    assert!(
-        (13..=15).contains(&ft(FrameType::I).packets),
-        "{}",
-        ft(FrameType::I).packets
-    );
+    assert!((13..=15).contains(&ft(FrameType::I).packets), "{}", ft(FrameType::I).packets);
     assert!(ft(FrameType::Meta).timeout_retrans == 1);
     assert_eq!(a.http.len(), 1);
     assert_eq!(a.http[0].status, 200);
+}
+
+#[test]
+fn avc_sequence_header_is_meta_not_an_i_frame() {
+    // Key-frame nibble 1, codec 7 (AVC), AVCPacketType 0: the decoder configuration record.
+    assert_eq!(FrameType::from_tag_body(9, &[0x17, 0, 0, 0, 0]), FrameType::Meta);
+    assert_eq!(FrameType::from_tag_body(9, &[0x17, 1, 0, 0, 0]), FrameType::I);
+    assert_eq!(FrameType::from_tag_body(9, &[0x27, 1]), FrameType::P);
+    // A whole stream: header, sequence header, I: one I frame, the sequence header is meta.
+    let mut c = Conn::with(Link::Ethernet, false, 80);
+    c.handshake(20.0);
+    c.client_send_bytes(b"GET /live/a.flv HTTP/1.1\r\n\r\n");
+    let mut body = b"HTTP/1.1 200 OK\r\nContent-Type: video/x-flv\r\n\r\n".to_vec();
+    body.extend_from_slice(b"FLV\x01\x05\x00\x00\x00\x09\x00\x00\x00\x00");
+    let mut seq_header = flv_tag(9, 0x17, 40);
+    seq_header[11 + 1] = 0; // AVCPacketType 0
+    body.extend(seq_header);
+    body.extend(flv_tag(9, 0x17, 3000));
+    send_acked(&mut c, &body, 20.0);
+    let a = tcpvideo_trace::analyze_bytes(&c.pcap(), &opts1()).unwrap();
+    let frames: std::collections::BTreeMap<_, _> = a.frame_types.iter().map(|f| (f.frame.as_str(), f.frames)).collect();
+    assert_eq!(frames["I"], 1, "{frames:?}");
+}
+
+#[test]
+fn non_video_http_body_is_unknown_not_meta() {
+    let mut c = Conn::with(Link::Ethernet, false, 80);
+    c.handshake(20.0);
+    c.client_send_bytes(b"GET /index.html HTTP/1.1\r\n\r\n");
+    let page = vec![b'x'; 6 * MSS];
+    let mut body = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n", page.len()).into_bytes();
+    body.extend_from_slice(&page);
+    send_acked(&mut c, &body, 20.0);
+    let a = tcpvideo_trace::analyze_bytes(&c.pcap(), &opts1()).unwrap();
+    let pkts: std::collections::BTreeMap<_, _> = a.frame_types.iter().map(|f| (f.frame.as_str(), f.packets)).collect();
+    assert_eq!(pkts["meta"], 1, "only the packet with the head: {pkts:?}");
+    assert!(pkts["unknown"] >= 5, "{pkts:?}");
 }
 
 #[test]
@@ -116,7 +149,7 @@ fn timeout_inside_an_i_frame_counts_for_i() {
     let (flv, _) = flv_stream(4);
     body.extend_from_slice(&flv);
     send_acked(&mut c, &body[..8 * MSS], 40.0); // first window fine (header + I frame)
-                                                // Second window: 8 segments, all in the I frame; the first is lost, others' dupacks lost.
+    // Second window: 8 segments, all in the I frame; the first is lost, others' dupacks lost.
     let base = 8 * MSS;
     for k in 0..8 {
         c.server_send_bytes(&body[base + k * MSS..base + (k + 1) * MSS]);
@@ -129,30 +162,13 @@ fn timeout_inside_an_i_frame_counts_for_i() {
     let rest = body[base + 8 * MSS..].to_vec();
     send_acked(&mut c, &rest, 40.0);
     let a = analyze_bytes(&c.pcap(), &opts1()).unwrap();
-    let i = a
-        .frame_types
-        .iter()
-        .find(|x| x.frame == FrameType::I)
-        .unwrap();
+    let i = a.frame_types.iter().find(|x| x.frame == FrameType::I).unwrap();
     assert_eq!(i.timeout_retrans, 1);
     assert_eq!(i.retrans_packets, 1);
     // ack_delay_loss (the later segments had arrived): Table 5 column I.
     assert_eq!(i.timeout_types[3], 1);
-    assert_eq!(
-        a.stalls
-            .iter()
-            .filter(|s| s.kind == StallKind::Timeout)
-            .count(),
-        1
-    );
-    assert_eq!(
-        a.stalls
-            .iter()
-            .find(|s| s.kind == StallKind::Timeout)
-            .unwrap()
-            .frame,
-        FrameType::I
-    );
+    assert_eq!(a.stalls.iter().filter(|s| s.kind == StallKind::Timeout).count(), 1);
+    assert_eq!(a.stalls.iter().find(|s| s.kind == StallKind::Timeout).unwrap().frame, FrameType::I);
 }
 
 #[test]
@@ -160,9 +176,7 @@ fn http_response_with_content_length_is_one_on_period() {
     let mut c = Conn::new();
     c.handshake(20.0);
     for seg in 0..3 {
-        c.client_send_bytes(
-            format!("GET /hls/ch9/seg{seg}.ts HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
-        );
+        c.client_send_bytes(format!("GET /hls/ch9/seg{seg}.ts HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes());
         c.wait_ms(0.1);
         let mut resp = b"HTTP/1.1 200 OK\r\nContent-Length: 20000\r\n\r\n".to_vec();
         resp.extend(vec![0x47u8; 20_000]);
@@ -184,13 +198,7 @@ fn http_response_with_content_length_is_one_on_period() {
     // last byte sent → its ACK one RTT (20 ms) later, 0.5 ms, the 500 ms pause, the request.
     assert!((0.5205..0.5207).contains(&off), "{off}");
     // The 500 ms pauses between segments are resource-constraint stalls (off periods).
-    assert!(
-        a.stalls
-            .iter()
-            .filter(|s| s.kind == StallKind::ResourceConstraint)
-            .count()
-            >= 2
-    );
+    assert!(a.stalls.iter().filter(|s| s.kind == StallKind::ResourceConstraint).count() >= 2);
 }
 
 fn amf_str(s: &str) -> Vec<u8> {
@@ -255,7 +263,8 @@ fn rtmp_publisher(c: &mut Conn, stall_at_ms: &[f64]) {
     let mut t = 0.0;
     let mut stalls = stall_at_ms.iter().peekable();
     for k in 0..40 {
-        let mut frame = vec![if k % 10 == 0 { 0x17 } else { 0x27 }];
+        // Frame-type/codec byte, then AVCPacketType 1 (a coded picture).
+        let mut frame = vec![if k % 10 == 0 { 0x17 } else { 0x27 }, 1];
         frame.extend(vec![0u8; if k % 10 == 0 { 12_000 } else { 2_000 }]);
         let msg = rtmp_msg(6, 9, &frame, 4096);
         for p in msg.chunks(MSS) {
@@ -319,9 +328,7 @@ fn upload_stall_followed_by_download_stall_on_same_channel_is_paired() {
             c.wait_ms(30.0);
             let e = c.s_nxt;
             c.client_ack(e);
-            let gap = stall_starts
-                .iter()
-                .any(|&s| c.now + 300_000_000 >= s && c.now < s + 300_000_000);
+            let gap = stall_starts.iter().any(|&s| c.now + 300_000_000 >= s && c.now < s + 300_000_000);
             c.wait_ms(if gap { 500.0 } else { 10.0 });
         }
         c
@@ -348,16 +355,8 @@ fn upload_stall_followed_by_download_stall_on_same_channel_is_paired() {
     assert_eq!(a.pairing.upload_stalls_causing, 2);
     assert_eq!(a.pairing.caused_kinds.get("resource_constraint"), Some(&2));
     // The other channel's viewer stalls too but is not paired.
-    let other = a
-        .flows
-        .iter()
-        .find(|f| f.channel.as_deref() == Some("live/other"))
-        .unwrap();
-    assert!(a
-        .stalls
-        .iter()
-        .filter(|s| s.flow_id == other.flow_id)
-        .all(|s| !s.paired));
+    let other = a.flows.iter().find(|f| f.channel.as_deref() == Some("live/other")).unwrap();
+    assert!(a.stalls.iter().filter(|s| s.flow_id == other.flow_id).all(|s| !s.paired));
     assert!(a.stalls.iter().any(|s| s.flow_id == other.flow_id));
 }
 
@@ -366,16 +365,10 @@ fn user_channel_map_overrides_parsed_key() {
     let mut c = Conn::new();
     c.handshake(20.0);
     c.client_send_bytes(b"GET /a/b/c.flv HTTP/1.1\r\n\r\n");
-    let o = AnalyzeOptions {
-        channel_map: vec![("/a/b".into(), "chan-7".into())],
-        ..opts1()
-    };
+    let o = AnalyzeOptions { channel_map: vec![("/a/b".into(), "chan-7".into())], ..opts1() };
     let a = analyze_bytes(&c.pcap(), &o).unwrap();
     assert_eq!(a.flows[0].channel.as_deref(), Some("chan-7"));
-    let o = AnalyzeOptions {
-        channel_map: vec![("10.0.0.2:40000".into(), "by-endpoint".into())],
-        ..opts1()
-    };
+    let o = AnalyzeOptions { channel_map: vec![("10.0.0.2:40000".into(), "by-endpoint".into())], ..opts1() };
     let a = analyze_bytes(&c.pcap(), &o).unwrap();
     assert_eq!(a.flows[0].channel.as_deref(), Some("by-endpoint"));
 }
@@ -393,11 +386,7 @@ fn snaplen_truncated_payloads_leave_frames_unknown_but_counts_exact() {
     let f = &a.flows[0];
     assert_eq!(f.bytes_down, body.len() as u64);
     assert_eq!(f.data_packets, body.len().div_ceil(MSS) as u64);
-    let i = a
-        .frame_types
-        .iter()
-        .find(|x| x.frame == FrameType::I)
-        .unwrap();
+    let i = a.frame_types.iter().find(|x| x.frame == FrameType::I).unwrap();
     assert_eq!(i.frames, 0);
 }
 
@@ -411,24 +400,10 @@ fn worker_threads_see_the_same_payloads() {
     send_acked(&mut c, &body, 40.0);
     let b = c.pcap();
     let a1 = analyze_bytes(&b, &opts1()).unwrap();
-    let a2 = analyze_bytes(
-        &b,
-        &AnalyzeOptions {
-            threads: 2,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let a2 = analyze_bytes(&b, &AnalyzeOptions { threads: 2, ..Default::default() }).unwrap();
     let j = |a: &Analysis| serde_json::to_string(&a.frame_types).unwrap();
     assert_eq!(j(&a1), j(&a2));
-    assert_eq!(
-        a1.frame_types
-            .iter()
-            .find(|x| x.frame == FrameType::P)
-            .unwrap()
-            .frames,
-        6
-    );
+    assert_eq!(a1.frame_types.iter().find(|x| x.frame == FrameType::P).unwrap().frames, 6);
 }
 
 #[test]

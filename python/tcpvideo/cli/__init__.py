@@ -1,30 +1,57 @@
-"""The ``tcpvideo`` command. Each sub-command lives in its own module of this package."""
+"""The ``tcpvideo`` command. Each sub-command lives in its own module of this package.
+
+``main`` registers only the sub-command named on the command line (all of them for ``--help``):
+each module imports what its command needs (the simulator's pyarrow, the report's matplotlib),
+and ``tcpvideo analyze`` must not wait for the others' imports (issue 12: start-up).
+``tcpvideo.cli.app`` (used by tests and by ``python -m``) has every sub-command.
+"""
 
 from __future__ import annotations
 
-import typer
+import sys
 
-from tcpvideo.cli import cc as _cc
+# Sub-commands in modules of this package; each module has ``register(app)``.
+COMMANDS = ("cc", "run", "analyze", "demo")
 
-app = typer.Typer(
-    name="tcpvideo",
-    help="Diagnose, predict and fix the TCP behaviour of video delivery.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-app.add_typer(_cc.app, name="cc")
 
-# Sub-commands that exist only when their module is present register themselves here.
-for _name in ("run", "analyze", "demo"):
-    try:
-        _mod = __import__(f"tcpvideo.cli.{_name}", fromlist=["register"])
-    except ModuleNotFoundError as exc:  # module not written yet
-        if exc.name != f"tcpvideo.cli.{_name}":
-            raise
-        continue
-    _mod.register(app)
+def build_app(commands=COMMANDS):
+    """A Typer app with the given sub-commands (those whose module exists)."""
+    import typer
+
+    app = typer.Typer(
+        name="tcpvideo",
+        help="Diagnose, predict and fix the TCP behaviour of video delivery.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    for name in commands:
+        try:
+            mod = __import__(f"tcpvideo.cli.{name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:  # module not written yet
+            if exc.name != f"tcpvideo.cli.{name}":
+                raise
+            continue
+        if name == "cc":
+            app.add_typer(mod.app, name="cc")
+        else:
+            mod.register(app)
+    if len(commands) == 1:
+        # Typer runs a lone command without its name; a group keeps ``tcpvideo NAME ...``.
+        @app.callback()
+        def _group() -> None:
+            """Diagnose, predict and fix the TCP behaviour of video delivery."""
+    return app
+
+
+def __getattr__(name: str):
+    if name == "app":
+        app = build_app()
+        globals()["app"] = app
+        return app
+    raise AttributeError(f"module 'tcpvideo.cli' has no attribute {name!r}")
 
 
 def main() -> None:
-    app()
+    wanted = [a for a in sys.argv[1:2] if a in COMMANDS]
+    build_app(tuple(wanted) or COMMANDS)()

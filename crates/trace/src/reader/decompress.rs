@@ -26,15 +26,10 @@ pub fn detect(magic: &[u8]) -> Compression {
 }
 
 /// Wrap a reader in the right decompressor.
-pub fn wrap<'a, R: Read + Send + 'a>(
-    c: Compression,
-    r: R,
-) -> io::Result<Box<dyn Read + Send + 'a>> {
+pub fn wrap<'a, R: Read + Send + 'a>(c: Compression, r: R) -> io::Result<Box<dyn Read + Send + 'a>> {
     Ok(match c {
         Compression::None => Box::new(r),
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
-            io::BufReader::with_capacity(1 << 20, r),
-        )),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(1 << 20, r))),
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(r)?),
     })
 }

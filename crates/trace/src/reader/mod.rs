@@ -55,6 +55,11 @@ pub struct ReadStats {
     pub skipped_bytes: u64,
     /// Bytes of well-formed pcapng blocks of a type this reader does not know (not damage).
     pub unknown_block_bytes: u64,
+    /// Bytes of the records delivered (record headers, captured bytes, block padding).
+    pub record_bytes: u64,
+    /// File header and non-packet pcapng blocks (section/interface descriptions, statistics).
+    /// The account balances: input size = meta + record + skipped + unknown-block bytes.
+    pub meta_bytes: u64,
 }
 
 impl ReadStats {
@@ -102,15 +107,7 @@ impl<'a> Source<'a> {
                 let end = (*pos + n).min(data.len());
                 Ok(&data[*pos..end])
             }
-            Source::Stream {
-                r,
-                buf,
-                start,
-                end,
-                eof,
-                base,
-                ..
-            } => {
+            Source::Stream { r, buf, start, end, eof, base, .. } => {
                 if *end - *start < n && !*eof {
                     // Compact, grow if one record is larger than the buffer, then fill.
                     if *start > 0 {
@@ -159,9 +156,7 @@ impl<'a> Source<'a> {
     pub(crate) fn mem(&mut self) -> Option<(&[u8], &mut usize)> {
         match self {
             Source::Slice { data, pos } => Some((data, pos)),
-            Source::Stream {
-                buf, start, end, ..
-            } => Some((&buf[..*end], start)),
+            Source::Stream { buf, start, end, .. } => Some((&buf[..*end], start)),
         }
     }
 
@@ -201,9 +196,7 @@ pub fn open_path(path: &Path) -> Result<Reader<'static>, TraceError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| TraceError::Io(name.clone(), e))?;
     let mut magic = [0u8; 4];
-    let n = (&file)
-        .read(&mut magic)
-        .map_err(|e| TraceError::Io(name.clone(), e))?;
+    let n = (&file).read(&mut magic).map_err(|e| TraceError::Io(name.clone(), e))?;
     let kind = decompress::detect(&magic[..n]);
     let src = match kind {
         decompress::Compression::None => {
@@ -214,28 +207,12 @@ pub fn open_path(path: &Path) -> Result<Reader<'static>, TraceError> {
             if len == 0 {
                 return Err(TraceError::Format(name, "empty file".into()));
             }
-            Source::Stream {
-                r: Box::new(f),
-                buf: Vec::new(),
-                start: 0,
-                end: 0,
-                eof: false,
-                base: 0,
-                total: Some(len),
-            }
+            Source::Stream { r: Box::new(f), buf: Vec::new(), start: 0, end: 0, eof: false, base: 0, total: Some(len) }
         }
         other => {
             let f = File::open(path).map_err(|e| TraceError::Io(name.clone(), e))?;
             let r = decompress::wrap(other, f).map_err(|e| TraceError::Io(name.clone(), e))?;
-            Source::Stream {
-                r,
-                buf: Vec::new(),
-                start: 0,
-                end: 0,
-                eof: false,
-                base: 0,
-                total: None,
-            }
+            Source::Stream { r, buf: Vec::new(), start: 0, end: 0, eof: false, base: 0, total: None }
         }
     };
     Reader::new(src, name)
@@ -247,8 +224,7 @@ impl<'a> Reader<'a> {
         let src = match decompress::detect(data) {
             decompress::Compression::None => Source::Slice { data, pos: 0 },
             other => Source::Stream {
-                r: decompress::wrap(other, data)
-                    .map_err(|e| TraceError::Io("<memory>".into(), e))?,
+                r: decompress::wrap(other, data).map_err(|e| TraceError::Io("<memory>".into(), e))?,
                 buf: Vec::new(),
                 start: 0,
                 end: 0,
@@ -265,19 +241,13 @@ impl<'a> Reader<'a> {
         let fmt = if head.len() >= 4 && head[..4] == [0x0A, 0x0D, 0x0D, 0x0A] {
             Format::Pcapng(pcapng::State::default())
         } else {
-            let h = pcap::parse_file_header(head)
-                .map_err(|m| TraceError::Format(name.clone(), m.to_string()))?;
+            let h = pcap::parse_file_header(head).map_err(|m| TraceError::Format(name.clone(), m.to_string()))?;
             src.consume(24);
             Format::Pcap(h)
         };
-        Ok(Reader {
-            src,
-            fmt,
-            name,
-            stats: ReadStats::default(),
-            warnings: Vec::new(),
-            warned: 0,
-        })
+        let meta_bytes = if matches!(fmt, Format::Pcap(_)) { 24 } else { 0 };
+        let stats = ReadStats { meta_bytes, ..Default::default() };
+        Ok(Reader { src, fmt, name, stats, warnings: Vec::new(), warned: 0 })
     }
 
     /// The file's name (for messages).
@@ -294,11 +264,7 @@ impl<'a> Reader<'a> {
         // Bounded: a badly damaged file must not fill memory with warnings.
         self.warned += 1;
         if self.warned <= 20 {
-            self.warnings.push(Warning {
-                file: self.name.clone(),
-                offset,
-                message,
-            });
+            self.warnings.push(Warning { file: self.name.clone(), offset, message });
         }
     }
 
@@ -323,14 +289,10 @@ impl<'a> Reader<'a> {
         if let Some((start, rh, linktype)) = fast {
             self.stats.records += 1;
             self.stats.bytes += rh.incl_len as u64;
+            self.stats.record_bytes += 16 + rh.incl_len as u64;
             let (buf, _) = self.src.mem().expect("in-memory source");
             let data = &buf[start..start + rh.incl_len as usize];
-            return Ok(Some(RawPacket {
-                ts_ns: rh.ts_ns,
-                linktype,
-                data,
-                orig_len: rh.orig_len,
-            }));
+            return Ok(Some(RawPacket { ts_ns: rh.ts_ns, linktype, data, orig_len: rh.orig_len }));
         }
         self.next_packet_slow()
     }
@@ -346,7 +308,10 @@ impl<'a> Reader<'a> {
             .map_err(|e| TraceError::Io(self.name.clone(), e))?;
             match step {
                 Step::End => return Ok(None),
-                Step::Skip => continue,
+                Step::Skip { bytes } => {
+                    self.stats.meta_bytes += bytes;
+                    continue;
+                }
                 Step::Problem(p) => {
                     match p {
                         Problem::Truncated { bytes } => {
@@ -368,9 +333,7 @@ impl<'a> Reader<'a> {
                             format!("truncated record at end of file ({bytes} bytes skipped)")
                         }
                         Problem::Corrupt { skipped } => {
-                            format!(
-                                "corrupt record header; skipped {skipped} bytes to resynchronise"
-                            )
+                            format!("corrupt record header; skipped {skipped} bytes to resynchronise")
                         }
                         Problem::UnknownBlock { block_type, bytes } => {
                             format!("unknown pcapng block type 0x{block_type:08x} ({bytes} bytes skipped)")
@@ -379,34 +342,19 @@ impl<'a> Reader<'a> {
                     self.warn(off, msg);
                     continue;
                 }
-                Step::Record {
-                    hdr_len,
-                    cap_len,
-                    ts_ns,
-                    linktype,
-                    orig_len,
-                    total,
-                } => {
+                Step::Record { hdr_len, cap_len, ts_ns, linktype, orig_len, total } => {
                     self.stats.records += 1;
                     self.stats.bytes += cap_len as u64;
+                    self.stats.record_bytes += total as u64;
                     // Borrow the record out of the source, then consume it on the next call.
-                    let buf = self
-                        .src
-                        .peek(total)
-                        .map_err(|e| TraceError::Io(self.name.clone(), e))?;
+                    let buf = self.src.peek(total).map_err(|e| TraceError::Io(self.name.clone(), e))?;
                     let data = &buf[hdr_len..hdr_len + cap_len];
-                    let data: &[u8] =
-                        unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len()) };
+                    let data: &[u8] = unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len()) };
                     // SAFETY: `data` points into the source buffer, which is not modified until
                     // the next call to `next_packet` (which takes `&mut self`, ending this borrow);
                     // `consume` only moves an index and never touches the bytes.
                     self.src.consume(total);
-                    return Ok(Some(RawPacket {
-                        ts_ns,
-                        linktype,
-                        data,
-                        orig_len,
-                    }));
+                    return Ok(Some(RawPacket { ts_ns, linktype, data, orig_len }));
                 }
             }
         }
@@ -416,7 +364,8 @@ impl<'a> Reader<'a> {
 /// What one parser step found.
 pub(crate) enum Step {
     End,
-    Skip,
+    /// A well-formed block that is no packet (pcapng SHB, IDB, NRB, ISB, ...), `bytes` long.
+    Skip { bytes: u64 },
     Problem(Problem),
     /// A record at the current position: header length, captured length, total bytes to consume.
     Record {
@@ -445,10 +394,7 @@ pub(crate) enum Problem {
 }
 
 /// Read every record of a capture held in memory, calling `f` for each (convenience for tests).
-pub fn for_each_packet(
-    data: &[u8],
-    mut f: impl FnMut(&RawPacket<'_>),
-) -> Result<ReadStats, TraceError> {
+pub fn for_each_packet(data: &[u8], mut f: impl FnMut(&RawPacket<'_>)) -> Result<ReadStats, TraceError> {
     let mut r = Reader::from_slice(data)?;
     while let Some(p) = r.next_packet()? {
         f(&p);

@@ -43,13 +43,7 @@ pub fn parse_file_header(b: &[u8]) -> Result<PcapHeader, &'static str> {
         _ => return Err("not a pcap or pcapng file (unknown magic)"),
     };
     let rd = |o: usize| rd32(b, o, swapped);
-    Ok(PcapHeader {
-        swapped,
-        nanos,
-        snaplen: rd(16),
-        linktype: rd(20) & 0x0FFF_FFFF,
-        last_sec: 0,
-    })
+    Ok(PcapHeader { swapped, nanos, snaplen: rd(16), linktype: rd(20) & 0x0FFF_FFFF, last_sec: 0 })
 }
 
 #[inline]
@@ -110,20 +104,12 @@ pub fn parse_record_header(h: &PcapHeader, b: &[u8]) -> Result<RecordHeader, Rec
     if incl_len > max_incl(h) || incl_len > orig_len || orig_len > (1 << 24) {
         return Err(RecordError::Corrupt);
     }
-    Ok(RecordHeader {
-        ts_ns: sec as u64 * 1_000_000_000 + frac_ns,
-        sec,
-        incl_len,
-        orig_len,
-    })
+    Ok(RecordHeader { ts_ns: sec as u64 * 1_000_000_000 + frac_ns, sec, incl_len, orig_len })
 }
 
 /// Parse one whole record at the start of `b`: the header and the borrowed packet bytes, and
 /// the number of bytes it occupies. Pure function, suitable for fuzzing.
-pub fn parse_record<'a>(
-    h: &PcapHeader,
-    b: &'a [u8],
-) -> Result<(RecordHeader, &'a [u8], usize), RecordError> {
+pub fn parse_record<'a>(h: &PcapHeader, b: &'a [u8]) -> Result<(RecordHeader, &'a [u8], usize), RecordError> {
     let rh = parse_record_header(h, b)?;
     let total = 16 + rh.incl_len as usize;
     if b.len() < total {
@@ -135,8 +121,7 @@ pub fn parse_record<'a>(
 /// Used only while resynchronising (never to reject a record that parses): a time within a
 /// day after the last good record (or a second before it) makes a candidate more believable.
 fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
-    h.last_sec == 0
-        || (sec as i64 >= h.last_sec as i64 - 1 && sec as i64 <= h.last_sec as i64 + 86_400)
+    h.last_sec == 0 || (sec as i64 >= h.last_sec as i64 - 1 && sec as i64 <= h.last_sec as i64 + 86_400)
 }
 
 /// Stricter structural test used only while resynchronising: a real record is at least a
@@ -162,9 +147,7 @@ pub(crate) fn step(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step>
             let avail = src.peek(total)?.len();
             if avail < total {
                 src.consume(avail);
-                return Ok(Step::Problem(Problem::Truncated {
-                    bytes: avail as u64,
-                }));
+                return Ok(Step::Problem(Problem::Truncated { bytes: avail as u64 }));
             }
             h.last_sec = rh.sec;
             Ok(Step::Record {

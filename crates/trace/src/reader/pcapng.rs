@@ -40,12 +40,7 @@ pub struct State {
 pub enum Block<'a> {
     Section,
     Interface,
-    Packet {
-        iface: u32,
-        ts_units: Option<u64>,
-        data: &'a [u8],
-        orig_len: u32,
-    },
+    Packet { iface: u32, ts_units: Option<u64>, data: &'a [u8], orig_len: u32 },
     Other(u32),
     Unknown(u32),
 }
@@ -157,11 +152,7 @@ pub fn parse_block<'a>(st: &mut State, b: &'a [u8]) -> Result<(Block<'a>, usize)
                     14 if olen >= 8 => {
                         let mut a = [0u8; 8];
                         a.copy_from_slice(&body[v..v + 8]);
-                        ifc.offset_sec = if be {
-                            i64::from_be_bytes(a)
-                        } else {
-                            i64::from_le_bytes(a)
-                        };
+                        ifc.offset_sec = if be { i64::from_be_bytes(a) } else { i64::from_le_bytes(a) };
                     }
                     _ => {}
                 }
@@ -183,31 +174,16 @@ pub fn parse_block<'a>(st: &mut State, b: &'a [u8]) -> Result<(Block<'a>, usize)
             if 20 + cap > body.len() {
                 return Err(BlockError::Corrupt);
             }
-            Block::Packet {
-                iface,
-                ts_units: Some(ts),
-                data: &body[20..20 + cap],
-                orig_len: orig,
-            }
+            Block::Packet { iface, ts_units: Some(ts), data: &body[20..20 + cap], orig_len: orig }
         }
         3 => {
             if body.len() < 4 {
                 return Err(BlockError::Corrupt);
             }
             let orig = rd32(body, 0, be);
-            let snap = st
-                .interfaces
-                .first()
-                .map(|i| i.snaplen)
-                .filter(|&s| s > 0)
-                .unwrap_or(u32::MAX);
+            let snap = st.interfaces.first().map(|i| i.snaplen).filter(|&s| s > 0).unwrap_or(u32::MAX);
             let cap = (orig.min(snap) as usize).min(body.len() - 4);
-            Block::Packet {
-                iface: 0,
-                ts_units: None,
-                data: &body[4..4 + cap],
-                orig_len: orig,
-            }
+            Block::Packet { iface: 0, ts_units: None, data: &body[4..4 + cap], orig_len: orig }
         }
         2 => {
             if body.len() < 20 {
@@ -220,12 +196,7 @@ pub fn parse_block<'a>(st: &mut State, b: &'a [u8]) -> Result<(Block<'a>, usize)
             if 20 + cap > body.len() {
                 return Err(BlockError::Corrupt);
             }
-            Block::Packet {
-                iface,
-                ts_units: Some(ts),
-                data: &body[20..20 + cap],
-                orig_len: orig,
-            }
+            Block::Packet { iface, ts_units: Some(ts), data: &body[20..20 + cap], orig_len: orig }
         }
         // Name resolution, interface statistics, decryption secrets, custom blocks, journal.
         4 | 5 | 0x0A | 0x0BAD | 0x40000BAD | 0x9 | 0x80000001 => Block::Other(btype),
@@ -245,8 +216,7 @@ pub fn ts_to_ns(ifc: &Interface, units: u64) -> u64 {
         let ups = ifc.units_per_sec;
         let secs = units / ups;
         let rem = units % ups;
-        secs.saturating_mul(1_000_000_000)
-            + ((rem as u128 * 1_000_000_000u128) / ups as u128) as u64
+        secs.saturating_mul(1_000_000_000) + ((rem as u128 * 1_000_000_000u128) / ups as u128) as u64
     };
     (ns as i128 + ifc.offset_sec as i128 * 1_000_000_000).clamp(0, u64::MAX as i128) as u64
 }
@@ -278,42 +248,22 @@ pub(crate) fn step(src: &mut Source<'_>, st: &mut State) -> io::Result<Step> {
         return Ok(Step::Problem(Problem::Truncated { bytes: n as u64 }));
     }
     match parse_block(st, b) {
-        Ok((
-            Block::Packet {
-                iface,
-                ts_units,
-                data,
-                orig_len,
-            },
-            total,
-        )) => {
+        Ok((Block::Packet { iface, ts_units, data, orig_len }, total)) => {
             let Some(ifc) = st.interfaces.get(iface as usize).copied() else {
                 src.consume(total);
-                return Ok(Step::Problem(Problem::Corrupt {
-                    skipped: total as u64,
-                }));
+                return Ok(Step::Problem(Problem::Corrupt { skipped: total as u64 }));
             };
             let ts_ns = ts_units.map(|u| ts_to_ns(&ifc, u)).unwrap_or(0);
             let hdr_len = data.as_ptr() as usize - b.as_ptr() as usize;
-            Ok(Step::Record {
-                hdr_len,
-                cap_len: data.len(),
-                ts_ns,
-                linktype: ifc.linktype,
-                orig_len,
-                total,
-            })
+            Ok(Step::Record { hdr_len, cap_len: data.len(), ts_ns, linktype: ifc.linktype, orig_len, total })
         }
         Ok((Block::Unknown(t), total)) => {
             src.consume(total);
-            Ok(Step::Problem(Problem::UnknownBlock {
-                block_type: t,
-                bytes: total as u64,
-            }))
+            Ok(Step::Problem(Problem::UnknownBlock { block_type: t, bytes: total as u64 }))
         }
         Ok((_, total)) => {
             src.consume(total);
-            Ok(Step::Skip)
+            Ok(Step::Skip { bytes: total as u64 })
         }
         Err(BlockError::NeedMore(_)) => {
             let n = b.len();
@@ -341,12 +291,7 @@ fn resync(src: &mut Source<'_>, st: &mut State) -> io::Result<Step> {
             let t = rd32(b, i, be);
             let len = rd32(b, i + 4, be) as usize;
             let known = matches!(t, 1 | 2 | 3 | 4 | 5 | 6) || t == 0x0A0D0D0A;
-            if known
-                && len >= 12
-                && len % 4 == 0
-                && i + len <= n
-                && rd32(b, i + len - 4, be) as usize == len
-            {
+            if known && len >= 12 && len % 4 == 0 && i + len <= n && rd32(b, i + len - 4, be) as usize == len {
                 src.consume(i);
                 skipped += i as u64;
                 return Ok(Step::Problem(Problem::Corrupt { skipped }));
