@@ -71,6 +71,8 @@ def _from(t: pa.DataType, n: int, data: np.ndarray, valid: np.ndarray | None) ->
 
 
 def _with_validity(t: pa.DataType, values: np.ndarray, valid: np.ndarray | None) -> pa.Array:
+    import numpy as np
+
     return _from(t, len(values), np.ascontiguousarray(values), valid)
 
 

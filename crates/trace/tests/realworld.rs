@@ -280,3 +280,28 @@ fn retransmission_kinds_add_up_to_the_total() {
     assert!(f.retrans_packets >= 3);
     assert_eq!(f.fast_retrans + f.timeout_retrans + f.recovery_retrans + f.other_retrans, f.retrans_packets, "{f:?}");
 }
+
+#[test]
+fn records_libpcap_reads_are_read_whatever_snaplen_and_orig_len_say() {
+    // tcpdump's fuzzed test captures: records longer than the header's snaplen, a record whose
+    // orig_len is below its incl_len, a fraction out of range. tshark reads them all.
+    let mut c = Conn::new();
+    c.handshake(20.0).server_burst(4, MSS);
+    let mut b = c.pcap();
+    b[16..20].copy_from_slice(&64u32.to_le_bytes()); // snaplen 64 < every data record
+    let mut off = 24;
+    for i in 0..c.w.len() {
+        let incl = u32::from_le_bytes(b[off + 8..off + 12].try_into().unwrap()) as usize;
+        if i == 4 {
+            b[off + 12..off + 16].copy_from_slice(&0u32.to_le_bytes()); // orig_len 0
+        }
+        if i == 5 {
+            b[off + 4..off + 8].copy_from_slice(&3_841_916_976u32.to_le_bytes()); // µs ≥ 1e6
+        }
+        off += 16 + incl;
+    }
+    let a = analyze_bytes(&b, &opts1()).unwrap();
+    assert_eq!(a.read.records, c.w.len() as u64, "{:?}", a.read);
+    assert_eq!(a.read.skipped_bytes, 0);
+    assert_eq!(a.flows[0].data_packets, 4);
+}

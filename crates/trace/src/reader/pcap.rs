@@ -74,10 +74,30 @@ pub enum RecordError {
     Corrupt,
 }
 
-fn max_incl(h: &PcapHeader) -> u32 {
-    // Some writers put 0 or 65535 in snaplen while capturing jumbo frames; allow up to 256 KiB
-    // (libpcap's MAXIMUM_SNAPLEN) whatever the header says, but never more.
-    h.snaplen.clamp(65_535, 262_144)
+fn max_incl(_h: &PcapHeader) -> u32 {
+    // Writers put 0, 65535 or a small value in snaplen and still write longer records (tcpdump's
+    // pim-packet-assortment.pcap: 65549-byte records under snaplen 65535); libpcap reads any
+    // record up to its MAXIMUM_SNAPLEN (256 KiB) whatever the header says, and so do we.
+    262_144
+}
+
+/// A header that fails [`parse_record_header`] only on values libpcap does not check (a
+/// fraction out of range, incl_len > orig_len): the record is taken, with the fraction clamped,
+/// if the record that follows it parses cleanly or the input ends right after it (tcpdump's
+/// fuzzed test captures have such records; tshark reads them, so must we).
+fn lenient_record_header(h: &PcapHeader, b: &[u8]) -> Option<RecordHeader> {
+    if b.len() < 16 {
+        return None;
+    }
+    let sec = rd32(b, 0, h.swapped);
+    let frac = rd32(b, 4, h.swapped);
+    let incl_len = rd32(b, 8, h.swapped);
+    let orig_len = rd32(b, 12, h.swapped);
+    if incl_len > max_incl(h) {
+        return None;
+    }
+    let frac_ns = if h.nanos { frac.min(999_999_999) as u64 } else { frac.min(999_999) as u64 * 1000 };
+    Some(RecordHeader { ts_ns: sec as u64 * 1_000_000_000 + frac_ns, sec, incl_len, orig_len: orig_len.max(incl_len) })
 }
 
 /// Parse a record header (16 bytes) and check it is plausible.
@@ -159,7 +179,37 @@ pub(crate) fn step(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step>
                 total,
             })
         }
-        Err(_) => resync(src, h),
+        Err(_) => {
+            if let Some(rh) = lenient_record_header(h, b) {
+                let total = 16 + rh.incl_len as usize;
+                // Chained: what follows is the end of input, a clean header, or one more lenient
+                // record followed by the end or a clean header.
+                let after = src.peek(total + 16)?;
+                let mut chained = after.len() == total
+                    || (after.len() >= total + 16 && parse_record_header(h, &after[total..]).is_ok());
+                let fits = after.len() >= total;
+                if fits && !chained && after.len() >= total + 16 {
+                    if let Some(next) = lenient_record_header(h, &after[total..]) {
+                        let end2 = total + 16 + next.incl_len as usize;
+                        let after2 = src.peek(end2 + 16)?;
+                        chained = after2.len() == end2
+                            || (after2.len() >= end2 + 16 && parse_record_header(h, &after2[end2..]).is_ok());
+                    }
+                }
+                if fits && chained {
+                    h.last_sec = rh.sec;
+                    return Ok(Step::Record {
+                        hdr_len: 16,
+                        cap_len: rh.incl_len as usize,
+                        ts_ns: rh.ts_ns,
+                        linktype: h.linktype,
+                        orig_len: rh.orig_len,
+                        total,
+                    });
+                }
+            }
+            resync(src, h)
+        }
     }
 }
 
