@@ -750,7 +750,7 @@ impl Flow {
         f: FrameType,
     ) {
         let since_client = now.saturating_sub(self.last_client_ns);
-        let ack_clocked = self.out.pkts_up > 0 && since_client <= retrans::ACK_CLOCK_NS;
+        let ack_clocked = self.out.pkts_up > 0 && since_client <= retrans::ACK_CLOCK_NS + self.sample_offset_ns;
         let loss_evidence = self.last_client_loss_signal || self.snd.recovery_point.is_some();
         // RACK (RFC 8985 §6.2) retransmits on its reordering timer, a fraction of an RTT after
         // the SACK that showed the loss: still loss detection by ACKs, not a timeout.
@@ -1101,6 +1101,7 @@ impl Flow {
             }
             // Resolve pending timeout retransmissions now covered.
             let min_rtt = self.est.min_rtt_ns;
+            let offset = self.sample_offset_ns;
             for pt in self.pending.iter_mut().filter(|pt| !pt.done && pt.end <= ack_data) {
                 pt.done = true;
                 pt.ev.resolved = true;
@@ -1113,7 +1114,8 @@ impl Flow {
                         }
                     }
                     _ => {
-                        if min_rtt != u64::MAX && now.saturating_sub(pt.t_rtx) < min_rtt / 2 {
+                        // (plus the server-side half the capture point does not see)
+                        if min_rtt != u64::MAX && now.saturating_sub(pt.t_rtx) + offset < min_rtt / 2 {
                             pt.ev.spurious = true;
                         }
                     }

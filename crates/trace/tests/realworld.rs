@@ -305,3 +305,25 @@ fn records_libpcap_reads_are_read_whatever_snaplen_and_orig_len_say() {
     assert_eq!(a.read.skipped_bytes, 0);
     assert_eq!(a.flows[0].data_packets, 4);
 }
+
+#[test]
+fn ack_clocked_retransmission_seen_at_the_client_is_not_a_timeout() {
+    // At the client, the retransmission an ACK triggers arrives one server-side half RTT (here
+    // the whole 80 ms path) after that ACK left: after a real timeout, the rest of the lost
+    // window comes back ACK-clocked (post-RTO recovery), not as more timeouts.
+    let mut c = Conn::with(Link::Ethernet, false, 80);
+    c.handshake_split(80.0, 0.03);
+    c.server_burst(4, MSS).wait_ms(0.05);
+    c.wait_ms(1000.0);
+    c.server_resend(0, MSS); // the RTO
+    c.wait_ms(0.05).client_ack(MSS as u64);
+    c.wait_ms(80.0);
+    c.server_resend(MSS as u64, MSS); // clocked by that ACK
+    c.wait_ms(0.05).client_ack(4 * MSS as u64);
+    let a = run(&c);
+    let f = &a.flows[0];
+    assert_eq!(f.vantage, "client");
+    assert_eq!((f.timeout_retrans, f.recovery_retrans), (1, 1), "{:?}", a.retransmissions);
+    // The ACK right after the retransmission reached the client is not "too fast to be for it".
+    assert_ne!(a.retransmissions[0].timeout_type, Some(TimeoutType::AckDelayLoss), "{:?}", a.retransmissions[0]);
+}
