@@ -60,6 +60,8 @@ def is_capture(p: Path) -> bool:
 def captures(folders: list[str]) -> list[Path]:
     out = []
     for folder in folders:
+        if os.path.isfile(folder) and is_capture(Path(folder)):
+            out.append(Path(folder))
         for root, _, files in os.walk(folder):
             for f in sorted(files):
                 p = Path(root) / f
@@ -168,7 +170,7 @@ def compare(path: Path, rows: list, disagreements: list, per_file: list) -> None
             a = None if f["rtt_initial_ns"] is None else f["rtt_initial_ns"] / 1e9
             b = t["initial_rtt"]
             ok = a is not None and b is not None and abs(a - b) <= 1e-3
-            check("initial_rtt", f"{a * 1e3:.3f} ms" if a is not None else "—",
+            check(f"initial_rtt ({f['vantage']})", f"{a * 1e3:.3f} ms" if a is not None else "—",
                   f"{b * 1e3:.3f} ms" if b is not None else "—", ok, lambda: judge_rtt(f, a, b))
         check("bytes", f["bytes"], te["max_seq_end"], f["bytes"] == te["max_seq_end"],
               lambda: judge_bytes(f, te, t["ends"].get(peer, {})))
@@ -229,7 +231,8 @@ def main() -> int:
     print(f"tcpvideo {tcpvideo.__version__} vs {subprocess.run(['tshark', '-v'], capture_output=True, text=True).stdout.splitlines()[0]}")
     print(f"{len(files)} captures\n")
     print(f"{'metric':24} {'compared':>9} {'agree':>7} {'disagree':>9} {'agree %':>8}")
-    for m in METRICS:
+    metrics = list(dict.fromkeys([m for m in METRICS if m != "initial_rtt"] + sorted({k for k, _ in rows if k.startswith("initial_rtt")})))
+    for m in metrics:
         n = sum(1 for k, _ in rows if k == m)
         a = sum(1 for k, ok in rows if k == m and ok)
         print(f"{m:24} {n:9} {a:7} {n - a:9} {100 * a / n if n else 0:7.1f}%")
