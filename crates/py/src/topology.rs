@@ -202,6 +202,11 @@ fn scenario_topology(
                     .collect();
                 app.set_item("requests", rs)?;
             }
+            // Video players (crates/sim/src/app/player.rs) have no real-Linux counterpart yet:
+            // the kind is passed on so the emulator can refuse it by name.
+            AppDef::Video { live, .. } => {
+                app.set_item("kind", if *live { "live" } else { "vod" })?;
+            }
         }
         d.set_item("app", app)?;
         let reader = PyDict::new(py);

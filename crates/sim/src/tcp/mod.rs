@@ -10,6 +10,7 @@
 //! | `prr.rs` | RFC 6937 proportional rate reduction (Linux `tcp_cwnd_reduction`) |
 //! | `rate.rs` | delivery-rate samples for the congestion control (BBR) |
 //! | `recv.rs` | receive queue, SACK generation, window advertisement, delayed-ACK state |
+//! | `rcvbuf.rs` | receive-buffer autotuning (Linux `tcp_rcv_space_adjust`) |
 //! | `endpoint.rs` | connection state, handshake, segment arrival (tcp_input.c's entry points) |
 //! | `ack.rs` | one incoming ACK, step by step (Linux `tcp_ack`) |
 //! | `recovery.rs` | CA states Open/Disorder/Recovery/Loss, loss marking, undo (`tcp_fastretrans_alert`) |
@@ -28,6 +29,7 @@ mod output;
 pub mod prr;
 pub mod rack;
 pub mod rate;
+pub mod rcvbuf;
 pub mod recv;
 mod recovery;
 pub mod rtt;
