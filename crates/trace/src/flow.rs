@@ -878,6 +878,12 @@ impl Flow {
         if !self.handshake_done && self.synack_ns.is_some() && p.flags & flags::ACK != 0 && self.snd.base == Some(p.ack)
         {
             self.handshake_complete(now);
+        } else if !self.handshake_done && self.syn_count > 0 && self.synack_ns.is_none() && p.flags & flags::ACK != 0 {
+            // Half-duplex capture (only the client's direction recorded): the client's first ACK
+            // after its SYN is still the end of the handshake, as tshark's initial RTT takes it;
+            // nothing tells the vantage, so no estimator sample is taken from it.
+            self.handshake_done = true;
+            self.rtt_initial = self.last_syn_ns.map(|t| now.saturating_sub(t));
         }
         let mut loss_signal = false;
         if p.flags & flags::ACK != 0 {

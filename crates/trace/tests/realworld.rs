@@ -327,3 +327,15 @@ fn ack_clocked_retransmission_seen_at_the_client_is_not_a_timeout() {
     // The ACK right after the retransmission reached the client is not "too fast to be for it".
     assert_ne!(a.retransmissions[0].timeout_type, Some(TimeoutType::AckDelayLoss), "{:?}", a.retransmissions[0]);
 }
+
+#[test]
+fn half_duplex_capture_without_synack_still_gives_tshark_initial_rtt() {
+    // Only the client's direction was captured: SYN, then its ACK one RTT later.
+    let mut c = Conn::new();
+    c.client_syn().wait_ms(27.0).client_handshake_ack();
+    c.client_send(100);
+    let a = run(&c);
+    let f = &a.flows[0];
+    assert_eq!(f.rtt_initial_ns, Some(27 * MS));
+    assert_eq!(f.vantage, "unknown");
+}
