@@ -16,7 +16,7 @@ app = typer.Typer(
 app.add_typer(_cc.app, name="cc")
 
 # Sub-commands that exist only when their module is present register themselves here.
-for _name in ("run", "analyze", "demo"):
+for _name in ("run", "analyze", "demo", "sweep", "study"):
     try:
         _mod = __import__(f"tcpvideo.cli.{_name}", fromlist=["register"])
     except ModuleNotFoundError as exc:  # module not written yet
