@@ -29,7 +29,8 @@ from tcpvideo.studies.report import Claim, Figure, write_report
 
 NAME = "onoff"
 SUMMARY = "seed 004: on-off traffic of live segmented HTTP streaming, many clients, four mitigations (Figs 3–8, 16)"
-METRICS = ("liveness_mean_s", "startup_mean_s", "drops", "stall_mean_s", "utilization", "retransmissions")
+METRICS = ("liveness_mean_s", "liveness_min_s", "startup_mean_s", "drops", "stall_mean_s", "utilization",
+           "retransmissions", "steady_retx_per_period")
 
 
 def _labels(cfg: OnOffConfig, group: str) -> dict:
@@ -43,7 +44,7 @@ def plan_points(scale: Scale) -> list[tuple[sweep.Point, OnOffConfig]]:
     seen: set = set()
     out = []
     for group, cfgs in configs(scale).items():
-        seeds = scale.seeds[:1] if group == "queue_samples" else scale.seeds
+        seeds = scale.seeds[:1] if group in ("queue_samples", "long") else scale.seeds
         for cfg in cfgs:
             for seed in seeds:
                 if (cfg, seed) in seen:
@@ -57,6 +58,8 @@ def plan_points(scale: Scale) -> list[tuple[sweep.Point, OnOffConfig]]:
 def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean, min and max over seeds of each metric per configuration and client count."""
     r = runs[~runs["queue_sample"]]
+    if r.empty:
+        return pd.DataFrame(columns=["config", "clients", "group", "combination"])
     keys = ["config", "clients"]
     agg = r.groupby(keys)[list(METRICS)].agg(["mean", "min", "max"])
     agg.columns = [f"{m}_{s}" for m, s in agg.columns]
@@ -112,15 +115,20 @@ def build_figures(agg: pd.DataFrame, queues: dict, scale: Scale) -> list[Figure]
     return figs
 
 
-def evaluate(agg: pd.DataFrame, queues: dict) -> list[Claim]:
+def evaluate(ev: claims_mod.Evidence) -> list[Claim]:
     out = []
     for claim, test in claims_mod.claims():
-        if test is claims_mod.queue_overruns_each_segment:
-            test(agg, claim, queues.get("cubic+2s"))
-        elif test is not None:
-            test(agg, claim)
+        if test is not None:
+            test(ev, claim)
         out.append(claim)
     return out
+
+
+def timelines(res: sweep.SweepResult, runs: pd.DataFrame, seed: int) -> dict:
+    """(config, clients) → retransmissions per segment period, for the first seed's run."""
+    rows = runs[(~runs["queue_sample"]) & (runs["seed"] == seed)]
+    return {(r["config"], int(r["clients"])): res.store.table(r["key"], "timeline")["retransmissions"].to_pylist()
+            for _, r in rows.iterrows()}
 
 
 def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Optional[int] = None,
@@ -151,10 +159,21 @@ def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Opti
             t.insert(0, col if col != "clients" else "n_clients", row[col])
         clients.append(t)
     per_client = pd.concat(clients, ignore_index=True) if clients else pd.DataFrame()
-    agg = aggregate(runs)
+    is_long = runs["group"] == "long"
+    agg = aggregate(runs[~is_long])
     queues = {lab: _queue(res, runs, lab) for lab in runs[runs["queue_sample"]]["config"].unique()}
+    long_agg = aggregate(runs[is_long])
+    if not long_agg.empty:
+        long_agg["config"] = long_agg["config"].str.replace("+long", "", regex=False)
+    ev = claims_mod.Evidence(agg=agg, queues=queues, timelines=timelines(res, runs, scale.seeds[0]), long=long_agg,
+                             long_segments=scale.long_segments)
     figs = build_figures(agg, queues, scale)
-    found = evaluate(agg, queues)
+    figs.append(figures.timeline_figure(
+        "explain_losses", f"Where losses happen: retransmissions per segment period at {scale.queue_clients} clients "
+        f"(seed {scale.seeds[0]}); start-up waves vs steady state", ev.timelines, scale.queue_clients,
+        {"cubic": "cubic+2s", "vegas": "vegas+2s", "cwnd 20": "cubic+2s+cwnd20", "distributed": "cubic+2s+distributed",
+         "bbr": "bbr+2s"}))
+    found = evaluate(ev)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     sim_cpu = _children_cpu()
     facts = {
@@ -167,7 +186,8 @@ def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Opti
     }
     tables = {
         "runs": pa.Table.from_pandas(runs, preserve_index=False),
-        "points": pa.Table.from_pandas(agg, preserve_index=False),
+        "points": pa.Table.from_pandas(pd.concat([agg, long_agg.assign(config=long_agg["config"] + "+long")])
+                                       if not long_agg.empty else agg, preserve_index=False),
         "clients": pa.Table.from_pandas(per_client, preserve_index=False),
         "claims": pa.Table.from_pylist([asdict(c) for c in found]),
     }

@@ -10,6 +10,7 @@ says; its figures' values are not given as numbers.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import pandas as pd
@@ -17,6 +18,30 @@ import pandas as pd
 from tcpvideo.studies.report import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim
 
 Agg = pd.DataFrame
+
+
+@dataclass
+class Evidence:
+    """What the claims are judged on: the aggregated runs, the queue samples, each run's
+    retransmissions per segment period (seed of the first run of each point), and the long-stream
+    runs made at the default scale to test whether a gap is a matter of stream length."""
+
+    agg: Agg
+    queues: dict = field(default_factory=dict)
+    timelines: dict = field(default_factory=dict)  # (config, clients) → retransmissions per period
+    long: Agg = field(default_factory=pd.DataFrame)
+    long_segments: int = 0
+
+
+def _spread(agg: Agg, label: str, clients: int, metric: str = "liveness_mean_s") -> float:
+    return _v(agg, label, clients, metric, "max") - _v(agg, label, clients, metric, "min")
+
+
+def _startup_share(ev: Evidence, label: str, clients: int, periods: int = 5) -> tuple[int, int]:
+    t = ev.timelines.get((label, clients))
+    if t is None:
+        return 0, 0
+    return int(sum(t[:periods])), int(sum(t))
 
 
 def _v(agg: Agg, label: str, clients: int, metric: str = "liveness_mean_s", stat: str = "mean") -> float:
@@ -32,45 +57,86 @@ def _counts(agg: Agg, label: str) -> list[int]:
     return sorted(agg[agg["config"] == label]["clients"].unique().tolist())
 
 
-def cubic_liveness_falls(agg: Agg, c: Claim) -> None:
+BDP_PACKETS = 458  # 100 Mbit/s × 55 ms / 1500 B
+QUEUE = 1375
+
+
+def cubic_liveness_falls(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     n = _counts(agg, "cubic+2s")
     lo, hi = (50, 175) if 50 in n and 175 in n else (n[0], n[-1])
     a, b = _v(agg, "cubic+2s", lo), _v(agg, "cubic+2s", hi)
     c.ours = f"liveness {a:.2f} s at {lo} clients, {b:.2f} s at {hi}: {a - b:.2f} s worse"
     c.status = _status(a - b >= 2.0)
+    if c.status == NOT_REPRODUCED:
+        why = [f"worst client at {hi}: {_v(agg, 'cubic+2s', hi, 'liveness_min_s'):.2f} s"]
+        if not ev.long.empty:
+            la, lb = _v(ev.long, "cubic+2s", lo), _v(ev.long, "cubic+2s", hi)
+            why.append(f"over a {ev.long_segments}-segment stream (seed 1): {la:.2f} s at {lo}, {lb:.2f} s at {hi} "
+                       f"({la - lb:.2f} s worse), so the gap {'grows' if la - lb > a - b + 0.2 else 'does not grow'} "
+                       "with the stream length")
+        ns_a, ns_b = _v(agg, "cubic+2s+nosack", lo), _v(agg, "cubic+2s+nosack", hi)
+        if not math.isnan(ns_a):
+            why.append(f"with NewReno recovery (no SACK, RACK-TLP or F-RTO): {ns_a:.2f} s at {lo}, {ns_b:.2f} s at {hi} "
+                       f"({ns_a - ns_b:.2f} s worse), so how losses are repaired moves the gap")
+        c.why = "; ".join(why)
 
 
-def startup_flat(agg: Agg, c: Claim) -> None:
+def startup_flat(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     n = _counts(agg, "cubic+2s")
     a, b = _v(agg, "cubic+2s", n[0], "startup_mean_s"), _v(agg, "cubic+2s", n[-1], "startup_mean_s")
     c.ours = f"startup {a:.2f} s at {n[0]} clients, {b:.2f} s at {n[-1]}"
     c.status = _status(b - a < 1.0)
 
 
-def bic_cubic_worst(agg: Agg, c: Claim) -> None:
+def bic_cubic_worst(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     n = _counts(agg, "cubic+2s")[-1]
     live = {cc: _v(agg, f"{cc}+2s", n) for cc in ("bic", "cubic", "reno", "vegas")}
     order = sorted(live, key=lambda k: live[k])
     c.ours = f"at {n} clients, worst first: " + ", ".join(f"{k} {live[k]:.2f} s" for k in order)
     c.status = _status(set(order[:2]) == {"bic", "cubic"})
+    if c.status == NOT_REPRODUCED:
+        gap = max(live.values()) - min(live.values())
+        spread = max(_spread(agg, f"{cc}+2s", n) for cc in live)
+        c.why = (f"the four congestion controls are {gap:.2f} s apart, less than the seed-to-seed spread of one of "
+                 f"them ({spread:.2f} s): the ranking is noise at this scale. A likely reason, not tested: each on-period "
+                 "starts from the restart window (slow start after idle) and a 125-kB segment is ~86 packets, so "
+                 "most of a download is the slow start that reno, bic and cubic share")
 
 
-def vegas_liveness_flat(agg: Agg, c: Claim) -> None:
+def vegas_liveness_flat(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     vals = {n: _v(agg, "vegas+2s", n) for n in _counts(agg, "vegas+2s")}
     spread = max(vals.values()) - min(vals.values())
     c.ours = "vegas liveness " + ", ".join(f"{v:.2f} s@{n}" for n, v in vals.items()) + f": spread {spread:.2f} s"
     c.status = _status(spread <= 1.0)
 
 
-def vegas_few_drops(agg: Agg, c: Claim) -> None:
+def _steady(ev: Evidence, label: str, n: int) -> float:
+    return _v(ev.agg, label, n, "steady_retx_per_period")
+
+
+def vegas_few_drops(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     ns = [n for n in _counts(agg, "vegas+2s") if n >= 150]
     ratios = {n: _v(agg, "vegas+2s", n, "drops") / max(_v(agg, "cubic+2s", n, "drops"), 1) for n in ns}
     c.ours = "; ".join(f"{n} clients: vegas {_v(agg, 'vegas+2s', n, 'drops'):.0f} vs cubic "
                        f"{_v(agg, 'cubic+2s', n, 'drops'):.0f} drops ({r:.0%})" for n, r in ratios.items())
     c.status = _status(bool(ratios) and all(r <= 0.10 for r in ratios.values()))
+    if c.status == NOT_REPRODUCED and ns:
+        n = ns[0]
+        early, total = _startup_share(ev, "vegas+2s", n)
+        c.why = (f"{early} of vegas's {total} retransmissions at {n} clients fall in the first 5 segment periods "
+                 f"(the first synchronised waves, before its base RTT and cwnd settle); after them vegas retransmits "
+                 f"{_steady(ev, 'vegas+2s', n):.1f} per period vs cubic's {_steady(ev, 'cubic+2s', n):.1f} "
+                 f"(fig 'explain_losses'). The default 1-minute stream is dominated by that start-up burst; "
+                 "over the paper's 20 minutes it is amortised (the --full run tests this directly)")
 
 
-def _cut_at_150(agg: Agg, c: Claim, label: str) -> None:
+def _cut_at_150(ev: Evidence, c: Claim, label: str) -> None:
+    agg = ev.agg
     n = 150 if 150 in _counts(agg, label) else _counts(agg, label)[-1]
     base, mod = _v(agg, "cubic+2s", n, "drops"), _v(agg, label, n, "drops")
     cut = 1 - mod / base if base > 0 else math.nan
@@ -78,29 +144,46 @@ def _cut_at_150(agg: Agg, c: Claim, label: str) -> None:
     c.status = _status(cut >= 0.5)
 
 
-def cwnd_cuts_drops(agg: Agg, c: Claim) -> None:
-    _cut_at_150(agg, c, "cubic+2s+cwnd20")
+def cwnd_cuts_drops(ev: Evidence, c: Claim) -> None:
+    _cut_at_150(ev, c, "cubic+2s+cwnd20")
+    if c.status == NOT_REPRODUCED:
+        label = "cubic+2s+cwnd20"
+        other = [(n, _v(ev.agg, "cubic+2s", n, "drops"), _v(ev.agg, label, n, "drops"))
+                 for n in _counts(ev.agg, label) if n < 150 and _v(ev.agg, "cubic+2s", n, "drops") > 0]
+        where = "; ".join(f"at {n} clients ({20 * n} packets) {1 - m / b:.0%} fewer" for n, b, m in other)
+        c.why = (f"20 packets × 150 clients = 3000 packets > BDP {BDP_PACKETS} + queue {QUEUE} = "
+                 f"{BDP_PACKETS + QUEUE}: when every client requests at once the limit cannot keep the burst "
+                 f"out of the queue (steady-state retransmissions per period: {_steady(ev, label, 150):.1f} with "
+                 f"the limit vs {_steady(ev, 'cubic+2s', 150):.1f} without). {where}")
 
 
-def distributed_cuts_drops(agg: Agg, c: Claim) -> None:
-    _cut_at_150(agg, c, "cubic+2s+distributed")
+def distributed_cuts_drops(ev: Evidence, c: Claim) -> None:
+    _cut_at_150(ev, c, "cubic+2s+distributed")
 
 
-def distributed_liveness_small(agg: Agg, c: Claim) -> None:
+def distributed_liveness_small(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     n = _counts(agg, "cubic+2s+distributed")[0]
     a, b = _v(agg, "cubic+2s+distributed", n), _v(agg, "cubic+2s", n)
     c.ours = f"{n} clients: distributed {a:.2f} s vs regular {b:.2f} s"
     c.status = _status(a > b)
 
 
-def cwnd_liveness_better(agg: Agg, c: Claim) -> None:
+def cwnd_liveness_better(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     ns = _counts(agg, "cubic+2s+cwnd20")
     d = [(_v(agg, "cubic+2s+cwnd20", n) - _v(agg, "cubic+2s", n)) for n in ns]
     c.ours = "cwnd 20 minus regular liveness: " + ", ".join(f"{x:+.2f} s@{n}" for n, x in zip(ns, d))
     c.status = _status(sum(d) / len(d) > 0)
+    if c.status == NOT_REPRODUCED:
+        spread = max(_spread(agg, "cubic+2s", n) for n in ns)
+        c.why = (f"the differences are at most {max(abs(x) for x in d):.2f} s, within the seed spread "
+                 f"({spread:.2f} s); where drops are not cut (≥ 150 clients, see 8b) liveness cannot improve, and "
+                 "below that neither setting stalls much")
 
 
-def ten_second_segments(agg: Agg, c: Claim) -> None:
+def ten_second_segments(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     ns = _counts(agg, "cubic+10s")
     st = [(_v(agg, "cubic+10s", n, "startup_mean_s"), _v(agg, "cubic+2s", n, "startup_mean_s")) for n in ns]
     lv = [(_v(agg, "cubic+10s", n), _v(agg, "cubic+2s", n)) for n in ns]
@@ -109,28 +192,39 @@ def ten_second_segments(agg: Agg, c: Claim) -> None:
     c.status = _status(all(a > b for a, b in st) and all(a < b for a, b in lv))
 
 
-def ten_second_drops_flat(agg: Agg, c: Claim) -> None:
+def ten_second_drops_flat(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
     ns = _counts(agg, "cubic+10s")
     d = [_v(agg, "cubic+10s", n, "drops") for n in ns]
     c.ours = "10-s drops: " + ", ".join(f"{x:.0f}@{n}" for x, n in zip(d, ns))
     c.status = _status(min(d) > 0 and max(d) <= 2 * min(d))
+    if c.status == NOT_REPRODUCED:
+        steady = ", ".join(f"{_steady(ev, 'cubic+10s', n):.0f}@{n}" for n in ns)
+        c.why = (f"steady-state retransmissions per 10-s period grow with the clients too ({steady}): every period "
+                 "starts with all clients restarting from the restart window at once, and the overflow of that "
+                 "synchronised slow start scales with N. The paper's ns-2 cubic kept probing through long "
+                 "on-periods (its Fig 6), a loss source that does not scale with N; we did not establish why its "
+                 "restarts did not dominate as ours do (not explained)")
 
 
-def vegas_combinations(agg: Agg, c: Claim) -> None:
-    combos = agg[agg["group"] == "combinations"]
+def vegas_combinations(ev: Evidence, c: Claim) -> None:
+    combos = ev.agg[ev.agg["group"] == "combinations"].set_index("combination")
     if combos.empty:
         return
-    none = combos[combos["combination"] == "none"].iloc[0]
-    with_a = combos[combos["combination"].str.contains("A")]
-    worst_drop = (with_a["drops_mean"] / max(none["drops_mean"], 1)).max()
-    live_ok = bool((with_a["liveness_mean_s_mean"] >= none["liveness_mean_s_mean"]).all())
-    c.ours = (f"{int(none['clients'])} clients: vegas combinations drop at most {worst_drop:.0%} of the unmodified "
-              f"setting's {none['drops_mean']:.0f}; liveness ≥ unmodified in all: {live_ok}")
-    c.status = _status(worst_drop <= 0.10 and live_ok)
+    pairs = [(k, k.replace("A", "") or "none") for k in combos.index if "A" in k]
+    drop_ratio = {k: combos.loc[k, "drops_mean"] / max(combos.loc[b, "drops_mean"], 1) for k, b in pairs}
+    live_gain = {k: combos.loc[k, "liveness_mean_s_mean"] - combos.loc[b, "liveness_mean_s_mean"] for k, b in pairs}
+    n = int(combos["clients"].iloc[0])
+    c.ours = (f"{n} clients, each setting with A vs the same without: drops " +
+              ", ".join(f"{k} {drop_ratio[k]:.0%}" for k, _ in pairs) + "; liveness change " +
+              ", ".join(f"{k} {live_gain[k]:+.2f} s" for k, _ in pairs))
+    c.status = _status(all(r <= 0.10 for r in drop_ratio.values()) and all(g >= 0 for g in live_gain.values()))
+    if c.status == NOT_REPRODUCED:
+        c.why = "as for Fig 4(e): vegas's losses are its start-up waves, which a 1-minute stream does not amortise"
 
 
-def queue_overruns_each_segment(agg: Agg, c: Claim, queue: Optional[pd.DataFrame] = None, segment_s: float = 2.0,
-                                limit: int = 1375) -> None:
+def queue_overruns_each_segment(ev: Evidence, c: Claim, segment_s: float = 2.0, limit: int = 1375) -> None:
+    queue = ev.queues.get("cubic+2s")
     if queue is None or queue.empty:
         return
     q = queue[queue["t_s"] >= segment_s]
@@ -177,7 +271,7 @@ def claims() -> list[tuple[Claim, Callable]]:
            "issue 10: ≥ 50 % fewer drops than regular at 150 clients", "significantly reduced (figure)"),
          cwnd_cuts_drops),
         (C("combos", "16b/16c", "with vegas (A), no or very mild loss and much better liveness, also in combinations",
-           "every combination with A: drops ≤ 10 % and liveness ≥ the unmodified setting's at 140 clients",
+           "each setting with A vs the same setting without A at 140 clients: drops ≤ 10 %, liveness not worse",
            "A combinations best liveness, little loss (figure)"), vegas_combinations),
         (C("adaptation", "10–15, 16a", "quality adaptation (α = 0.1 EWMA throughput rule, 1/5/15-segment buffers): "
            "vegas lower quality but ~2 s liveness; distributed requests raise quality; cwnd limit keeps liveness "

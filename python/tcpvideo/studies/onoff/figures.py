@@ -89,3 +89,28 @@ def combinations_figure(name: str, caption: str, combos: pd.DataFrame) -> Figure
     fig.suptitle(caption, fontsize=10)
     fig.tight_layout()
     return Figure(name, caption, png_of(fig))
+
+
+def timeline_figure(name: str, caption: str, timelines: dict, clients: int, labels: dict[str, str]) -> Figure:
+    """Retransmissions per segment period (left) and cumulative (right), one line per setting."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    for shown, cfg in labels.items():
+        t = timelines.get((cfg, clients))
+        if t is None:
+            continue
+        x = list(range(len(t)))
+        axes[0].plot(x, t, marker=".", lw=1, label=shown, color=COLOURS.get(shown))
+        cum, total = [], 0
+        for v in t:
+            total += v
+            cum.append(total)
+        axes[1].plot(x, cum, lw=1.2, label=shown, color=COLOURS.get(shown))
+    axes[0].set_ylabel("retransmissions per period")
+    axes[1].set_ylabel("cumulative retransmissions")
+    for ax in axes:
+        ax.set_xlabel("segment period")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(caption, fontsize=10)
+    fig.tight_layout()
+    return Figure(name, caption, png_of(fig))

@@ -24,6 +24,7 @@ from functools import partial
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 BOTTLENECK = ("bottleneck", "r1", "r2")  # the data direction of the dumbbell's bottleneck
 
@@ -83,6 +84,24 @@ def _mean(xs) -> float:
     return float(np.mean(xs)) if xs else float("nan")
 
 
+WARMUP_SEGMENTS = 5  # periods before "steady state": vegas's start-up losses end within ~4 (see onoff.md)
+
+
+def retransmission_timeline(events: pa.Table, segment_s: float, periods: int) -> pa.Table:
+    """Retransmissions (of every flow) per segment period: where in the stream losses happen.
+
+    Retransmissions stand in for drops here: the simulator counts drops per link, not per time,
+    and on this path (no random loss) nearly every retransmission repairs a queue drop.
+    """
+    counts = np.zeros(periods, dtype=np.int64)
+    if events.num_rows:
+        t = pc.filter(events["t_s"], pc.equal(events["kind"], "retransmit")).to_numpy(zero_copy_only=False)
+        idx = np.minimum((t // segment_s).astype(np.int64), periods - 1)
+        counts += np.bincount(idx, minlength=periods)[:periods]
+    return pa.table({"period": pa.array(range(periods), pa.int64()), "start_s": [i * segment_s for i in range(periods)],
+                     "retransmissions": pa.array(counts, pa.int64())})
+
+
 def reduce_run(result, segment_s: float) -> tuple[dict, dict]:
     """Sweep reducer: what one onoff run keeps (summary, tables) — picklable via :func:`reducer`."""
     end_s = float(result.summary["duration_s"])
@@ -106,7 +125,12 @@ def reduce_run(result, segment_s: float) -> tuple[dict, dict]:
         "packets_sent": int(result.summary["packets_sent"]),
         "duration_s": end_s,
     }
-    tables = {"clients": clients}
+    periods = max(1, int(math.ceil(end_s / segment_s)))
+    timeline = retransmission_timeline(result.events, segment_s, periods)
+    last = int(result.requests["index"].to_numpy().max()) + 1 if result.requests.num_rows else 0
+    steady = timeline.to_pydict()["retransmissions"][WARMUP_SEGMENTS:max(last, WARMUP_SEGMENTS)]
+    summary["steady_retx_per_period"] = float(np.mean(steady)) if steady else float("nan")
+    tables = {"clients": clients, "timeline": timeline}
     if result.queues.num_rows:
         tables["queue"] = queue_sample(result.queues)
     return summary, tables

@@ -27,9 +27,13 @@ class Scale:
     combo_clients: int = 140  # Fig 16
     queue_clients: int = 150  # the queue samples (Figs 3c, 4d, 5c, 7c)
     queue_sample_s: float = 20.0
+    long_segments: int = 0  # > 0: also run cubic and vegas at the fewest/most clients over this many 2-s segments
 
 
-DEFAULT = Scale("default", clients=(50, 100, 150, 175), seeds=(1, 2), segments_2s=30, segments_10s=12)
+
+
+DEFAULT = Scale("default", clients=(50, 100, 150, 175), seeds=(1, 2), segments_2s=30, segments_10s=12,
+                long_segments=300)
 FULL = Scale("full", clients=(50, 75, 100, 125, 150, 175), seeds=tuple(range(1, 11)), segments_2s=600,
              segments_10s=120, queue_sample_s=60.0)
 
@@ -61,6 +65,11 @@ def configs(scale: Scale) -> dict[str, list[OnOffConfig]]:
     q = scale.queue_clients
     samples = [OnOffConfig(q), OnOffConfig(q, cc="vegas"), OnOffConfig(q, segment_s=10.0),
                OnOffConfig(q, distributed=True), OnOffConfig(q, cwnd_limit=True)]
+    if scale.long_segments:  # does a gap depend on the stream's length? (first seed only)
+        out["long"] = [OnOffConfig(c, cc=cc, segments=scale.long_segments, tag="long")
+                       for cc in ("cubic", "vegas") for c in (n[0], n[-1])]
+    # does loss recovery explain a liveness gap? NewReno without SACK/RACK/F-RTO at the fewest/most clients
+    out["recovery"] = [OnOffConfig(c, sack=False, segments=scale.segments_2s) for c in (n[0], n[-1])]
     out["queue_samples"] = [replace(c, segments=max(1, int(scale.queue_sample_s // c.segment_s)),
                                     queue_sample_s=scale.queue_sample_s) for c in samples]
     return out

@@ -52,6 +52,8 @@ class OnOffConfig:
     cwnd_limit: bool = False  # D
     segments: int = 30  # length of the stream in segments
     queue_sample_s: float = 0.0  # > 0: record the bottleneck queue every 10 ms for this long
+    tag: str = ""  # marks an explaining experiment's variant (e.g. "long": a longer stream)
+    sack: bool = True  # False: NewReno recovery without SACK, RACK-TLP or F-RTO (an explaining experiment)
 
     @property
     def segment_bytes(self) -> int:
@@ -72,6 +74,10 @@ class OnOffConfig:
             parts.append("distributed")
         if self.cwnd_limit:
             parts.append(f"cwnd{CWND_LIMIT_PACKETS}")
+        if not self.sack:
+            parts.append("nosack")
+        if self.tag:
+            parts.append(self.tag)
         return "+".join(parts)
 
     def combination(self) -> str:
@@ -103,7 +109,7 @@ def scenario(cfg: OnOffConfig, seed: int) -> dict:
         flow = {
             "name": f"v{i}", "client": f"c{i}", "server": "server", "app": "reqresp", "start": a,
             "requests": [{"at": t, "bytes": cfg.segment_bytes} for t in times],
-            "tcp": {"cc": cfg.cc},
+            "tcp": {"cc": cfg.cc} if cfg.sack else {"cc": cfg.cc, "sack": False, "rack_tlp": False, "frto": False},
         }
         if cfg.cwnd_limit:
             flow["cwnd_clamp"] = CWND_LIMIT_PACKETS
@@ -119,7 +125,7 @@ def scenario(cfg: OnOffConfig, seed: int) -> dict:
             "flow": {"app": "reqresp", "requests": [], "start": duration},
         },
         "flow": flows,
-        "record": {"events": False},
+        "record": {"events": True},  # retransmission times: where in the stream losses happen
     }
     if cfg.queue_sample_s > 0:
         sc["record"]["sample_interval"] = "10ms"
