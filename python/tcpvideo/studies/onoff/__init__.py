@@ -120,6 +120,8 @@ def evaluate(ev: claims_mod.Evidence) -> list[Claim]:
     for claim, test in claims_mod.claims():
         if test is not None:
             test(ev, claim)
+        if claim.status == "not reproduced" and not claim.why:
+            claim.why = claims_mod.NO_EXPERIMENT
         out.append(claim)
     return out
 

@@ -54,8 +54,10 @@ def client_metrics(requests: pa.Table, flows: pa.Table, segment_s: float, end_s:
         rows["startup_s"].append(first_done - arrival)
         rows["liveness_s"].append(liveness)
         rows["stall_s"].append(max(0.0, -liveness - first_done))
-        # a segment is late when it arrives after the previous one's playout would have ended
-        rows["late_segments"].append(int(np.sum(np.diff(lags) > 1e-9)) if len(lags) > 1 else 0)
+        # segment k stalls playout iff it arrives after the previous one's playout ends, i.e. iff its
+        # lag exceeds every earlier lag (the playout clock runs at the worst lag so far)
+        running = np.maximum.accumulate(lags)
+        rows["late_segments"].append(int(np.sum(lags[1:] > running[:-1] + 1e-9)))
         rows["unfinished_segments"].append(sum(1 for *_, u in segs if u))
         rows["retransmissions"].append(fl["retrans_fast"][i] + fl["retrans_timeout"][i] + fl["retrans_tlp"][i])
     return pa.table(rows)
