@@ -8,8 +8,12 @@
 //! Layout:
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
+//! - [`delivery`]: ustreamer's startup and token-bucket pacing, Trickle, pacing cap (seed 003).
+//! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
 
 pub mod cc;
+pub mod delivery;
+pub mod ethle;
 pub mod units;
 
 pub use units::{Bandwidth, Time};
