@@ -10,7 +10,8 @@ Example::
     import tcpvideo
     r = tcpvideo.simulate("scenarios/one_flow.toml", seed=7)
     r.flows.to_pandas()[["name", "goodput_mbps", "retrans_fast", "rto_count"]]
-    r.write("out/")        # flows/links/events/series/queues/requests as .parquet and .csv + summary.json
+    r.write("out/")        # every table as .parquet and .csv + summary.json
+    r.video_clients, r.video_segments, r.video_stalls, r.video_buffer   # video apps (app = "live"/"vod")
 
 Same scenario and seed ⇒ byte-identical tables and pcaps. A bad scenario raises
 :class:`ScenarioError` (a ``ValueError``) with one line naming the field, e.g.
@@ -35,7 +36,8 @@ from tcpvideo import _core
 
 ScenarioError = _core.ScenarioError
 
-TABLES = ("flows", "links", "events", "series", "queues", "requests")
+TABLES = ("flows", "links", "events", "series", "queues", "requests",
+          "video_clients", "video_segments", "video_stalls", "video_buffer")
 
 # Types of columns that may be empty or all-null, so every table keeps a stable schema.
 _F, _I, _S = pa.float64(), pa.int64(), pa.string()
@@ -48,6 +50,16 @@ _SCHEMAS: dict[str, dict[str, pa.DataType]] = {
     "queues": {"t_s": _F, "link": _S, "from": _S, "to": _S, "packets": _I, "bytes": _I, "tx_bytes": _I},
     "requests": {"flow": _I, "index": _I, "scheduled_s": _F, "sent_s": _F, "completed_s": _F,
                  "response_bytes": _I, "download_s": _F},
+    "video_clients": {"flow": _I, "client": _S, "joined_s": _F, "startup_s": _F, "stall_count": _I,
+                      "stall_total_s": _F, "liveness_s": _F, "live_latency_s": _F, "mean_bitrate_kbps": _F,
+                      "switches": _I, "bytes": _I, "segments": _I, "abr": _S},
+    "video_segments": {"flow": _I, "client": _S, "segment": _I, "quality": _I, "bitrate_kbps": _F, "bytes": _I,
+                       "available_s": _F, "requested_s": _F, "first_byte_s": _F, "done_s": _F, "download_s": _F,
+                       "deadline_met": pa.bool_(), "play_start_s": _F, "srtt_at_done_ms": _F},
+    "video_stalls": {"flow": _I, "client": _S, "start_s": _F, "end_s": _F, "duration_s": _F, "segment": _I,
+                     "cause": _S, "rto_events": _I, "retransmissions": _I, "recovery_episodes": _I,
+                     "restart_after_idle": pa.bool_(), "download_kbps": _F, "bitrate_kbps": _F},
+    "video_buffer": {"t_s": _F, "flow": _I, "buffer_s": _F, "buffer_bytes": _I, "state": _S, "live_latency_s": _F},
 }
 
 ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
@@ -74,6 +86,14 @@ class SimResult:
     series: pa.Table
     queues: pa.Table
     requests: pa.Table
+    #: Per-client QoE (startup, stalls, seed 004 liveness, bitrate, switches, bytes); empty without video flows.
+    video_clients: pa.Table
+    #: One row per segment download (quality, bytes, requested/first byte/done, download time, deadline met).
+    video_segments: pa.Table
+    #: One row per stall with the TCP cause from the ground-truth log (rto, loss_recovery, ...).
+    video_stalls: pa.Table
+    #: Each client's playout buffer at every sample tick (``record.sample_interval``).
+    video_buffer: pa.Table
     pcaps: list[Path] = field(default_factory=list)
     wall_s: float = 0.0
 

@@ -9,11 +9,13 @@
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
 //! - [`delivery`]: ustreamer's startup and token-bucket pacing, Trickle, pacing cap (seed 003).
+//! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
 //! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
 
 pub mod cc;
 pub mod delivery;
 pub mod ethle;
 pub mod units;
+pub mod video;
 
 pub use units::{Bandwidth, Time};

@@ -203,6 +203,38 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
         "download_s" => |x| match (x.1.sent_at, x.1.completed_at) { (Some(a), Some(b)) => Some((b.0 - a.0) as f64 / 1e9), _ => None },
     });
     out.set_item("requests", requests)?;
+    let ns = |t: u64| t as f64 / 1e9;
+    let name_of = |f: u32| r.flows.get(f as usize).map(|x| x.name.clone()).unwrap_or_default();
+    let video_clients = columns!(py, r.video_clients, {
+        "flow" => |c| c.flow, "client" => |c| c.client.clone(), "joined_s" => |c| ns(c.joined_ns),
+        "startup_s" => |c| c.startup_s, "stall_count" => |c| c.stall_count, "stall_total_s" => |c| c.stall_total_s,
+        "liveness_s" => |c| c.liveness_s, "live_latency_s" => |c| c.live_latency_s,
+        "mean_bitrate_kbps" => |c| c.mean_bitrate_bps as f64 / 1e3, "switches" => |c| c.switches,
+        "bytes" => |c| c.bytes, "segments" => |c| c.segments, "abr" => |c| c.abr.clone(),
+    });
+    out.set_item("video_clients", video_clients)?;
+    let video_segments = columns!(py, r.video_segments, {
+        "flow" => |s| s.flow, "client" => |s| name_of(s.flow), "segment" => |s| s.segment, "quality" => |s| s.quality,
+        "bitrate_kbps" => |s| s.bitrate_bps as f64 / 1e3, "bytes" => |s| s.bytes,
+        "available_s" => |s| ns(s.available_ns), "requested_s" => |s| ns(s.requested_ns),
+        "first_byte_s" => |s| s.first_byte_ns.map(ns), "done_s" => |s| s.done_ns.map(ns),
+        "download_s" => |s| s.download_s, "deadline_met" => |s| s.deadline_met,
+        "play_start_s" => |s| s.play_start_ns.map(ns), "srtt_at_done_ms" => |s| s.srtt_at_done_ns.map(|x| x as f64 / 1e6),
+    });
+    out.set_item("video_segments", video_segments)?;
+    let video_stalls = columns!(py, r.video_stalls, {
+        "flow" => |s| s.flow, "client" => |s| name_of(s.flow), "start_s" => |s| ns(s.start_ns),
+        "end_s" => |s| s.end_ns.map(ns), "duration_s" => |s| s.duration_s, "segment" => |s| s.segment,
+        "cause" => |s| s.cause.clone(), "rto_events" => |s| s.rto_events, "retransmissions" => |s| s.retransmissions,
+        "recovery_episodes" => |s| s.recovery_episodes, "restart_after_idle" => |s| s.restart_after_idle,
+        "download_kbps" => |s| s.download_bps.map(|b| b / 1e3), "bitrate_kbps" => |s| s.bitrate_bps.map(|b| b as f64 / 1e3),
+    });
+    out.set_item("video_stalls", video_stalls)?;
+    let video_buffer = columns!(py, r.video_buffer, {
+        "t_s" => |b| ns(b.t_ns), "flow" => |b| b.flow, "buffer_s" => |b| b.buffer_s, "buffer_bytes" => |b| b.buffer_bytes,
+        "state" => |b| ["startup", "playing", "stalled", "ended"][b.state as usize], "live_latency_s" => |b| b.live_latency_s,
+    });
+    out.set_item("video_buffer", video_buffer)?;
     let summary = PyDict::new(py);
     summary.set_item("scenario", &r.scenario)?;
     summary.set_item("seed", r.seed)?;
@@ -216,6 +248,16 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     summary.set_item("retransmissions", r.flows.iter().map(|f| f.retrans_fast + f.retrans_timeout + f.retrans_tlp).sum::<u64>())?;
     summary.set_item("rto_count", r.flows.iter().map(|f| f.rto_count).sum::<u64>())?;
     summary.set_item("drops", r.links.iter().map(|l| l.queue_drops + l.loss_drops).sum::<u64>())?;
+    if !r.video_clients.is_empty() {
+        let v = &r.video_clients;
+        let mean = |xs: Vec<f64>| if xs.is_empty() { None } else { Some(xs.iter().sum::<f64>() / xs.len() as f64) };
+        summary.set_item("video_clients", v.len())?;
+        summary.set_item("video_stalls", r.video_stalls.len())?;
+        summary.set_item("video_mean_startup_s", mean(v.iter().filter_map(|c| c.startup_s).collect()))?;
+        summary.set_item("video_mean_liveness_s", mean(v.iter().filter_map(|c| c.liveness_s).collect()))?;
+        summary.set_item("video_mean_bitrate_kbps", mean(v.iter().map(|c| c.mean_bitrate_bps as f64 / 1e3).collect()))?;
+        summary.set_item("video_total_stall_s", v.iter().map(|c| c.stall_total_s).sum::<f64>())?;
+    }
     out.set_item("summary", summary)?;
     let pcaps = PyList::new(py, r.pcap_files.iter().map(|p| p.to_string_lossy().into_owned()))?;
     out.set_item("pcaps", pcaps)?;

@@ -157,6 +157,7 @@ pub mod streams {
     pub const TOPOLOGY: u64 = 1; // dumbbell RTT draws
     pub const ISN: u64 = 2;
     pub const START_JITTER: u64 = 3;
+    pub const VIDEO: u64 = 4; // VBR segment sizes
     pub const LOSS_BASE: u64 = 1000; // + link direction index
 }
 

@@ -6,13 +6,14 @@
 //! Layout: [`engine`] (clock, event queue, packet pool, RNG streams), [`network`] (nodes, links,
 //! drop-tail queues, routing, taps), [`loss`] (Bernoulli, Gilbert–Elliott), [`pcap`] (capture
 //! writer), [`scenario`] (TOML/JSON scenario files and their validation), [`tcp`] (the Linux-like
-//! endpoint), [`app`] (bulk, request/response, readers), [`sim`] (a run: wiring, metrics, outputs).
+//! endpoint), [`payload`] (real bytes for captured packets), [`app`] (bulk, request/response, readers), [`sim`] (a run: wiring, metrics, outputs).
 
 pub mod app;
 pub mod engine;
 pub mod loss;
 pub mod network;
 pub mod packet;
+pub mod payload;
 pub mod pcap;
 pub mod scenario;
 pub mod sim;

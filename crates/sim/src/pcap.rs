@@ -11,9 +11,12 @@
 //! simulated SYN is byte-for-byte shaped like a Linux SYN:
 //! `MSS | SACK_PERM TS` (or `NOP NOP TS`, or `NOP NOP SACK_PERM` without timestamps) `| NOP WS`,
 //! and on other segments `NOP NOP TS | NOP NOP SACK blocks`.
-//! Payload is not simulated: it is written as zeros and truncated at the snaplen; zero bytes do not
-//! change a ones'-complement sum, so the checksum is that of the full segment and Wireshark
-//! validates it whenever the whole segment is captured.
+//! Payload: when the run keeps a [`crate::payload::PayloadBook`] (applications that put real
+//! bytes on the wire: HTTP heads, playlists, media bodies), the sink asks it for each packet's
+//! payload and the TCP checksum covers it; otherwise payload is written as zeros (zero bytes do
+//! not change a ones'-complement sum). Either way the checksum is that of the full segment, and
+//! the payload is truncated at the snaplen; Wireshark validates it whenever the whole segment is
+//! captured.
 //!
 //! Capture points ([`PcapSink`]) behave like tcpdump on one end of a link: outgoing frames are
 //! stamped when their transmission starts (after the queue, as Linux's packet taps see them) and
@@ -29,6 +32,7 @@ use std::io::{self, Write};
 use tcpvideo_model::Time;
 
 use crate::packet::{flags, NodeId, Packet};
+use crate::payload::SharedPayloads;
 
 /// Timestamp resolution of the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,9 +176,23 @@ impl<W: Write> PcapWriter<W> {
         Ok(PcapWriter { w, snaplen, res, scratch: Vec::with_capacity(128), zeros: Vec::new(), frames: 0 })
     }
 
-    /// Append one frame stamped `ts`.
+    /// Append one frame stamped `ts` (payload as zeros).
     pub fn write(&mut self, ts: Time, p: &Packet) -> io::Result<()> {
+        self.write_with_payload(ts, p, None)
+    }
+
+    /// Append one frame stamped `ts` whose payload is `payload` (`p.payload_len` bytes), or zeros.
+    pub fn write_with_payload(&mut self, ts: Time, p: &Packet, payload: Option<&[u8]>) -> io::Result<()> {
         let orig = build_headers(p, &mut self.scratch);
+        if let Some(data) = payload {
+            // Fold the payload into the TCP checksum (it starts at an even offset of the segment).
+            let tcp_start = ETH_HEADER + 20;
+            let csum_at = tcp_start + 16;
+            let old = u16::from_be_bytes([self.scratch[csum_at], self.scratch[csum_at + 1]]);
+            let csum = fold(sum16(!old as u32, data));
+            self.scratch[csum_at..csum_at + 2].copy_from_slice(&csum.to_be_bytes());
+            self.scratch.extend_from_slice(data);
+        }
         let incl = orig.min(self.snaplen as usize);
         let hdr_part = incl.min(self.scratch.len());
         let zero_part = incl - hdr_part;
@@ -238,11 +256,17 @@ pub struct PcapSink {
     pending: BinaryHeap<Reverse<Pending>>,
     seq: u64,
     pub error: Option<String>,
+    /// Where payload bytes come from (None: zeros).
+    pub payloads: Option<SharedPayloads>,
+    payload_buf: Vec<u8>,
 }
 
 impl PcapSink {
     pub fn new(w: Box<dyn Write + Send>, snaplen: u32, res: TsResolution) -> io::Result<Self> {
-        Ok(PcapSink { writer: PcapWriter::new(w, snaplen, res)?, pending: BinaryHeap::new(), seq: 0, error: None })
+        Ok(PcapSink {
+            writer: PcapWriter::new(w, snaplen, res)?, pending: BinaryHeap::new(), seq: 0, error: None, payloads: None,
+            payload_buf: Vec::new(),
+        })
     }
 
     /// Record `p` at `ts >= now`; writes every pending record stamped at or before `now`.
@@ -260,7 +284,15 @@ impl PcapSink {
             }
             let Reverse(r) = self.pending.pop().expect("peeked");
             if self.error.is_none() {
-                if let Err(e) = self.writer.write(Time(r.ts), &r.pkt) {
+                let res = match (&self.payloads, r.pkt.payload_len) {
+                    (Some(book), n) if n > 0 => {
+                        self.payload_buf.resize(n as usize, 0);
+                        book.lock().expect("payload book").fill(&r.pkt, &mut self.payload_buf);
+                        self.writer.write_with_payload(Time(r.ts), &r.pkt, Some(&self.payload_buf))
+                    }
+                    _ => self.writer.write(Time(r.ts), &r.pkt),
+                };
+                if let Err(e) = res {
                     self.error = Some(e.to_string());
                 }
             }
@@ -317,6 +349,22 @@ mod tests {
         let opts = &buf[54..];
         assert_eq!(opts, &[2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 9, 0, 0, 0, 0, 1, 3, 3, 7]);
         assert_eq!(buf[46] >> 4, 10); // data offset: 40-byte TCP header
+    }
+
+    #[test]
+    fn real_payload_is_written_and_covered_by_the_tcp_checksum() {
+        let mut w = PcapWriter::new(Vec::new(), 4096, TsResolution::Micro).unwrap();
+        let data = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        let p = packet(1, 2, data.len() as u32);
+        w.write_with_payload(Time(1), &p, Some(data)).unwrap();
+        let b = w.into_inner();
+        let frame = &b[40..];
+        assert_eq!(&frame[frame.len() - data.len()..], data);
+        let tcp_len = frame.len() - 34;
+        let mut acc = sum16(0, &frame[26..34]);
+        acc += 6 + tcp_len as u32;
+        acc = sum16(acc, &frame[34..]);
+        assert_eq!(fold(acc), 0, "checksum over header and payload verifies");
     }
 
     #[test]

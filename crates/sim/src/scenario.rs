@@ -118,6 +118,8 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub link: Vec<LinkSpec>,
     pub dumbbell: Option<DumbbellSpec>,
+    /// The stream video flows (`app = "live"` / `"vod"`) fetch.
+    pub video: Option<VideoSpec>,
     #[serde(default)]
     pub flow: Vec<FlowSpec>,
     #[serde(default)]
@@ -223,6 +225,44 @@ pub struct ClampSpec {
     pub packets: u64,
 }
 
+/// `[video]`: the stream every video flow fetches (one origin per run).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VideoSpec {
+    pub segment_duration: Option<Qty>,
+    /// Stream length in segments (default: enough to cover the run).
+    pub segments: Option<u64>,
+    /// Representation ladder, kbit/s (default seed 004 Table I).
+    pub ladder_kbps: Option<Vec<f64>>,
+    /// "cbr" (default) or "vbr" (the model's seeded VBR sizes).
+    pub sizes: Option<String>,
+    /// "hls" (default, MPEG-TS segments) or "dash" (fMP4 segments, an MPD).
+    pub format: Option<String>,
+    /// Live: when recording of segment 0 starts (default 0 s).
+    pub live_start: Option<Qty>,
+    /// Live: segments listed in the live playlist (default 5).
+    pub window_segments: Option<u64>,
+}
+
+/// `player = { ... }` of a video flow: the client's player and ABR.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerSpec {
+    /// ABR rule: "fixed" (default), "throughput", "bba", "bola".
+    pub abr: Option<String>,
+    pub abr_params: Option<BTreeMap<String, f64>>,
+    /// Buffer target in segments (seed 004: 1, 5, 15; default 1).
+    pub buffer_segments: Option<u32>,
+    /// "synchronized" (default: as soon as available) or "distributed" (seed 004 §IV-C).
+    pub request_timing: Option<String>,
+    /// Skip to the live edge after a stall (default false: every stall adds to the latency).
+    pub catch_up: Option<bool>,
+    /// Live: start this many segments behind the newest (default 0).
+    pub live_start_behind: Option<u64>,
+    /// "once" (default) or "every_segment".
+    pub playlist: Option<String>,
+}
+
 /// Everything a flow has except its endpoints (shared by `[[flow]]` and `[dumbbell.flow]`).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -242,6 +282,7 @@ pub struct FlowTemplate {
     pub cwnd_clamp: Option<u64>,
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
+    pub player: Option<PlayerSpec>,
     pub tcp: Option<TcpSpec>,
 }
 
@@ -266,6 +307,7 @@ pub struct FlowSpec {
     pub cwnd_clamp: Option<u64>,
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
+    pub player: Option<PlayerSpec>,
     pub tcp: Option<TcpSpec>,
 }
 
@@ -278,6 +320,7 @@ impl FlowSpec {
             response_bytes: self.response_bytes.clone(), request_bytes: self.request_bytes.clone(),
             reader: self.reader.clone(), cwnd_clamp: self.cwnd_clamp,
             cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(), tcp: self.tcp.clone(),
+            player: self.player.clone(),
         }
     }
 }
@@ -424,6 +467,33 @@ pub enum AppDef {
     /// Client sends requests on one persistent connection; server answers each in full. A request is
     /// issued at max(its time, completion of the previous response) (one outstanding request).
     ReqResp { requests: Vec<Request> },
+    /// A video player fetching the run's `[video]` stream over HTTP/1.1 on one persistent
+    /// connection (`live` or on demand).
+    Video { live: bool, player: PlayerDef },
+}
+
+/// A client's player, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayerDef {
+    pub abr: String,
+    pub abr_params: BTreeMap<String, f64>,
+    pub buffer_segments: u32,
+    pub distributed: bool,
+    pub catch_up: bool,
+    pub live_start_behind: u64,
+    pub playlist_every_segment: bool,
+}
+
+/// The run's stream, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VideoDef {
+    pub segment_duration: Duration,
+    pub segments: u64,
+    pub ladder_kbps: Vec<f64>,
+    pub vbr: bool,
+    pub dash: bool,
+    pub live_start: Duration,
+    pub window_segments: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -477,6 +547,8 @@ pub struct Scenario {
     pub links: Vec<LinkDef>,
     pub flows: Vec<FlowDef>,
     pub record: RecordDef,
+    /// The stream of the video flows, if any.
+    pub video: Option<VideoDef>,
 }
 
 const DEFAULT_QUEUE_PACKETS: u64 = 1000; // Linux txqueuelen default
@@ -649,8 +721,17 @@ fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32,
             }
             AppDef::ReqResp { requests }
         }
-        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp)")),
+        "live" | "vod" => {
+            only(&[("requests", t.requests.is_some()), ("period", t.period.is_some()), ("count", t.count.is_some()),
+                   ("response_bytes", t.response_bytes.is_some()), ("request_bytes", t.request_bytes.is_some()),
+                   ("bytes", t.bytes.is_some()), ("direction", t.direction.is_some()), ("close", t.close.is_some())], &app_name)?;
+            AppDef::Video { live: app_name == "live", player: player_of(t.player.as_ref(), &p("player"))? }
+        }
+        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod)")),
     };
+    if t.player.is_some() && !matches!(app, AppDef::Video { .. }) {
+        return err(p("player"), format!("not used by app {app_name:?}"));
+    }
     let reader = match &t.reader {
         None => ReaderDef { rate: None, pauses: vec![] },
         Some(r) => {
@@ -685,6 +766,78 @@ fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32,
         None => default_tcp.clone(),
     };
     Ok(FlowDef { name, client, server, start, app, reader, clamps, tcp, base_rtt: Duration::ZERO })
+}
+
+fn player_of(ps: Option<&PlayerSpec>, path: &str) -> Result<PlayerDef, ScenarioError> {
+    let d = PlayerSpec::default();
+    let ps = ps.unwrap_or(&d);
+    let abr = ps.abr.clone().unwrap_or_else(|| "fixed".into());
+    let Some(info) = tcpvideo_model::video::abr::find(&abr) else {
+        let known: Vec<&str> = tcpvideo_model::video::abr::ABR_RULES.iter().map(|a| a.name).collect();
+        return err(format!("{path}.abr"), format!("unknown ABR rule {abr:?} (known: {})", known.join(", ")));
+    };
+    let abr_params = ps.abr_params.clone().unwrap_or_default();
+    for k in abr_params.keys() {
+        if !info.params.iter().any(|i| i.name == k) {
+            let known: Vec<&str> = info.params.iter().map(|i| i.name).collect();
+            return err(format!("{path}.abr_params.{k}"), format!("ABR rule {} has no parameter {k:?} (known: {})", info.name, known.join(", ")));
+        }
+    }
+    let buffer_segments = ps.buffer_segments.unwrap_or(1);
+    if buffer_segments == 0 {
+        return err(format!("{path}.buffer_segments"), "a buffer smaller than one segment cannot play (at least 1)");
+    }
+    let distributed = match ps.request_timing.as_deref() {
+        None | Some("synchronized") => false,
+        Some("distributed") => true,
+        Some(o) => return err(format!("{path}.request_timing"), format!("unknown timing {o:?} (synchronized, distributed)")),
+    };
+    let playlist_every_segment = match ps.playlist.as_deref() {
+        None | Some("once") => false,
+        Some("every_segment") => true,
+        Some(o) => return err(format!("{path}.playlist"), format!("unknown refresh {o:?} (once, every_segment)")),
+    };
+    Ok(PlayerDef {
+        abr: info.name.to_string(), abr_params, buffer_segments, distributed, catch_up: ps.catch_up.unwrap_or(false),
+        live_start_behind: ps.live_start_behind.unwrap_or(0), playlist_every_segment,
+    })
+}
+
+fn video_of(v: &VideoSpec, run: Duration) -> Result<VideoDef, ScenarioError> {
+    let segment_duration = match &v.segment_duration {
+        Some(q) => q.duration("video.segment_duration")?,
+        None => Duration::from_secs(2),
+    };
+    if segment_duration < Duration::from_millis(1) {
+        return err("video.segment_duration", "must be at least 1ms");
+    }
+    let live_start = match &v.live_start {
+        Some(q) => q.duration("video.live_start")?,
+        None => Duration::ZERO,
+    };
+    let segments = match v.segments {
+        Some(0) => return err("video.segments", "must be at least 1"),
+        Some(n) if n > 1_000_000 => return err("video.segments", "more than 1000000 segments"),
+        Some(n) => n,
+        None => (run.as_nanos().div_ceil(segment_duration.as_nanos()) as u64).max(1),
+    };
+    let ladder_kbps = v.ladder_kbps.clone().unwrap_or_else(|| vec![250.0, 500.0, 750.0, 1000.0, 1500.0, 3000.0]);
+    tcpvideo_model::video::Ladder::from_kbps("video.ladder_kbps", &ladder_kbps).map_err(|e| ScenarioError(e.to_string()))?;
+    let vbr = match v.sizes.as_deref() {
+        None | Some("cbr") => false,
+        Some("vbr") => true,
+        Some(o) => return err("video.sizes", format!("unknown size model {o:?} (cbr, vbr)")),
+    };
+    let dash = match v.format.as_deref() {
+        None | Some("hls") => false,
+        Some("dash") => true,
+        Some(o) => return err("video.format", format!("unknown format {o:?} (hls, dash)")),
+    };
+    let window_segments = v.window_segments.unwrap_or(5);
+    if window_segments == 0 {
+        return err("video.window_segments", "the live playlist must list at least one segment");
+    }
+    Ok(VideoDef { segment_duration, segments, ladder_kbps, vbr, dash, live_start, window_segments })
 }
 
 impl ScenarioFile {
@@ -816,6 +969,17 @@ impl ScenarioFile {
         if b.nodes.is_empty() {
             return err("node", "the scenario has no nodes (declare [[node]]/[[link]] or a [dumbbell])");
         }
+        let video = match &self.video {
+            Some(v) => Some(video_of(v, duration)?),
+            None => None,
+        };
+        if video.is_none() {
+            if let Some(i) = flows.iter().position(|f| matches!(f.app, AppDef::Video { .. })) {
+                let n_db = self.dumbbell.as_ref().map(|d| d.clients as usize).unwrap_or(0);
+                let path = if i < n_db { "dumbbell.flow.app".to_string() } else { format!("flow[{}].app", i - n_db) };
+                return err(path, "a video app needs a [video] table (the stream to fetch)");
+            }
+        }
         Ok(Scenario {
             name: self.name.clone().unwrap_or_else(|| "scenario".into()),
             duration,
@@ -824,6 +988,7 @@ impl ScenarioFile {
             links: b.links,
             flows,
             record: RecordDef { pcaps, snaplen, nanosecond_pcap, sample_interval, events: r.events.unwrap_or(true) },
+            video,
         })
     }
 

@@ -26,7 +26,12 @@ use tcpvideo_model::Time;
 use crate::app::bulk::Bulk;
 use crate::app::reader::{ReadOutcome, Reader};
 use crate::app::reqresp::{ReqResp, RequestRecord};
+use crate::app::http::HttpWire;
 use crate::app::kind;
+use crate::app::origin::{OriginConn, StreamFormat, VideoSite};
+use crate::app::player::{Completed, PlayerApp, PlaylistRefresh};
+use crate::app::video_outputs::{self, BufferSample, ClientQoe, SegmentRow, StallRow};
+use crate::payload::{PayloadBook, SharedPayloads};
 use crate::engine::{streams, sub_rng, Event, EventQueue, PacketPool};
 use crate::network::{Network, NodeKind};
 use crate::packet::Packet;
@@ -58,10 +63,19 @@ pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError
         }
         c.initial_cwnd_segments = w;
     }
-    if let Some(q) = &spec.rcv_buf {
-        c.rcv_buf_bytes = q.bytes(&format!("{path}.rcv_buf"))?;
-        if c.rcv_buf_bytes < 2 * c.mss as u64 {
-            return Err(ScenarioError(format!("{path}.rcv_buf: must hold at least two segments")));
+    match &spec.rcv_buf {
+        // Linux's default: autotuned from tcp_rmem[1] up to tcp_rmem[2] (tcp/rcvbuf.rs).
+        None => {}
+        Some(Qty::Str(s)) if s.trim() == "auto" => c.rcv_buf_autotune = true,
+        Some(q) => {
+            // A fixed size is SO_RCVBUF, which locks autotuning off in Linux.
+            c.rcv_buf_bytes = q.bytes(&format!("{path}.rcv_buf")).map_err(|e| {
+                ScenarioError(format!("{} (or \"auto\")", e.0))
+            })?;
+            c.rcv_buf_autotune = false;
+            if c.rcv_buf_bytes < 2 * c.mss as u64 {
+                return Err(ScenarioError(format!("{path}.rcv_buf: must hold at least two segments")));
+            }
         }
     }
     if let Some(q) = &spec.snd_buf {
@@ -140,6 +154,17 @@ struct EpSlot {
 enum AppState {
     Bulk(Bulk),
     ReqResp(ReqResp),
+    Video(Box<VideoConn>),
+}
+
+/// Both ends of one video connection.
+struct VideoConn {
+    client: PlayerApp,
+    origin: OriginConn,
+    wire: HttpWire,
+    /// Segment → sender SRTT when its last byte was read.
+    srtt_at_done: Vec<(u64, Duration)>,
+    done_buf: Vec<Completed>,
 }
 
 struct FlowRt {
@@ -252,6 +277,11 @@ pub struct Results {
     pub events_processed: u64,
     pub packets_sent: u64,
     pub unroutable: u64,
+    /// Video tables (empty without video flows).
+    pub video_clients: Vec<ClientQoe>,
+    pub video_segments: Vec<SegmentRow>,
+    pub video_stalls: Vec<StallRow>,
+    pub video_buffer: Vec<BufferSample>,
 }
 
 pub struct Simulation {
@@ -272,6 +302,52 @@ pub struct Simulation {
     end: Time,
     pcap_files: Vec<PathBuf>,
     packets_sent: u64,
+    site: Option<VideoSite>,
+    /// Real payload bytes for the pcaps (only when a video app runs and pcaps are recorded).
+    payloads: Option<SharedPayloads>,
+    video_buffer: Vec<BufferSample>,
+}
+
+/// `[video]` → the origin's site (content and live source).
+fn video_site(sc: &Scenario) -> Result<Option<VideoSite>, ScenarioError> {
+    use tcpvideo_model::video::{Content, Ladder, LiveSource, SizeSource};
+    let Some(v) = &sc.video else { return Ok(None) };
+    let e = |x: tcpvideo_model::video::VideoError| ScenarioError(x.to_string());
+    let ladder = Ladder::from_kbps("video.ladder_kbps", &v.ladder_kbps).map_err(e)?;
+    let sizes = if v.vbr { SizeSource::Vbr(Default::default()) } else { SizeSource::Cbr };
+    let mut rng = sub_rng(sc.seed, streams::VIDEO);
+    let content = Content::build(ladder, v.segment_duration, v.segments, &sizes, &mut rng).map_err(e)?;
+    let live = LiveSource::new(Time::ZERO + v.live_start, v.segment_duration, v.segments, v.window_segments).map_err(e)?;
+    let any_live = sc.flows.iter().any(|f| matches!(f.app, AppDef::Video { live: true, .. }));
+    Ok(Some(VideoSite { content, live: any_live.then_some(live), format: if v.dash { StreamFormat::Dash } else { StreamFormat::Hls } }))
+}
+
+/// A client's player for flow `i` (validated: errors name the flow's `player` keys).
+fn player_app(site: &VideoSite, def: &crate::scenario::PlayerDef, live: bool, start: Time, path: &str) -> Result<PlayerApp, ScenarioError> {
+    use tcpvideo_model::video::{abr, Availability, CatchUp, Player, PlayerConfig, RequestTiming};
+    let d = site.content.segment_duration();
+    let rename = |x: tcpvideo_model::video::VideoError| {
+        let m = x.to_string();
+        ScenarioError(m.strip_prefix("client.").map(|r| format!("{path}.{r}")).unwrap_or(m))
+    };
+    let mut cfg = PlayerConfig::seed004(d);
+    cfg.buffer_target_segments = def.buffer_segments;
+    cfg.catch_up = if def.catch_up { CatchUp::JumpToLive } else { CatchUp::Never };
+    cfg.live_start_behind = def.live_start_behind;
+    let availability = match (live, site.live) {
+        (true, Some(src)) => {
+            if def.distributed {
+                cfg.request_timing = RequestTiming::distributed_from_arrival(start, src.t0, d);
+            }
+            Availability::Live(src)
+        }
+        _ => Availability::OnDemand,
+    };
+    let setup = abr::AbrSetup { ladder: site.content.ladder().clone(), segment_duration: d, buffer_target: cfg.buffer_target(d), live };
+    let rule = abr::build(&format!("{path}.abr"), &def.abr, &setup, &abr::Params(def.abr_params.clone())).map_err(rename)?;
+    let player = Player::new(site.content.clone(), availability, rule, cfg).map_err(rename)?;
+    let refresh = if def.playlist_every_segment { PlaylistRefresh::EverySegment } else { PlaylistRefresh::Once };
+    Ok(PlayerApp::new(player, refresh))
 }
 
 impl Simulation {
@@ -299,6 +375,11 @@ impl Simulation {
                 pcap_files.push(path);
             }
         }
+        let site = video_site(&sc)?;
+        let payloads = (site.is_some() && !net.taps.is_empty()).then(|| SharedPayloads::new(PayloadBook::default().into()));
+        for t in net.taps.iter_mut() {
+            t.payloads = payloads.clone();
+        }
         let mut cfgs = Vec::with_capacity(sc.flows.len());
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut q = EventQueue::new();
@@ -323,6 +404,13 @@ impl Simulation {
                 AppDef::ReqResp { requests } => {
                     (AppState::ReqResp(ReqResp::new(requests.clone(), start)), 2 * i as u32 + 1, 2 * i as u32)
                 }
+                AppDef::Video { live, player } => {
+                    let site = site.as_ref().ok_or_else(|| ScenarioError(format!("flow[{i}].app: a video app needs a [video] table")))?;
+                    let path = format!("{}.player", f.name);
+                    let app = player_app(site, player, *live, start, &path)?;
+                    let conn = VideoConn { client: app, origin: OriginConn::default(), wire: HttpWire::default(), srtt_at_done: Vec::new(), done_buf: Vec::new() };
+                    (AppState::Video(Box::new(conn)), 2 * i as u32 + 1, 2 * i as u32)
+                }
             };
             let reader = Reader::new(f.reader.clone(), start);
             for t in reader.pause_ends() {
@@ -345,7 +433,7 @@ impl Simulation {
         Ok(Simulation {
             sc, net, pool: PacketPool::default(), q, eps, cfgs, flows, out: Vec::with_capacity(64),
             log: Vec::with_capacity(16), ev_bufs: Vec::new(), events: Vec::new(), flow_samples: Vec::new(),
-            queue_samples: Vec::new(), isns, end, pcap_files, packets_sent: 0,
+            queue_samples: Vec::new(), isns, end, pcap_files, packets_sent: 0, site, payloads, video_buffer: Vec::new(),
         })
     }
 
@@ -473,6 +561,21 @@ impl Simulation {
                             false
                         }
                     }
+                    AppState::Video(v) => {
+                        let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                        if !is_client {
+                            v.origin.push(e)
+                        } else if sev == SocketEvent::Connected {
+                            let site = self.site.as_ref().expect("video site");
+                            let wake = v.client.on_connected(now, site, &mut v.wire, f as u32, self.payloads.as_ref(), e);
+                            if let Some(t) = wake {
+                                Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
+                            }
+                            true
+                        } else {
+                            v.client.push(e)
+                        }
+                    }
                     AppState::ReqResp(r) => {
                         let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
                         if is_client {
@@ -495,6 +598,14 @@ impl Simulation {
             SocketEvent::Readable | SocketEvent::PeerClosed => {
                 if ep == self.flows[f].data_receiver {
                     self.read(now, f);
+                } else if let AppState::Video(v) = &mut self.flows[f].app {
+                    // The origin reads requests as they arrive.
+                    let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                    let n = e.recv(u64::MAX);
+                    let site = self.site.as_ref().expect("video site");
+                    if v.origin.on_read(now, n, site, &mut v.wire, f as u32, self.payloads.as_ref(), e) || n > 0 {
+                        self.touch(now, ep);
+                    }
                 } else if let AppState::ReqResp(r) = &mut self.flows[f].app {
                     // The server reads requests as they arrive.
                     let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
@@ -517,6 +628,10 @@ impl Simulation {
     /// The data receiver's application reads per its reader policy.
     fn read(&mut self, now: Time, f: usize) {
         let ep = self.flows[f].data_receiver;
+        let sender_srtt = match self.flows[f].app {
+            AppState::Video(_) => self.eps[self.flows[f].data_sender as usize].ep.as_ref().and_then(|s| s.srtt()),
+            _ => None,
+        };
         let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
         let flow = &mut self.flows[f];
         let (n, outcome) = flow.reader.read(now, e);
@@ -533,6 +648,23 @@ impl Simulation {
                 next_req = r.next_request_time();
             }
         }
+        let mut video_touch = false;
+        if let AppState::Video(v) = &mut flow.app {
+            if n > 0 && v.client.on_read(now, n, &mut v.wire, &mut v.done_buf) {
+                if !v.done_buf.is_empty() {
+                    for c in v.done_buf.drain(..) {
+                        if let Some(s) = sender_srtt {
+                            v.srtt_at_done.push((c.segment, s));
+                        }
+                    }
+                }
+                let site = self.site.as_ref().expect("video site");
+                if let Some(t) = v.client.drive(now, site, &mut v.wire, f as u32, self.payloads.as_ref()) {
+                    Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
+                }
+                video_touch = v.client.push(e);
+            }
+        }
         if let ReadOutcome::WakeAt(t) = outcome {
             if flow.reader.wake_at.is_none_or(|w| w <= now || t < w) {
                 flow.reader.wake_at = Some(t);
@@ -542,15 +674,43 @@ impl Simulation {
         if let Some(t) = next_req {
             self.q.push(t.max(now), Event::App { app: f as u32, kind: kind::REQUEST });
         }
-        if n > 0 {
+        if n > 0 || video_touch {
             self.touch(now, ep);
+        }
+    }
+
+    /// Schedule a player wake-up at `t` unless an earlier one is pending.
+    fn schedule_wake(q: &mut EventQueue, app: &mut PlayerApp, f: usize, now: Time, t: Time) {
+        if app.wake_at.is_none_or(|w| w <= now || t < w) {
+            app.wake_at = Some(t);
+            q.push(t.max(now), Event::App { app: f as u32, kind: kind::REQUEST });
         }
     }
 
     fn app_event(&mut self, now: Time, app: u32, k: u32) {
         let f = app as usize;
         match k {
-            kind::START => self.start_flow(now, f),
+            kind::START => {
+                if let AppState::Video(v) = &mut self.flows[f].app {
+                    v.client.join(now);
+                }
+                self.start_flow(now, f)
+            }
+            kind::REQUEST if matches!(self.flows[f].app, AppState::Video(_)) => {
+                let ep = 2 * f as u32;
+                let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
+                let AppState::Video(v) = &mut self.flows[f].app else { return };
+                if v.client.wake_at.is_some_and(|w| w <= now) {
+                    v.client.wake_at = None;
+                }
+                let site = self.site.as_ref().expect("video site");
+                if let Some(t) = v.client.drive(now, site, &mut v.wire, f as u32, self.payloads.as_ref()) {
+                    Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
+                }
+                if v.client.push(e) {
+                    self.touch(now, ep);
+                }
+            }
             kind::REQUEST => {
                 let ep = 2 * f as u32;
                 let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
@@ -597,6 +757,9 @@ impl Simulation {
         let client_ep = TcpEndpoint::connect(cfg, f as u32, ca, sa, ci, now, &mut self.out);
         match (client_ep, server_ep) {
             (Ok(c), Ok(s)) => {
+                if let Some(b) = &self.payloads {
+                    b.lock().expect("payload book").open(f as u32, client, ci, si);
+                }
                 self.eps[2 * f].ep = Some(c);
                 self.eps[2 * f + 1].ep = Some(s);
                 if self.flows[f].clamp_packets.is_some() {
@@ -613,6 +776,12 @@ impl Simulation {
     }
 
     fn sample(&mut self, now: Time) {
+        for (i, fl) in self.flows.iter_mut().enumerate() {
+            if let AppState::Video(v) = &mut fl.app {
+                v.client.player.advance(now);
+                self.video_buffer.push(BufferSample::of(i as u32, now, &v.client.player));
+            }
+        }
         for (i, fl) in self.flows.iter().enumerate() {
             let (Some(s), Some(r)) = (self.eps[fl.data_sender as usize].ep.as_ref(), self.eps[fl.data_receiver as usize].ep.as_ref()) else {
                 continue;
@@ -706,7 +875,21 @@ impl Simulation {
                 requests.extend(r.records.iter().map(|rec| (i as u32, *rec)));
             }
         }
+        let (mut video_clients, mut video_segments, mut video_stalls) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, fl) in self.flows.iter_mut().enumerate() {
+            if let AppState::Video(v) = &mut fl.app {
+                let def = &self.sc.flows[i];
+                let rep = video_outputs::report(
+                    i as u32, &def.name, fl.start, end, &mut v.client.player, &v.srtt_at_done, &self.events, fl.server,
+                    def.base_rtt,
+                );
+                video_clients.push(rep.qoe);
+                video_segments.extend(rep.segments);
+                video_stalls.extend(rep.stalls);
+            }
+        }
         Ok(Results {
+            video_clients, video_segments, video_stalls, video_buffer: std::mem::take(&mut self.video_buffer),
             scenario: self.sc.name.clone(), seed: self.sc.seed, duration_ns: self.sc.duration.as_nanos() as u64,
             flows, links, events: std::mem::take(&mut self.events), flow_samples: std::mem::take(&mut self.flow_samples),
             queue_samples: std::mem::take(&mut self.queue_samples), requests, channels, pcap_files: self.pcap_files.clone(),

@@ -6,6 +6,11 @@
 //!   downloads, seed 004): the client asks for N bytes, the server answers with N bytes; one
 //!   outstanding request at a time, each issued at max(its scheduled time, end of the previous
 //!   response), which is the download-and-wait cycle of a live client with a one-segment buffer.
+//! - video (`app = "live"` / `"vod"`): [`player`] (the client: the model's player driving HTTP
+//!   GET/HEAD requests) and [`origin`] (the server: playlists and segments from the model) on one
+//!   persistent connection, speaking real HTTP/1.1 ([`http`]) whose bytes reach the pcap through
+//!   [`crate::payload`]; [`video_outputs`] makes the QoE, segment, stall and buffer tables and
+//!   [`stall_cause`] joins each stall to its TCP cause.
 //! - [`reader`]: the receiving application's read behaviour — read everything at once, read at a
 //!   fixed rate, stop reading during pauses. A slow or paused reader fills the receive buffer and
 //!   drives the advertised window to zero (the zero-window case of seed 000).
@@ -15,8 +20,13 @@
 //! kinds below.
 
 pub mod bulk;
+pub mod http;
+pub mod origin;
+pub mod player;
 pub mod reader;
 pub mod reqresp;
+pub mod stall_cause;
+pub mod video_outputs;
 
 /// `Event::App` kinds.
 pub mod kind {

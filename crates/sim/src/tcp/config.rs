@@ -42,9 +42,16 @@ pub struct TcpConfig {
     /// Congestion control, by registry name (crates/model/src/cc).
     pub cc: String,
     pub cc_params: Params,
-    /// Receive buffer. The advertised window is its free space (Linux advertises a fraction of
-    /// the buffer and grows it with rcv_ssthresh; we do not model that overhead).
+    /// Receive buffer. With autotuning (the default) this is `tcp_rmem[2]`, the most the buffer
+    /// may grow to, and the window is half the buffer (Linux's scaling ratio, see rcvbuf.rs);
+    /// without it (a fixed `SO_RCVBUF`) the advertised window is the buffer's free space (Linux
+    /// reserves a share for overhead; we do not model that).
     pub rcv_buf_bytes: u64,
+    /// Linux `tcp_moderate_rcvbuf` (1): the buffer starts at `rcv_buf_initial_bytes` and grows
+    /// once per receiver RTT (tcp_rcv_space_adjust). Scenario key `rcv_buf = "auto"`.
+    pub rcv_buf_autotune: bool,
+    /// `tcp_rmem[1]`, the buffer a new socket starts with when autotuning (131072).
+    pub rcv_buf_initial_bytes: u64,
     /// How much unsent + unacknowledged data the application may queue.
     pub snd_buf_bytes: u64,
     pub sack: bool,
@@ -98,6 +105,8 @@ impl Default for TcpConfig {
             cc: default_cc().to_string(),
             cc_params: Params::default(),
             rcv_buf_bytes: 6 * 1024 * 1024,
+            rcv_buf_autotune: true,
+            rcv_buf_initial_bytes: 131_072,
             snd_buf_bytes: 4 * 1024 * 1024,
             sack: true,
             timestamps: true,

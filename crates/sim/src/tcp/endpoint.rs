@@ -276,7 +276,7 @@ impl TcpEndpoint {
         if cfg.mss < 64 {
             return Err(format!("mss {} too small", cfg.mss));
         }
-        let mut rcv = Receiver::new(cfg.rcv_buf_bytes, guess_mss);
+        let mut rcv = Receiver::for_config(cfg, guess_mss);
         rcv.wscale = if cfg.window_scaling { wscale_for(cfg.rcv_buf_bytes) } else { 0 };
         Ok(TcpEndpoint {
             flow,
@@ -466,6 +466,12 @@ impl TcpEndpoint {
     /// Send what the window allows (call after `send`, `recv`, `close`, `set_cwnd_clamp`).
     pub fn flush(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         let before = self.stats.segments_sent;
+        // Linux tcp_recvmsg: tcp_rcv_space_adjust, then tcp_cleanup_rbuf's window update.
+        let clamp = self.rcv.window_clamp();
+        self.rcv.space_adjust(now);
+        if self.rcv.window_clamp() > clamp && self.rcv.window_update_due() && !self.rcv.fin_received {
+            self.window_update_pending = true;
+        }
         self.try_send(now, out, log);
         if self.window_update_pending {
             self.window_update_pending = false;
@@ -800,7 +806,7 @@ impl TcpEndpoint {
         self.snd_mss = mss;
         self.sb.set_mss(mss);
         self.rcv = {
-            let mut r = Receiver::new(self.cfg.rcv_buf_bytes, self.cfg.mss as u64 - if self.ts_ok { 12 } else { 0 });
+            let mut r = Receiver::for_config(&self.cfg, self.cfg.mss as u64 - if self.ts_ok { 12 } else { 0 });
             r.wscale = self.rcv.wscale;
             r.grow_on_ooo = self.sack_ok;
             r
@@ -843,6 +849,7 @@ impl TcpEndpoint {
         if let Some(ka) = self.cfg.keepalive {
             self.keepalive_at = Some(now + ka.idle);
         }
+        self.rcv.on_established(now);
         self.events.push(SocketEvent::Connected);
         self.stats.max_cwnd_bytes = self.stats.max_cwnd_bytes.max(self.cwnd_bytes());
     }
@@ -913,6 +920,10 @@ impl TcpEndpoint {
                 ack_needed = true; // retransmitted SYN/ACK: our handshake ACK was lost
             } else {
                 let o = self.rcv.on_segment(start, len, fin);
+                if o.new_bytes > 0 && !o.out_of_order {
+                    let echo = pkt.options.timestamps.filter(|_| self.ts_ok).map(|(_, ecr)| (ecr, self.ts_val(now).wrapping_sub(ecr)));
+                    self.rcv.measure_rcv_rtt(now, echo, len);
+                }
                 if o.new_bytes > 0 {
                     self.stats.bytes_received += o.new_bytes;
                     self.events.push(SocketEvent::Readable);

@@ -10,6 +10,7 @@
 //! | `prr.rs` | RFC 6937 proportional rate reduction (Linux `tcp_cwnd_reduction`) |
 //! | `rate.rs` | delivery-rate samples for the congestion control (BBR) |
 //! | `recv.rs` | receive queue, SACK generation, window advertisement, delayed-ACK state |
+//! | `rcvbuf.rs` | receive-buffer autotuning (Linux `tcp_rcv_space_adjust`) |
 //! | `endpoint.rs` | the state machine, timers and the glue |
 //! | `stats.rs`, `log.rs` | per-socket counters and ground-truth events |
 //! | `testing.rs` | a two-endpoint wire with a synthetic clock for protocol tests |
@@ -22,6 +23,7 @@ pub mod log;
 pub mod prr;
 pub mod rack;
 pub mod rate;
+pub mod rcvbuf;
 pub mod recv;
 pub mod rtt;
 pub mod scoreboard;

@@ -20,8 +20,10 @@
 //! shrinking: the right edge advertised earlier is kept. Deviations: the whole buffer is window
 //! (Linux reserves a share for skb overhead, tcp_adv_win_scale / scaling_ratio, so its window
 //! stays below the memory actually free), hence the scaled window is rounded down where Linux
-//! rounds it up (ALIGN to 2^wscale) — rounding up could advertise bytes the buffer cannot hold —
-//! and the buffer does not autotune.
+//! rounds it up (ALIGN to 2^wscale) — rounding up could advertise bytes the buffer cannot hold.
+//! With autotuning on (the Linux default, `TcpConfig::rcv_buf_autotune`), `cap` is the window
+//! clamp that `rcvbuf.rs` grows once per receiver RTT from `tcp_rmem[1]`'s share (65536 bytes);
+//! with a fixed buffer (`SO_RCVBUF`, which locks autotuning off in Linux) it is the buffer.
 //!
 //! Delayed ACK (Linux): immediate ACKs while in quick-ack mode (at the start and after the peer
 //! was silent longer than the RTO), for out-of-order data, hole fills, duplicates and FIN; else an
@@ -36,6 +38,9 @@
 use std::time::Duration;
 
 use tcpvideo_model::Time;
+
+use super::config::TcpConfig;
+use super::rcvbuf::{RcvBufAutotune, RcvBufLimits};
 
 /// What a received segment did to the receive queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -100,9 +105,66 @@ pub struct Receiver {
     /// Linux ping-pong (interactive) mode: we send data shortly after receiving some, so ACKs
     /// ride on our data and quick-ack mode is off.
     pub pingpong: bool,
+    /// Receive-buffer autotuning (None = fixed buffer).
+    pub autotune: Option<RcvBufAutotune>,
+    /// Bytes the application has read in total (Linux `copied_seq`).
+    read_total: u64,
+    /// The application read since the last autotuning check (Linux runs the check in recvmsg).
+    read_since_adjust: bool,
 }
 
 impl Receiver {
+    /// The receiver a configuration asks for: autotuned from `tcp_rmem[1]` up to
+    /// `rcv_buf_bytes` (Linux default), or a fixed buffer of `rcv_buf_bytes`.
+    pub fn for_config(cfg: &TcpConfig, adv_mss: u64) -> Receiver {
+        if cfg.rcv_buf_autotune {
+            let limits = RcvBufLimits { initial_bytes: cfg.rcv_buf_initial_bytes, max_bytes: cfg.rcv_buf_bytes };
+            let tune = RcvBufAutotune::new(limits);
+            let mut r = Receiver::new(tune.window_clamp(), adv_mss);
+            r.autotune = Some(tune);
+            r
+        } else {
+            Receiver::new(cfg.rcv_buf_bytes, adv_mss)
+        }
+    }
+
+    /// The connection is established (Linux `tcp_init_buffer_space`).
+    pub fn on_established(&mut self, now: Time) {
+        let (ssthresh, wnd, mss) = (self.rcv_ssthresh, self.last_adv_window.max(self.cap.min(65_535)), self.adv_mss);
+        if let Some(a) = &mut self.autotune {
+            a.on_established(now, ssthresh, wnd, mss);
+        }
+    }
+
+    /// Receiver RTT measurement on an in-order data segment of `len` bytes (Linux
+    /// `tcp_rcv_rtt_measure_ts` with timestamps, else `tcp_rcv_rtt_measure`): `ts_echo` is
+    /// (TSecr, its age in ms on our timestamp clock) when timestamps are in use.
+    pub fn measure_rcv_rtt(&mut self, now: Time, ts_echo: Option<(u32, u32)>, len: u64) {
+        let (nxt, wnd, mss) = (self.rcv_nxt, self.last_adv_window, self.rcv_mss);
+        if let Some(a) = &mut self.autotune {
+            match ts_echo {
+                Some((ecr, age_ms)) => a.on_data_with_timestamp(ecr, age_ms, len, mss),
+                None => a.on_data_without_timestamp(now, nxt, wnd),
+            }
+        }
+    }
+
+    /// Linux `tcp_rcv_space_adjust`, run once after the application read (the endpoint calls it
+    /// when it flushes after the read); the window clamp follows a grown buffer.
+    pub fn space_adjust(&mut self, now: Time) {
+        if !std::mem::take(&mut self.read_since_adjust) {
+            return;
+        }
+        let (total, mss) = (self.read_total, self.adv_mss);
+        if let Some(clamp) = self.autotune.as_mut().and_then(|a| a.after_read(now, total, mss)) {
+            self.cap = self.cap.max(clamp);
+        }
+    }
+
+    /// The current window clamp (buffer in window bytes).
+    pub fn window_clamp(&self) -> u64 {
+        self.cap
+    }
     pub fn new(cap: u64, adv_mss: u64) -> Receiver {
         Receiver {
             rcv_nxt: 0,
@@ -129,6 +191,9 @@ impl Receiver {
             ack_now: false,
             ato: Duration::ZERO,
             pingpong: false,
+            autotune: None,
+            read_total: 0,
+            read_since_adjust: false,
         }
     }
 
@@ -422,6 +487,8 @@ impl Receiver {
     pub fn read(&mut self, max: u64) -> u64 {
         let n = max.min(self.unread);
         self.unread -= n;
+        self.read_total += n;
+        self.read_since_adjust |= n > 0;
         n
     }
 }

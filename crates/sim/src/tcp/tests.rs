@@ -452,6 +452,7 @@ fn out_of_order_segment_is_acked_immediately_with_sack() {
 fn zero_window_then_probe_then_resume() {
     let small = TcpConfig {
         rcv_buf_bytes: 16 * MSS,
+        rcv_buf_autotune: false,
         ..cfg()
     };
     let mut h = Harness::new(&small, &cfg(), ms(50));
@@ -1234,7 +1235,7 @@ fn randomized_paths_and_settings_always_deliver_everything() {
         } else {
             "reno"
         };
-        let c = TcpConfig {
+        let mut c = TcpConfig {
             cc: cc.into(),
             sack: next(4) != 0,
             timestamps: next(4) != 0,
@@ -1250,6 +1251,9 @@ fn randomized_paths_and_settings_always_deliver_everything() {
             }),
             ..TcpConfig::default()
         };
+        // A buffer size set by the application locks autotuning off (Linux SOCK_RCVBUF_LOCK);
+        // the largest size stands for the default, autotuned up to tcp_rmem[2].
+        c.rcv_buf_autotune = c.rcv_buf_bytes == 6 << 20;
         let mut h = Harness::pair(&c, ms(1 + next(40)));
         h.rate = Some(Bandwidth::from_mbps(1 + next(50)));
         h.queue_limit = Some(5 + next(60) as usize);
@@ -1407,7 +1411,10 @@ fn interactive_peer_piggybacks_acks_on_data() {
 
 #[test]
 fn receive_window_starts_near_64kb_and_grows_two_segments_per_segment() {
-    let mut h = pair();
+    // A fixed buffer (SO_RCVBUF set, autotuning off): only tcp_grow_window moves the window.
+    let fixed = TcpConfig { rcv_buf_autotune: false, ..cfg() };
+    let mut h = Harness::pair(&fixed, ms(50));
+    h.establish();
     let hs_ack = h.acks_from(CLIENT).next().unwrap().pkt;
     let w0 = (hs_ack.window as u64) << 7;
     assert!(w0 <= 65_535 && w0 > 60_000, "{w0}");
@@ -1418,6 +1425,23 @@ fn receive_window_starts_near_64kb_and_grows_two_segments_per_segment() {
     // Linux tcp_grow_window: rcv_ssthresh += 2·rcv_mss per full segment received.
     let expect = 65_535 + 100 * 2 * MSS;
     assert!(w <= expect && w + 2 * MSS >= expect, "{w} vs {expect}");
+}
+
+#[test]
+fn autotuned_window_is_capped_at_64kb_for_the_first_rtt_then_grows_per_receiver_rtt() {
+    // Linux: tcp_rmem[1] = 131072 gives a 65536-byte window clamp; tcp_rcv_space_adjust grows
+    // the buffer once a receiver RTT has passed and the application read more than before.
+    let mut h = pair();
+    h.send(SERVER, 2000 * MSS);
+    h.run_for(ms(2000));
+    let t0 = h.acks_from(CLIENT).next().unwrap().at;
+    let wins: Vec<(Time, u64)> = h.acks_from(CLIENT).map(|s| (s.at, (s.pkt.window as u64) << 7)).collect();
+    let first_rtt_max = wins.iter().filter(|(t, _)| *t < t0 + ms(100)).map(|w| w.1).max().unwrap();
+    assert!(first_rtt_max <= 65_536, "first RTT window {first_rtt_max}");
+    let later_max = wins.iter().map(|w| w.1).max().unwrap();
+    assert!(later_max > 4 * 65_536, "window grew only to {later_max}");
+    assert!(later_max <= 3 << 20, "never past win_from_space(tcp_rmem[2]): {later_max}");
+    assert_eq!(h.client.stats().bytes_received, 2000 * MSS);
 }
 
 #[test]

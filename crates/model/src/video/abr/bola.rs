@@ -1,0 +1,384 @@
+//! BOLA as dash.js implements it (`src/streaming/rules/abr/BolaRule.js`, dash.js v3/v4), after
+//! Spiteri, Urgaonkar, Sitaraman, "BOLA: Near-Optimal Bitrate Adaptation for Online Videos",
+//! INFOCOM 2016 (arXiv 1601.06748).
+//!
+//! The model (BOLA-BASIC with dash.js's parameter choice):
+//! - utilities `u_i = ln(b_i / b_0) + 1` (so the lowest rung has utility 1);
+//! - `buffer_time = max(buffer target, 10 s + 2 s · rungs)` (dash.js MINIMUM_BUFFER_S = 10,
+//!   MINIMUM_BUFFER_PER_BITRATE_LEVEL_S = 2); `gp = (u_max − 1) / (buffer_time / 10 s − 1)` and
+//!   `Vp = 10 s / gp`, which make the lowest rung win up to 10 s of buffer and the top rung win from
+//!   `buffer_time`;
+//! - the quality is the argmax of `(Vp·(u_i + gp) − Q) / b_i` at `Q` = buffer + placeholder
+//!   (ties go to the higher rung, as dash.js's `>=`).
+//!
+//! dash.js's states, kept here:
+//! - STARTUP: until a throughput estimate exists the first rung is used; then the highest rung not
+//!   above the *safe* throughput (0.9 × estimate, dash.js `bandwidthSafetyFactor`), and the
+//!   placeholder buffer is set so that BOLA would have chosen that rung; STEADY once the buffer
+//!   holds one segment duration;
+//! - STEADY: the placeholder grows by the time the player waited since the last download finished
+//!   (live availability, full buffer) and decays by 0.99 per new segment, capped so that with the
+//!   buffer at the last request it does not exceed the last rung's maximum level; BOLA-O: a rise
+//!   above both the last rung and the safe-throughput rung is held at max(safe rung, last rung);
+//!   a buffer above the chosen rung's maximum level is first taken out of the placeholder, then
+//!   becomes a request delay (not at the top rung);
+//! - a stall (dash.js BUFFER_EMPTY) empties the placeholder.
+//!
+//! Deviations: dash.js's throughput is its own sliding average with latency; here it is the
+//! player's estimate ([`AbrContext::throughput`], seed 004 EWMA). Abandonment and replacement
+//! (fast switching) are not modelled.
+
+use std::time::Duration;
+
+use super::{
+    AbrContext, AbrInfo, AbrRule, AbrSetup, DownloadSample, ParamInfo, Params, SwitchReason,
+    SwitchRequest,
+};
+use crate::units::{Bandwidth, Time};
+use crate::video::content::Ladder;
+
+/// dash.js MINIMUM_BUFFER_S: BOLA adds no delay below this buffer.
+const MINIMUM_BUFFER_S: f64 = 10.0;
+/// dash.js MINIMUM_BUFFER_PER_BITRATE_LEVEL_S.
+const MINIMUM_BUFFER_PER_RUNG_S: f64 = 2.0;
+/// dash.js PLACEHOLDER_BUFFER_DECAY, applied once per new segment.
+const PLACEHOLDER_DECAY: f64 = 0.99;
+
+pub const PARAMS: &[ParamInfo] = &[ParamInfo {
+    name: "safety",
+    default: 0.9,
+    unit: "",
+    doc: "bandwidth safety factor (dash.js bandwidthSafetyFactor)",
+}];
+
+pub const INFO: AbrInfo = AbrInfo {
+    name: "bola",
+    summary: "BOLA (Lyapunov buffer-based utility) with dash.js's placeholder buffer and BOLA-O",
+    reference: "Spiteri et al., INFOCOM 2016; dash.js BolaRule.js",
+    params: PARAMS,
+    build: |setup: &AbrSetup, p: &Params| {
+        Ok(Box::new(Bola::new(
+            &setup.ladder,
+            setup.buffer_target,
+            p.get(&PARAMS[0]),
+        )))
+    },
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Startup,
+    Steady,
+}
+
+/// BOLA state (dash.js `bolaState`).
+#[derive(Clone, Debug)]
+pub struct Bola {
+    bitrates_bps: Vec<f64>,
+    utilities: Vec<f64>,
+    /// BOLA's gamma·p term, dimensionless.
+    gp: f64,
+    /// BOLA's V·p, in seconds of buffer.
+    vp_s: f64,
+    safety: f64,
+    state: State,
+    placeholder_s: f64,
+    last_quality: usize,
+    /// Last download's request and finish, consumed by the next decision.
+    last_download: Option<DownloadSample>,
+    last_call: Option<Time>,
+}
+
+impl Bola {
+    pub fn new(ladder: &Ladder, buffer_target: Duration, safety: f64) -> Bola {
+        let bitrates_bps: Vec<f64> = ladder
+            .bitrates()
+            .iter()
+            .map(|b| b.bits_per_sec as f64)
+            .collect();
+        let utilities: Vec<f64> = bitrates_bps
+            .iter()
+            .map(|b| (b / bitrates_bps[0]).ln() + 1.0)
+            .collect();
+        let buffer_time = buffer_target
+            .as_secs_f64()
+            .max(MINIMUM_BUFFER_S + MINIMUM_BUFFER_PER_RUNG_S * bitrates_bps.len() as f64);
+        let u_max = utilities.iter().copied().fold(1.0, f64::max);
+        // one rung: gp = 0 would divide by zero; any positive gp makes the single rung win
+        let gp = if u_max > 1.0 {
+            (u_max - 1.0) / (buffer_time / MINIMUM_BUFFER_S - 1.0)
+        } else {
+            1.0
+        };
+        let vp_s = MINIMUM_BUFFER_S / gp;
+        Bola {
+            bitrates_bps,
+            utilities,
+            gp,
+            vp_s,
+            safety,
+            state: State::Startup,
+            placeholder_s: 0.0,
+            last_quality: 0,
+            last_download: None,
+            last_call: None,
+        }
+    }
+
+    /// dash.js `maxBufferLevelForQuality`: above this buffer a lower rung wins.
+    fn max_buffer_for(&self, q: usize) -> f64 {
+        self.vp_s * (self.utilities[q] + self.gp)
+    }
+
+    /// dash.js `minBufferLevelForQuality`: the buffer from which rung `q` beats every lower rung.
+    fn min_buffer_for(&self, q: usize) -> f64 {
+        let (bq, uq) = (self.bitrates_bps[q], self.utilities[q]);
+        (0..q)
+            .filter(|&i| self.utilities[i] < uq)
+            .map(|i| {
+                self.vp_s
+                    * (self.gp
+                        + (bq * self.utilities[i] - self.bitrates_bps[i] * uq)
+                            / (bq - self.bitrates_bps[i]))
+            })
+            .fold(0.0, f64::max)
+    }
+
+    fn quality_for_buffer(&self, level_s: f64) -> usize {
+        let mut best = 0;
+        let mut best_score = f64::NEG_INFINITY;
+        for (i, b) in self.bitrates_bps.iter().enumerate() {
+            let s = (self.vp_s * (self.utilities[i] + self.gp) - level_s) / b;
+            if s >= best_score {
+                best_score = s;
+                best = i;
+            }
+        }
+        best
+    }
+
+    fn quality_for_throughput(&self, bps: f64) -> usize {
+        self.bitrates_bps
+            .iter()
+            .rposition(|&b| b <= bps)
+            .unwrap_or(0)
+    }
+
+    /// dash.js `checkNewSegment` + `updatePlaceholderBuffer`.
+    fn update_placeholder(&mut self, now: Time, buffer_s: f64) {
+        if let Some(d) = self.last_download.take() {
+            self.placeholder_s *= PLACEHOLDER_DECAY;
+            let buffer_at_request = buffer_s + d.download_time().as_secs_f64();
+            let cap = (self.max_buffer_for(self.last_quality) - buffer_at_request).max(0.0);
+            self.placeholder_s = self.placeholder_s.min(cap);
+            self.placeholder_s += now.saturating_since(d.done).as_secs_f64();
+        } else if let Some(t) = self.last_call {
+            self.placeholder_s += now.saturating_since(t).as_secs_f64();
+        }
+        self.last_call = Some(now);
+    }
+}
+
+impl AbrRule for Bola {
+    fn name(&self) -> &'static str {
+        "bola"
+    }
+
+    fn decide(&mut self, ctx: &AbrContext) -> SwitchRequest {
+        let buffer_s = ctx.buffer_level.as_secs_f64();
+        let Some(throughput) = ctx.throughput else {
+            self.last_call = Some(ctx.now);
+            return SwitchRequest::new(0, SwitchReason::NoEstimate);
+        };
+        let safe_bps = throughput.bits_per_sec as f64 * self.safety;
+        match self.state {
+            State::Startup => {
+                let q = self.quality_for_throughput(safe_bps);
+                self.placeholder_s = (self.min_buffer_for(q) - buffer_s).max(0.0);
+                self.last_quality = q;
+                self.last_download = None;
+                self.last_call = Some(ctx.now);
+                if ctx.buffer_level >= ctx.segment_duration {
+                    self.state = State::Steady;
+                }
+                SwitchRequest::new(
+                    q,
+                    SwitchReason::BolaStartup {
+                        safe_throughput: Bandwidth::from_bps(safe_bps as u64),
+                    },
+                )
+            }
+            State::Steady => {
+                self.update_placeholder(ctx.now, buffer_s);
+                let effective = buffer_s + self.placeholder_s;
+                let mut q = self.quality_for_buffer(effective);
+                let effective_buffer = Duration::from_secs_f64(effective);
+                let mut reason = SwitchReason::BolaScore { effective_buffer };
+                let q_throughput = self.quality_for_throughput(safe_bps);
+                if q > self.last_quality && q > q_throughput {
+                    q = q_throughput.max(self.last_quality);
+                    reason = SwitchReason::BolaOscillationGuard { effective_buffer };
+                }
+                let mut delay_s = (effective - self.max_buffer_for(q)).max(0.0);
+                if delay_s <= self.placeholder_s {
+                    self.placeholder_s -= delay_s;
+                    delay_s = 0.0;
+                } else {
+                    delay_s -= self.placeholder_s;
+                    self.placeholder_s = 0.0;
+                    if q == self.bitrates_bps.len() - 1 {
+                        delay_s = 0.0;
+                    }
+                }
+                self.last_quality = q;
+                SwitchRequest {
+                    quality: q,
+                    reason,
+                    delay: Duration::from_secs_f64(delay_s),
+                }
+            }
+        }
+    }
+
+    fn on_download(&mut self, sample: &DownloadSample) {
+        self.last_download = Some(*sample);
+    }
+
+    fn on_stall(&mut self, _now: Time) {
+        if self.state == State::Steady {
+            self.placeholder_s = 0.0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::video::abr::testing::{ctx, setup};
+
+    /// Hand computation, ladder 250/500/750/1000/1500/3000 kbit/s, buffer target 30 s:
+    /// u = ln(b/250) + 1 = 1, 1.6931, 2.0986, 2.3863, 2.7918, 3.4849;
+    /// buffer_time = max(30, 10 + 2·6 = 22) = 30; gp = (3.4849 − 1)/(30/10 − 1) = 1.24245;
+    /// Vp = 10 / 1.24245 = 8.04859 s.
+    /// Rung i beats rung i−1 from Q = Vp·(gp + (b_i·u_{i−1} − b_{i−1}·u_i)/(b_i − b_{i−1})):
+    /// q1 from 12.470 s, q2 from 17.101 s, q3 from 19.945 s, q4 from 22.679 s, q5 from 26.891 s
+    /// (each also beats every lower rung there). Max level per rung Vp·(u_i + gp):
+    /// 18.049, 23.627, 26.891, 29.206, 32.470, 38.049 s.
+    ///
+    /// Script: (1) no estimate → q0. (2) estimate 10 Mbit/s, buffer 2 s = one segment → STARTUP
+    /// picks the highest rung ≤ 0.9·10 = 9 Mbit/s = q5, and moves to STEADY. (3) a stall empties
+    /// the placeholder. Then STEADY decisions, each right when the previous download finished (no
+    /// waiting, so the placeholder stays 0), at 10 Mbit/s (BOLA-O never binds):
+    /// Q = 5 → q0; 14 → q1; 18.5 → q2; 21 → q3; 24 → q4; 30 → q5.
+    /// (4) BOLA-O: last q1, Q = 30 wants q5, but at 1 Mbit/s the safe rung is q2 (750 ≤ 900 kbit/s)
+    /// → q2 = max(q2, q1), and the buffer above q2's maximum level, 30 − 26.891 = 3.109 s, becomes
+    /// a request delay.
+    #[test]
+    fn decisions_on_a_scripted_buffer_trajectory_match_hand_computation() {
+        let s = setup(Duration::from_secs(30));
+        let mut rule = Bola::new(&s.ladder, s.buffer_target, 0.9);
+        let t = s.buffer_target;
+        let ten = Some(Bandwidth::from_mbps(10));
+
+        assert_eq!(
+            rule.decide(&ctx(&s.ladder, 0, Duration::ZERO, t, None, None))
+                .quality,
+            0
+        );
+        let d = rule.decide(&ctx(&s.ladder, 1, Duration::from_secs(2), t, ten, Some(0)));
+        assert_eq!((d.quality, rule.state), (5, State::Steady), "{}", d.reason);
+        rule.on_stall(Time::from_secs(3));
+
+        let mut now = Time::from_secs(10);
+        for (buffer_s, want) in [
+            (5.0, 0),
+            (14.0, 1),
+            (18.5, 2),
+            (21.0, 3),
+            (24.0, 4),
+            (30.0, 5),
+        ] {
+            rule.on_download(&DownloadSample {
+                requested: Time::from_nanos(now.as_nanos() - 1_000_000_000),
+                done: now,
+                bytes: 1,
+                quality: 0,
+            });
+            let c = AbrContext {
+                now,
+                ..ctx(
+                    &s.ladder,
+                    2,
+                    Duration::from_secs_f64(buffer_s),
+                    t,
+                    ten,
+                    Some(rule.last_quality),
+                )
+            };
+            let d = rule.decide(&c);
+            assert_eq!(d.quality, want, "Q = {buffer_s}: {}", d.reason);
+            assert_eq!(d.delay, Duration::ZERO);
+            now += Duration::from_secs(2);
+        }
+
+        rule.last_quality = 1;
+        rule.on_download(&DownloadSample {
+            requested: Time::from_nanos(now.as_nanos() - 1_000_000_000),
+            done: now,
+            bytes: 1,
+            quality: 1,
+        });
+        let c = AbrContext {
+            now,
+            ..ctx(
+                &s.ladder,
+                9,
+                Duration::from_secs(30),
+                t,
+                Some(Bandwidth::from_mbps(1)),
+                Some(1),
+            )
+        };
+        let d = rule.decide(&c);
+        assert!(
+            matches!(d.reason, SwitchReason::BolaOscillationGuard { .. }),
+            "{}",
+            d.reason
+        );
+        assert_eq!(d.quality, 2);
+        assert!(
+            (d.delay.as_secs_f64() - 3.109).abs() < 0.001,
+            "delay {:?}",
+            d.delay
+        );
+    }
+
+    #[test]
+    fn waiting_for_a_live_segment_grows_the_placeholder_and_raises_quality() {
+        // Same buffer (14 s → q1 without placeholder), but the player waited 4 s after the last
+        // download (live availability): effective buffer 18 s → q2 (from 17.101 s).
+        let s = setup(Duration::from_secs(30));
+        let mut rule = Bola::new(&s.ladder, s.buffer_target, 0.9);
+        rule.state = State::Steady;
+        rule.last_quality = 1;
+        let ten = Some(Bandwidth::from_mbps(10));
+        rule.on_download(&DownloadSample {
+            requested: Time::from_secs(9),
+            done: Time::from_secs(10),
+            bytes: 1,
+            quality: 1,
+        });
+        let c = AbrContext {
+            now: Time::from_secs(14),
+            ..ctx(
+                &s.ladder,
+                5,
+                Duration::from_secs(14),
+                s.buffer_target,
+                ten,
+                Some(1),
+            )
+        };
+        assert_eq!(rule.decide(&c).quality, 2);
+    }
+}

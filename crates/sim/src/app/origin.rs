@@ -1,0 +1,210 @@
+//! The video origin: an HTTP/1.1 server for one live or on-demand stream (HLS or DASH), one
+//! instance per connection, all sharing one [`VideoSite`].
+//!
+//! It answers the paths of `tcpvideo_model::video::playlist::paths`: the media playlist (HLS,
+//! RFC 8216 §4.3.3: the live one lists the sliding window as of the moment the request is read) or
+//! the MPD (DASH), HEAD and GET of segments (`Content-Length` = the model's size). A live segment
+//! not yet available is a `404` (players here never ask for one: they wait for availability).
+//! Responses go out in request order (pipelining, RFC 9112 §9.3); the whole response is handed to
+//! the socket at once, as nginx does with `sendfile` for a cached segment.
+//!
+//! The server-side per-flow cwnd clamp (seed 004 §IV-D: 20 segments) is the flow's `cwnd_clamp`,
+//! applied to this server's socket by the simulation.
+
+use std::sync::Arc;
+
+use tcpvideo_model::video::playlist::{dash, hls};
+use tcpvideo_model::video::{Content, LiveSource};
+use tcpvideo_model::Time;
+
+use super::http::{self, Ask, HttpWire, ResponseDesc};
+use crate::payload::{ChunkData, MediaFormat, SharedPayloads};
+use crate::tcp::TcpEndpoint;
+
+/// HLS or DASH.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamFormat {
+    Hls,
+    Dash,
+}
+
+impl StreamFormat {
+    pub fn media(self) -> MediaFormat {
+        match self {
+            StreamFormat::Hls => MediaFormat::MpegTs,
+            StreamFormat::Dash => MediaFormat::Fmp4,
+        }
+    }
+    fn segment_type(self) -> &'static str {
+        match self {
+            StreamFormat::Hls => "video/mp2t",
+            StreamFormat::Dash => "video/iso.segment",
+        }
+    }
+}
+
+/// What every connection of the origin serves.
+#[derive(Clone, Debug)]
+pub struct VideoSite {
+    pub content: Content,
+    /// `Some` for a live stream.
+    pub live: Option<LiveSource>,
+    pub format: StreamFormat,
+}
+
+impl VideoSite {
+    /// The path a request for `ask` uses.
+    pub fn path(&self, ask: Ask) -> String {
+        use tcpvideo_model::video::playlist::paths::VideoPath;
+        let p = match (ask, self.format) {
+            (Ask::Playlist, StreamFormat::Hls) => VideoPath::MediaPlaylist { quality: 0 },
+            (Ask::Playlist, StreamFormat::Dash) => VideoPath::Mpd,
+            (Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality }, StreamFormat::Hls) => {
+                VideoPath::HlsSegment { quality, segment }
+            }
+            (Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality }, StreamFormat::Dash) => {
+                VideoPath::DashSegment { quality, segment }
+            }
+        };
+        p.to_path()
+    }
+
+    /// Head text, body length, Content-Length and body of the response to `ask` read at `now`.
+    fn respond(&self, ask: Ask, head_only: bool, now: Time) -> (String, u64, Option<ChunkData>) {
+        match ask {
+            Ask::Playlist => {
+                let (text, ctype) = match (self.format, &self.live) {
+                    (StreamFormat::Hls, Some(src)) => (hls::live_media_playlist(src, now), "application/vnd.apple.mpegurl"),
+                    (StreamFormat::Hls, None) => (hls::vod_media_playlist(&self.content), "application/vnd.apple.mpegurl"),
+                    // Epoch 0: the MPD's wall-clock dates are simulation time since 1970-01-01.
+                    (StreamFormat::Dash, Some(src)) => (dash::live_mpd(&self.content, src, now, 0), "application/dash+xml"),
+                    (StreamFormat::Dash, None) => (dash::vod_mpd(&self.content), "application/dash+xml"),
+                };
+                let head = http::response_head(ctype, text.len() as u64, self.live.is_some());
+                let body = text.into_bytes();
+                (head, body.len() as u64, Some(ChunkData::Text(Arc::from(body))))
+            }
+            Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality } => {
+                let available = self.live.is_none_or(|src| src.available_at(segment) <= now);
+                let Some(bytes) = self.content.segment_bytes(segment, quality).filter(|_| available) else {
+                    return (http::not_found_head(), 0, None);
+                };
+                let head = http::response_head(self.format.segment_type(), bytes, false);
+                if head_only {
+                    (head, 0, None)
+                } else {
+                    (head, bytes, Some(ChunkData::Media(self.format.media())))
+                }
+            }
+        }
+    }
+}
+
+/// The server side of one connection.
+#[derive(Clone, Debug, Default)]
+pub struct OriginConn {
+    /// Request bytes read and not yet matched to a whole request.
+    read_pending: u64,
+    /// Response bytes not yet accepted by the socket.
+    unsent: u64,
+    /// Bytes of the response stream written so far (its next stream offset).
+    written: u64,
+    pub responses: u64,
+}
+
+impl OriginConn {
+    /// The server read `n` more request bytes at `now`: answer every request now complete.
+    /// Returns true if the socket was touched.
+    pub fn on_read(&mut self, now: Time, n: u64, site: &VideoSite, wire: &mut HttpWire, conn: u32, book: Option<&SharedPayloads>, ep: &mut TcpEndpoint) -> bool {
+        self.read_pending += n;
+        while let Some(req) = wire.requests.front().copied() {
+            if self.read_pending < req.len {
+                break;
+            }
+            self.read_pending -= req.len;
+            wire.requests.pop_front();
+            let (head, body_len, body) = site.respond(req.ask, req.head_only, now);
+            let content_length = match req.ask {
+                _ if req.head_only => head_content_length(&head),
+                _ => body_len,
+            };
+            let head_len = head.len() as u64;
+            if let Some(b) = book {
+                let mut b = b.lock().expect("payload book");
+                b.append(conn, 1, self.written, head_len, ChunkData::Text(Arc::from(head.into_bytes())));
+                if let Some(data) = body {
+                    b.append(conn, 1, self.written + head_len, body_len, data);
+                }
+            }
+            self.written += head_len + body_len;
+            self.unsent += head_len + body_len;
+            self.responses += 1;
+            wire.responses.push_back(ResponseDesc { head_len, body_len, content_length, ask: req.ask });
+        }
+        self.push(ep)
+    }
+
+    /// Hand unsent response bytes to the socket (also on Writable).
+    pub fn push(&mut self, ep: &mut TcpEndpoint) -> bool {
+        if self.unsent == 0 {
+            return false;
+        }
+        let n = ep.send(self.unsent);
+        self.unsent -= n;
+        n > 0
+    }
+}
+
+/// The Content-Length a head announces (0 if none).
+fn head_content_length(head: &str) -> u64 {
+    head.split("\r\n")
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use tcpvideo_model::video::Ladder;
+
+    fn site(live: bool) -> VideoSite {
+        let d = Duration::from_secs(2);
+        let content = Content::cbr(Ladder::seed004(), d, 30).unwrap();
+        let live = live.then(|| LiveSource::new(Time::ZERO, d, 30, 5).unwrap());
+        VideoSite { content, live, format: StreamFormat::Hls }
+    }
+
+    #[test]
+    fn a_head_announces_the_segment_size_and_carries_no_body() {
+        let s = site(false);
+        let (head, body, data) = s.respond(Ask::SizeProbe { segment: 3, quality: 1 }, true, Time::ZERO);
+        assert_eq!(body, 0);
+        assert!(data.is_none());
+        // 500 kbit/s × 2 s = 125000 bytes.
+        assert_eq!(head_content_length(&head), 125_000);
+    }
+
+    #[test]
+    fn a_live_segment_is_not_found_before_it_is_available() {
+        let s = site(true);
+        let ask = Ask::Segment { segment: 2, quality: 0 };
+        // Segment 2 is available at t0 + 3·d = 6 s.
+        assert!(s.respond(ask, false, Time::from_secs(5)).0.starts_with("HTTP/1.1 404"));
+        let (head, body, _) = s.respond(ask, false, Time::from_secs(6));
+        assert!(head.starts_with("HTTP/1.1 200"));
+        assert_eq!(body, 62_500);
+    }
+
+    #[test]
+    fn the_live_playlist_body_is_the_models_playlist_at_read_time() {
+        let s = site(true);
+        let (head, body, data) = s.respond(Ask::Playlist, false, Time::from_secs(9));
+        let Some(ChunkData::Text(t)) = data else { panic!("text body") };
+        assert_eq!(body as usize, t.len());
+        assert_eq!(&t[..], hls::live_media_playlist(s.live.as_ref().unwrap(), Time::from_secs(9)).as_bytes());
+        assert_eq!(head_content_length(&head), body);
+        assert!(head.contains("application/vnd.apple.mpegurl"));
+    }
+}
