@@ -30,7 +30,7 @@ from tcpvideo.studies.report import Claim, Figure, write_report
 NAME = "onoff"
 SUMMARY = "seed 004: on-off traffic of live segmented HTTP streaming, many clients, four mitigations (Figs 3–8, 16)"
 METRICS = ("liveness_mean_s", "liveness_min_s", "startup_mean_s", "drops", "stall_mean_s", "utilization",
-           "retransmissions", "steady_retx_per_period")
+           "retransmissions", "steady_retx_per_period", "quality_mean", "bitrate_mean_kbps")
 
 
 def _labels(cfg: OnOffConfig, group: str) -> dict:
@@ -107,11 +107,27 @@ def build_figures(agg: pd.DataFrame, queues: dict, scale: Scale) -> list[Figure]
                                   {f"cwnd 20, {q} clients": queues.get("cubic+2s+cwnd20")},
                                   metrics=("liveness_mean_s", "drops", "startup_mean_s")),
     ]
-    combos = agg[(agg["clients"] == scale.combo_clients)]
+    qlm = ("quality_mean", "liveness_mean_s", "drops")
+    t = "+throughput-buf"
+    figs += [
+        figures.comparison_figure("fig10_adaptation_cc", "Fig 10: with adaptation — cubic vs vegas (1-segment buffer)",
+                                  by({"cubic": f"cubic+2s{t}1", "vegas": f"vegas+2s{t}1"}), {}, metrics=qlm),
+        figures.comparison_figure("fig11_adaptation_segments", "Fig 11: with adaptation — 2-s vs 10-s segments",
+                                  by({"2 s": f"cubic+2s{t}1", "10 s": f"cubic+10s{t}1"}), {}, metrics=qlm),
+    ]
+    for fig_no, buf in ((12, 1), (13, 5), (14, 15)):
+        figs.append(figures.comparison_figure(
+            f"fig{fig_no}_adaptation_distributed_buffer{buf}",
+            f"Fig {fig_no}: with adaptation — regular vs distributed requests, {buf}-segment buffer",
+            by({"regular": f"cubic+2s{t}{buf}", "distributed": f"cubic+2s+distributed{t}{buf}"}), {}, metrics=qlm))
+    figs.append(figures.comparison_figure("fig15_adaptation_cwnd_limit", "Fig 15: with adaptation — cwnd limited to 20",
+                                          by({"regular": f"cubic+2s{t}1", "cwnd 20": f"cubic+2s+cwnd20{t}1"}), {},
+                                          metrics=qlm))
+    combos = agg[(agg["group"] == "combinations")]
     if not combos.empty:
         figs.append(figures.combinations_figure(
-            "fig16_combinations", f"Fig 16: the 16 combinations at {scale.combo_clients} clients "
-            "(A = vegas, B = 10-s segments, C = distributed requests, D = cwnd limit); quality needs ABR", combos))
+            "fig16_combinations", f"Fig 16: the 16 combinations at {scale.combo_clients} clients with adaptation "
+            "(A = vegas, B = 10-s segments, C = distributed requests, D = cwnd limit)", combos))
     return figs
 
 

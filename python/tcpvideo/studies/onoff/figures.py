@@ -21,6 +21,7 @@ METRICS = {
     "liveness_mean_s": ("liveness (s)", "average liveness at the end of the stream"),
     "startup_mean_s": ("startup time (s)", "average startup time"),
     "drops": ("dropped packets", "packets dropped at the bottleneck (whole run)"),
+    "quality_mean": ("mean quality (0–5)", "average segment quality (Table I index; Fig 9 coding)"),
 }
 
 
@@ -73,11 +74,11 @@ def comparison_figure(name: str, caption: str, agg_by_label: dict, queues: dict[
 
 
 def combinations_figure(name: str, caption: str, combos: pd.DataFrame) -> Figure:
-    """Fig 16: liveness and drops of the 16 settings at one client count (quality needs ABR)."""
+    """Fig 16: quality, liveness and drops of the 16 settings at one client count."""
     c = combos.sort_values("order")
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4))
     x = range(len(c))
-    for ax, metric in zip(axes, ("liveness_mean_s", "drops")):
+    for ax, metric in zip(axes, ("quality_mean", "liveness_mean_s", "drops")):
         mean, lo, hi = c[f"{metric}_mean"], c[f"{metric}_min"], c[f"{metric}_max"]
         colours = ["#1f77b4" if "A" in k else "#d62728" for k in c["combination"]]
         ax.bar(x, mean, yerr=[mean - lo, hi - mean], color=colours, capsize=2)

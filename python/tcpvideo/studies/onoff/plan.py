@@ -42,12 +42,16 @@ def _sized(cfg: OnOffConfig, scale: Scale) -> OnOffConfig:
     return replace(cfg, segments=scale.segments_10s if cfg.segment_s == 10.0 else scale.segments_2s)
 
 
+ABR = "throughput"  # §V: seed 004's rule (EWMA α = 0.1 of size/download time)
+
+
 def combinations(clients: int) -> list[OnOffConfig]:
-    """Fig 16's 16 settings: every subset of A = vegas, B = 10 s, C = distributed, D = cwnd limit."""
+    """Fig 16's 16 settings (§VI, with adaptation): every subset of A = vegas, B = 10 s,
+    C = distributed, D = cwnd limit."""
     out = []
     for a, b, c, d in itertools.product((False, True), repeat=4):
         out.append(OnOffConfig(clients, cc="vegas" if a else "cubic", segment_s=10.0 if b else 2.0,
-                               distributed=c, cwnd_limit=d))
+                               distributed=c, cwnd_limit=d, abr=ABR))
     return out
 
 
@@ -59,6 +63,12 @@ def configs(scale: Scale) -> dict[str, list[OnOffConfig]]:
         "segment10": [OnOffConfig(c, segment_s=10.0) for c in n],  # Fig 5
         "distributed": [OnOffConfig(c, distributed=True) for c in n],  # Fig 7
         "cwnd_limit": [OnOffConfig(c, cwnd_limit=True) for c in n],  # Fig 8
+        # §V, with quality adaptation
+        "adapt_cc": [OnOffConfig(c, cc=cc, abr=ABR) for cc in ("cubic", "vegas") for c in n],  # Fig 10
+        "adapt_segment10": [OnOffConfig(c, segment_s=10.0, abr=ABR) for c in n],  # Fig 11
+        "adapt_buffers": [OnOffConfig(c, distributed=dist, abr=ABR, buffer_segments=b)
+                          for b in (1, 5, 15) for dist in (False, True) for c in n],  # Figs 12–14
+        "adapt_cwnd_limit": [OnOffConfig(c, cwnd_limit=True, abr=ABR) for c in n],  # Fig 15
         "combinations": combinations(scale.combo_clients),  # Fig 16
     }
     out = {g: [_sized(c, scale) for c in cs] for g, cs in groups.items()}
