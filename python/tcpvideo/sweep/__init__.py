@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 
 from tcpvideo.sweep.grid import Point, SweepInputError, SweptKey, parse_seeds, parse_set, points, set_key
 from tcpvideo.sweep.runner import ProgressBar, Reducer, Task, default_jobs, execute, keep_all_tables, ray_available
-from tcpvideo.sweep.store import RunStore, code_version, run_key
+from tcpvideo.sweep.store import RunStore, code_version, reducer_identity, run_key
 
 __all__ = ["Point", "SweepInputError", "SweptKey", "SweepResult", "SweepInterrupted", "load_scenario",
            "parse_seeds", "parse_set", "points", "set_key", "run", "validate", "ray_available", "default_jobs",
@@ -152,6 +152,8 @@ def run(pts: Sequence[Point], out: os.PathLike | str, jobs: Optional[int] = None
     store = RunStore(out)
     store.remove_partials()
     code = code_version()
+    if reducer is not keep_all_tables:  # what is kept is part of the result: a changed reducer reruns
+        code = f"{code}+reducer.{reducer_identity(reducer)}"
     keys = [run_key(p.scenario, p.seed, code) for p in pts]
     if len(set(keys)) != len(keys):
         raise SweepInputError("--set/--seeds: two points give the same scenario and seed")

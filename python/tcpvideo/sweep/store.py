@@ -7,7 +7,9 @@ the same bytes:
   whitespace (two spellings of the same TOML give the same key; any changed value a new one);
 - the seed;
 - the code version: tcpvideo's version and the SHA-256 of the compiled core
-  (``tcpvideo._core``'s shared library), so a rebuilt simulator never reuses an old result.
+  (``tcpvideo._core``'s shared library), so a rebuilt simulator never reuses an old result, and,
+  for a custom reducer (what a study keeps of each run), its identity
+  (:func:`reducer_identity`: name, arguments and the SHA-256 of its source file).
 
 A result is a directory ``runs/<key>/`` holding ``summary.json`` and one Parquet file per kept
 table. It is written to ``runs/.partial-<key>-<pid>/`` first and renamed into place (a rename
@@ -43,6 +45,25 @@ def code_version() -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return f"{_core.__version__}+core.{h.hexdigest()[:16]}"
+
+
+def reducer_identity(reducer) -> str:
+    """What a custom reducer is: its qualified name, bound arguments, and the SHA-256 of the source
+    file that defines it, so editing a study's metrics never reuses results kept by the old code."""
+    import functools
+    import inspect
+
+    fn, bound = reducer, ""
+    if isinstance(reducer, functools.partial):
+        fn = reducer.func
+        bound = json.dumps([repr(a) for a in reducer.args] + sorted(f"{k}={v!r}" for k, v in reducer.keywords.items()))
+    try:
+        source = inspect.getsourcefile(fn) or ""
+        digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16] if source else "nosource"
+    except (TypeError, OSError):
+        digest = "nosource"
+    h = hashlib.sha256(f"{fn.__module__}.{fn.__qualname__}|{bound}|{digest}".encode()).hexdigest()
+    return h[:16]
 
 
 def canonical_scenario(scenario: Mapping, seed: int) -> str:

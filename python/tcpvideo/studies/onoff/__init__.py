@@ -30,7 +30,8 @@ from tcpvideo.studies.report import Claim, Figure, write_report
 NAME = "onoff"
 SUMMARY = "seed 004: on-off traffic of live segmented HTTP streaming, many clients, four mitigations (Figs 3–8, 16)"
 METRICS = ("liveness_mean_s", "liveness_min_s", "startup_mean_s", "drops", "stall_mean_s", "utilization",
-           "retransmissions", "steady_retx_per_period", "quality_mean", "bitrate_mean_kbps")
+           "retransmissions", "steady_retx_per_period", "quality_mean", "bitrate_mean_kbps", "startup_wait_mean_s",
+           "request_delay_mean_s")
 
 
 def _labels(cfg: OnOffConfig, group: str) -> dict:
@@ -157,15 +158,16 @@ def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Opti
     t0, c0 = time.perf_counter(), time.process_time()
     planned = plan_points(scale)
     pts = [p for p, _ in planned]
-    # one reducer per segment duration: liveness needs the availability times k·d
-    results = []
+    # one sweep per segment duration: the reducer's loss timeline counts per segment period
+    results, key_order = [], {}
     for d in sorted({cfg.segment_s for _, cfg in planned}):
-        sub = [p for p, cfg in planned if cfg.segment_s == d]
-        results.append(sweep.run(sub, out, jobs=jobs, ray_address=ray_address, reducer=reducer(d),
-                                 progress=progress, label=f"onoff {scale.name}, {d:g}-s segments"))
+        idx = [i for i, (_, cfg) in enumerate(planned) if cfg.segment_s == d]
+        r = sweep.run([pts[i] for i in idx], out, jobs=jobs, ray_address=ray_address, reducer=reducer(d),
+                      progress=progress, label=f"onoff {scale.name}, {d:g}-s segments")
+        key_order.update(zip(r.keys, idx))
+        results.append(r)
     res = results[0]
     runs = pd.concat([r.table.to_pandas() for r in results], ignore_index=True)
-    key_order = {sweep.run_key(p.scenario, p.seed, res.code): i for i, p in enumerate(pts)}
     runs = runs.sort_values("key", key=lambda k: k.map(key_order)).reset_index(drop=True)
     sweep.write_results(pa.Table.from_pandas(runs, preserve_index=False), out)
     clients = []

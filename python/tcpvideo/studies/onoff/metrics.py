@@ -75,6 +75,19 @@ def reduce_run(result, segment_s: float) -> tuple[dict, dict]:
     live = [x for x in _col(qoe, "liveness_s") if x is not None]
     segs = result.video_segments
     qualities = [q for q, done in zip(_col(segs, "quality"), _col(segs, "done_s")) if done is not None]
+    # where the startup time goes: waiting for the first request (segment availability) vs downloading
+    joined = dict(zip(_col(qoe, "flow"), _col(qoe, "joined_s")))
+    first: dict[int, float] = {}
+    delays = []
+    for f, seg, req, avail in zip(_col(segs, "flow"), _col(segs, "segment"), _col(segs, "requested_s"),
+                                  _col(segs, "available_s")):
+        if req is None:
+            continue
+        if f not in first:
+            first[f] = req
+        elif avail is not None:
+            delays.append(req - avail)  # how long after a segment appears the client asks for it
+    waits = [first[f] - joined[f] for f in first if joined.get(f) is not None]
     causes: dict[str, int] = {}
     for cause in _col(result.video_stalls, "cause"):
         causes[cause] = causes.get(cause, 0) + 1
@@ -91,6 +104,8 @@ def reduce_run(result, segment_s: float) -> tuple[dict, dict]:
         "startup_mean_s": _mean(_col(qoe, "startup_s")),
         "stall_mean_s": _mean(_col(qoe, "stall_total_s")),
         "stall_count_mean": _mean(_col(qoe, "stall_count")),
+        "startup_wait_mean_s": _mean(waits),
+        "request_delay_mean_s": _mean(delays),
         "bitrate_mean_kbps": _mean(_col(qoe, "mean_bitrate_kbps")),
         "quality_mean": _mean(qualities),
         "segments_done": len(qualities),
