@@ -7,7 +7,7 @@ documentation, and conversion of results to Arrow tables that pandas, polars and
 from tcpvideo._core import __version__
 from tcpvideo.cc import cc_list
 
-__all__ = ["__version__", "cc_list"]
 from tcpvideo.analyze import AnalysisResult, analyze  # noqa: E402  (rebinds tcpvideo.analyze to the function)
-__all__ += ["analyze", "AnalysisResult"]
-from tcpvideo.simulate import ScenarioError, SimResult, simulate  # noqa: E402
+from tcpvideo.simulate import ScenarioError, SimResult, simulate  # noqa: E402  (likewise)
+
+__all__ = ["__version__", "cc_list", "analyze", "AnalysisResult", "simulate", "SimResult", "ScenarioError"]

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from tcpvideo import _core
+from tcpvideo._tables import FORMATS, write_tables
 
 TABLES = ("flows", "stalls", "retransmissions", "bursts", "http", "frame_types", "rtt_buckets")
 
@@ -85,31 +86,10 @@ class AnalysisResult:
             raise KeyError(f"no table {name!r}; tables: {', '.join(TABLES)}")
         return getattr(self, name)
 
-    def write(self, out_dir: str | Path, formats: Sequence[str] = ("parquet", "csv")) -> list[Path]:
-        """Write every table as ``<name>.parquet`` / ``<name>.csv`` and ``summary.json``."""
-        bad = set(formats) - {"parquet", "csv"}
-        if bad:
-            raise ValueError(f"unknown output format(s) {sorted(bad)}; use parquet and/or csv")
-        import pyarrow.csv as pacsv
-        import pyarrow.parquet as pq
-
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name in TABLES:
-            t = self.table(name)
-            if "parquet" in formats:
-                p = out / f"{name}.parquet"
-                pq.write_table(t, p)
-                written.append(p)
-            if "csv" in formats:
-                p = out / f"{name}.csv"
-                pacsv.write_csv(t, p)
-                written.append(p)
-        p = out / "summary.json"
-        p.write_text(json.dumps(self.summary, indent=2) + "\n")
-        written.append(p)
-        return written
+    def write(self, out_dir: str | Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+        """Write every table as ``<name>.parquet`` / ``<name>.csv`` and ``summary.json``; return
+        the paths written."""
+        return write_tables(out_dir, {name: self.table(name) for name in TABLES}, self.summary, formats)
 
 
 def analyze(
@@ -130,7 +110,7 @@ def analyze(
     channel_map: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
     app_parse: bool = True,
     keep_bursts: bool = True,
-    formats: Sequence[str] = ("parquet", "csv"),
+    formats: Sequence[str] = FORMATS,
     progress: Callable[[int, int | None, int, int, int], None] | None = None,
 ) -> AnalysisResult:
     """Analyze packet captures taken at the server (read in order, as one capture).

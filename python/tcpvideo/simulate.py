@@ -26,13 +26,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from tcpvideo import _core
+from tcpvideo._tables import FORMATS, write_tables
 
 ScenarioError = _core.ScenarioError
 
@@ -97,20 +96,15 @@ class SimResult:
     pcaps: list[Path] = field(default_factory=list)
     wall_s: float = 0.0
 
-    def write(self, out: Union[str, os.PathLike]) -> Path:
-        """Write every table as ``NAME.parquet`` and ``NAME.csv`` plus ``summary.json`` into ``out``.
+    def write(self, out_dir: Union[str, os.PathLike], formats: Sequence[str] = FORMATS) -> list[Path]:
+        """Write every table as ``NAME.parquet`` / ``NAME.csv`` and ``summary.json`` into
+        ``out_dir``; return the paths written.
 
         The files depend only on the scenario and seed (no wall-clock time), so two runs of the
         same scenario and seed write identical files.
         """
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        for name in TABLES:
-            t = getattr(self, name)
-            pq.write_table(t, out / f"{name}.parquet")
-            pacsv.write_csv(t, out / f"{name}.csv")
-        (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
-        return out
+        tables = {name: getattr(self, name) for name in TABLES}
+        return write_tables(out_dir, tables, self.summary, formats, sort_summary_keys=True)
 
 
 def _read_scenario(scenario: ScenarioLike) -> tuple[str, str]:

@@ -9,12 +9,14 @@
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
 //! - [`delivery`]: ustreamer's startup and token-bucket pacing, Trickle, pacing cap (seed 003).
-//! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
 //! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
+//! - [`splitmix`]: the seedable SplitMix64 generator and seed hash.
+//! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
 
 pub mod cc;
 pub mod delivery;
 pub mod ethle;
+pub mod splitmix;
 pub mod units;
 pub mod video;
 

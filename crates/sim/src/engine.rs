@@ -164,13 +164,8 @@ pub mod streams {
 /// An independent PCG stream for `(seed, stream)`. The two are mixed with SplitMix64 so that
 /// neighbouring seeds and streams give unrelated sequences.
 pub fn sub_rng(seed: u64, stream: u64) -> Pcg64 {
-    fn splitmix(mut z: u64) -> u64 {
-        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    Pcg64::seed_from_u64(splitmix(splitmix(seed) ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03)))
+    use tcpvideo_model::splitmix::splitmix64;
+    Pcg64::seed_from_u64(splitmix64(splitmix64(seed) ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03)))
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use tcpvideo_model::Bandwidth;
 use crate::engine::{streams, sub_rng};
 use crate::loss::LossSpec;
 use crate::network::{NodeKind, QueueLimit};
+use crate::tcp::config::default_cc;
 
 /// A one-line scenario error naming the field.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -1036,16 +1037,6 @@ impl ScenarioFile {
             flows.push(flow_of(&tmpl, &format!("dumbbell.flow[{i}]"), format!("c{i}"), c, srv, default_tcp, jitter_rng)?);
         }
         Ok(())
-    }
-}
-
-/// Linux's default congestion control when the model crate has it, Reno otherwise (mirrors
-/// tcp::config::default_cc, which the engine uses for the endpoint).
-pub fn default_cc() -> &'static str {
-    if tcpvideo_model::cc::find("cubic").is_some() {
-        "cubic"
-    } else {
-        "reno"
     }
 }
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import typer
 
+from tcpvideo.cli import analyze as _analyze
 from tcpvideo.cli import cc as _cc
+from tcpvideo.cli import demo as _demo
+from tcpvideo.cli import run as _run
+from tcpvideo.cli import study as _study
+from tcpvideo.cli import sweep as _sweep
 
 app = typer.Typer(
     name="tcpvideo",
@@ -15,15 +20,8 @@ app = typer.Typer(
 )
 app.add_typer(_cc.app, name="cc")
 
-# Sub-commands that exist only when their module is present register themselves here.
-for _name in ("run", "analyze", "demo", "sweep", "study"):
-    try:
-        _mod = __import__(f"tcpvideo.cli.{_name}", fromlist=["register"])
-    except ModuleNotFoundError as exc:  # module not written yet
-        if exc.name != f"tcpvideo.cli.{_name}":
-            raise
-        continue
-    _mod.register(app)
+for _module in (_run, _analyze, _demo, _sweep, _study):
+    _module.register(app)
 
 
 def main() -> None:

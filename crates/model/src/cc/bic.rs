@@ -59,7 +59,7 @@
 //! this interface does not expose). Undo restores max(cwnd, prior cwnd) and the prior ssthresh
 //! (Linux `tcp_reno_undo_cwnd`).
 
-use super::reno::SegmentWindow;
+use super::reno::{SegmentWindow, UndoMarker};
 use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
 use crate::units::Time;
 
@@ -161,8 +161,8 @@ pub struct Bic {
     /// Segments per ACK, << 4.
     delayed_ack: u64,
 
-    prior_cwnd: u64,
-    prior_ssthresh: u64,
+    /// cwnd and ssthresh before the last congestion event, for an undo.
+    undo: UndoMarker,
 }
 
 impl Bic {
@@ -201,8 +201,7 @@ impl Bic {
             last_time: 0,
             epoch_start: None,
             delayed_ack: 0,
-            prior_cwnd: 0,
-            prior_ssthresh: u64::MAX,
+            undo: UndoMarker::default(),
         };
         b.reset();
         b
@@ -312,8 +311,7 @@ impl CongestionControl for Bic {
 
     fn on_congestion_event(&mut self, _now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
         let cwnd = self.w.cwnd;
-        self.prior_cwnd = cwnd;
-        self.prior_ssthresh = self.w.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        self.undo.save(&self.w);
         // Linux bictcp_recalc_ssthresh.
         self.epoch_start = None;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
@@ -340,8 +338,7 @@ impl CongestionControl for Bic {
     }
 
     fn on_spurious_congestion(&mut self, _now: Time) {
-        self.w.cwnd = self.w.cwnd.max(self.prior_cwnd);
-        self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
+        self.undo.undo(&mut self.w);
     }
 
     fn on_restart_after_idle(&mut self, _now: Time, restart_window_bytes: u64) {

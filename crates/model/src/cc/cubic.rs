@@ -81,7 +81,7 @@
 //!
 //! [`on_packet_sent`]: CongestionControl::on_packet_sent
 
-use super::reno::SegmentWindow;
+use super::reno::{SegmentWindow, UndoMarker};
 use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
 use crate::units::Time;
 
@@ -287,8 +287,8 @@ pub struct Cubic {
     last_send: Option<Time>,
     prev_send: Option<Time>,
     last_ack_time: Option<Time>,
-    prior_cwnd: u64,
-    prior_ssthresh: u64,
+    /// cwnd and ssthresh before the last congestion event, for an undo.
+    undo: UndoMarker,
 }
 
 impl Cubic {
@@ -342,8 +342,7 @@ impl Cubic {
             last_send: None,
             prev_send: None,
             last_ack_time: None,
-            prior_cwnd: 0,
-            prior_ssthresh: u64::MAX,
+            undo: UndoMarker::default(),
         };
         let initial_ssthresh = get("initial_ssthresh").max(0.0) as u64;
         if !cc.hystart && initial_ssthresh > 0 {
@@ -530,11 +529,6 @@ impl Cubic {
         // At most +1 segment per 2 ACKed: ×1.5 per RTT.
         self.cnt = self.cnt.max(2);
     }
-
-    fn current_ssthresh(&self) -> u64 {
-        // Linux tcp_current_ssthresh outside CWR/Recovery.
-        self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2))
-    }
 }
 
 impl CongestionControl for Cubic {
@@ -583,8 +577,7 @@ impl CongestionControl for Cubic {
     }
 
     fn on_congestion_event(&mut self, now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
-        self.prior_cwnd = self.w.cwnd;
-        self.prior_ssthresh = self.current_ssthresh();
+        self.undo.save(&self.w);
         // Linux cubictcp_recalc_ssthresh.
         self.epoch_start = None;
         let cwnd = self.w.cwnd;
@@ -606,8 +599,7 @@ impl CongestionControl for Cubic {
     }
 
     fn on_spurious_congestion(&mut self, _now: Time) {
-        self.w.cwnd = self.w.cwnd.max(self.prior_cwnd);
-        self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
+        self.undo.undo(&mut self.w);
     }
 
     /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: shift the epoch by the idle time so cwnd

@@ -13,6 +13,11 @@
 //! max(ssthresh, ¾·cwnd), then cwnd drops to the restart window ([`SegmentWindow::cwnd_restart`],
 //! shared with CUBIC, BIC and Vegas).
 //!
+//! Shared window machinery (Linux tcp_cong.c / tcp_input.c helpers every window-based algorithm
+//! reuses, written once here): [`current_ssthresh`] (`tcp_current_ssthresh`, ¾·cwnd) and
+//! [`UndoMarker`] (`prior_cwnd`/`prior_ssthresh` saved at a congestion event and restored by an
+//! undo, `tcp_reno_undo_cwnd` / `tcp_undo_cwnd_reduction`).
+//!
 //! Parameters: none. (Linux has none for Reno either.)
 
 use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
@@ -27,6 +32,55 @@ pub const INFO: AlgorithmInfo = AlgorithmInfo {
     params: PARAMS,
     build: |cfg, _p: &Params| Box::new(Reno::new(cfg)),
 };
+
+/// Linux `tcp_current_ssthresh` outside CWR/Recovery: max(ssthresh, ¾·cwnd), ¾ computed as
+/// Linux does on whole segments, (cwnd >> 1) + (cwnd >> 2). An infinite ssthresh (`u64::MAX`)
+/// stays infinite. The endpoint, which keeps ssthresh in bytes, uses [`three_quarters`].
+pub fn current_ssthresh(cwnd_segments: u64, ssthresh_segments: u64) -> u64 {
+    ssthresh_segments.max(three_quarters(cwnd_segments))
+}
+
+/// ¾ of a window of whole segments, rounded down per half and quarter as Linux
+/// `tcp_current_ssthresh` does: (cwnd >> 1) + (cwnd >> 2).
+pub fn three_quarters(cwnd_segments: u64) -> u64 {
+    (cwnd_segments >> 1) + (cwnd_segments >> 2)
+}
+
+/// Linux `tcp_reno_undo_cwnd`: a spurious congestion event gives back the window it took,
+/// max(cwnd, prior_cwnd). Any unit, as long as both are in the same one.
+pub fn reno_undo_cwnd(cwnd: u64, prior_cwnd: u64) -> u64 {
+    cwnd.max(prior_cwnd)
+}
+
+/// What an undo restores (Linux `tp->prior_cwnd` / `tp->prior_ssthresh`, set by
+/// `tcp_init_undo` when a congestion event starts), in segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UndoMarker {
+    pub prior_cwnd: u64,
+    pub prior_ssthresh: u64,
+}
+
+impl Default for UndoMarker {
+    /// Nothing to restore yet: an undo leaves cwnd and an infinite ssthresh as they are.
+    fn default() -> Self {
+        UndoMarker { prior_cwnd: 0, prior_ssthresh: u64::MAX }
+    }
+}
+
+impl UndoMarker {
+    /// Remember the window before a congestion event reduces it (`tcp_init_undo`).
+    pub fn save(&mut self, w: &SegmentWindow) {
+        self.prior_cwnd = w.cwnd;
+        self.prior_ssthresh = w.current_ssthresh();
+    }
+
+    /// The event was spurious: cwnd = max(cwnd, prior_cwnd) (`tcp_reno_undo_cwnd`) and
+    /// ssthresh = max(ssthresh, prior_ssthresh) (`tcp_undo_cwnd_reduction`).
+    pub fn undo(&self, w: &mut SegmentWindow) {
+        w.cwnd = reno_undo_cwnd(w.cwnd, self.prior_cwnd);
+        w.ssthresh = w.ssthresh.max(self.prior_ssthresh);
+    }
+}
 
 /// Segment-counted window with Linux's additive-increase counter.
 #[derive(Clone, Debug)]
@@ -62,6 +116,11 @@ impl SegmentWindow {
 
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
+    }
+
+    /// Linux `tcp_current_ssthresh` of this window (see [`current_ssthresh`]).
+    pub fn current_ssthresh(&self) -> u64 {
+        current_ssthresh(self.cwnd, self.ssthresh)
     }
 
     /// Linux `tcp_slow_start`: grow by `acked` up to ssthresh; return the segments left over.
@@ -117,7 +176,7 @@ impl SegmentWindow {
     /// resumes with nothing in flight" signal is `on_tx_start`.
     pub fn cwnd_restart(&mut self, restart_window_bytes: u64) {
         let restart = (restart_window_bytes / self.mss_bytes).max(1);
-        self.ssthresh = self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2));
+        self.ssthresh = self.current_ssthresh();
         self.cwnd = self.cwnd.min(restart);
     }
 

@@ -66,7 +66,7 @@
 //! within the same ACK), and CA_Disorder (dupACKs without loss) is not visible here, so Vegas keeps
 //! running in it.
 
-use super::reno::SegmentWindow;
+use super::reno::{SegmentWindow, UndoMarker};
 use super::{AckEvent, AlgorithmInfo, CcConfig, CongestionControl, CongestionSignal, ParamInfo, Params};
 use crate::units::Time;
 
@@ -133,8 +133,8 @@ pub struct Vegas {
 
     ss_grow_this_round: bool,
     delivered_bytes: u64,
-    prior_cwnd: u64,
-    prior_ssthresh: u64,
+    /// cwnd and ssthresh before the last congestion event, for an undo.
+    undo: UndoMarker,
 }
 
 impl Vegas {
@@ -163,8 +163,7 @@ impl Vegas {
             base_rtt_us: RTT_INFINITE_US,
             ss_grow_this_round: true,
             delivered_bytes: 0,
-            prior_cwnd: 0,
-            prior_ssthresh: u64::MAX,
+            undo: UndoMarker::default(),
         };
         v.init(0);
         v
@@ -249,7 +248,7 @@ impl Vegas {
         }
         self.w.cwnd = self.w.cwnd.max(2);
         // tcp_current_ssthresh (Open state).
-        self.w.ssthresh = self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2));
+        self.w.ssthresh = self.w.current_ssthresh();
     }
 }
 
@@ -297,8 +296,7 @@ impl CongestionControl for Vegas {
 
     fn on_congestion_event(&mut self, _now: Time, signal: CongestionSignal, _bytes_in_flight: u64) {
         let cwnd = self.w.cwnd;
-        self.prior_cwnd = cwnd;
-        self.prior_ssthresh = self.w.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        self.undo.save(&self.w);
         // tcp_reno_ssthresh, then tcp_vegas_state(Recovery/Loss) switches Vegas off.
         self.w.ssthresh = (cwnd / 2).max(2);
         self.w.cwnd_cnt = 0;
@@ -309,8 +307,7 @@ impl CongestionControl for Vegas {
     }
 
     fn on_spurious_congestion(&mut self, _now: Time) {
-        self.w.cwnd = self.w.cwnd.max(self.prior_cwnd);
-        self.w.ssthresh = self.w.ssthresh.max(self.prior_ssthresh);
+        self.undo.undo(&mut self.w);
     }
 
     /// Linux `tcp_vegas_cwnd_event(CA_EVENT_TX_START)`: tcp_vegas_init. Nothing is in flight.

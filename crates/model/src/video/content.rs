@@ -187,6 +187,18 @@ impl Content {
         })
     }
 
+    /// From the text of a CSV size table (`segment,quality,bytes`, see [`super::size_table`]);
+    /// `key` names the input in errors.
+    pub fn from_csv(
+        ladder: Ladder,
+        segment_duration: Duration,
+        key: &str,
+        csv_text: &str,
+    ) -> Result<Content, VideoError> {
+        let sizes = super::size_table::parse_size_table(key, csv_text, ladder.len())?;
+        Content::from_table(ladder, segment_duration, sizes)
+    }
+
     /// Build from a [`SizeSource`] (CBR or VBR); the RNG is only drawn from for VBR.
     pub fn build<R: rand::Rng + ?Sized>(
         ladder: Ladder,
@@ -262,6 +274,14 @@ impl Content {
         ((self.segment_duration.as_nanos() * self.frame_rate as u128 / 1_000_000_000) as u64).max(1)
     }
 
+    /// Frame sizes of the whole stream in one quality, segment after segment: the file a
+    /// progressive download carries (for [`super::frame_player::FramePlayer`]).
+    pub fn progressive_frames(&self, quality: usize) -> Vec<u64> {
+        (0..self.segment_count())
+            .flat_map(|k| self.frame_sizes(k, quality))
+            .collect()
+    }
+
     /// Frame sizes of one segment: an I-frame of `i_to_p_ratio` P-frames, then P-frames sharing the
     /// rest equally; the sizes add up to the segment's size exactly (the remainder of the integer
     /// division goes to the I-frame).
@@ -325,5 +345,28 @@ mod tests {
         assert_eq!(f.len(), 50);
         assert_eq!(f.iter().sum::<u64>(), 125_000);
         assert!(f[0] > f[1] * 4, "I-frame {} vs P-frame {}", f[0], f[1]);
+    }
+
+    #[test]
+    fn a_csv_table_becomes_content_and_a_gap_is_named() {
+        let ladder = Ladder::from_kbps("ladder", &[500.0, 1000.0]).unwrap();
+        let csv = "segment,quality,bytes\n0,0,100\n0,1,200\n1,0,110\n1,1,220\n";
+        let c =
+            Content::from_csv(ladder.clone(), Duration::from_secs(2), "sizes.csv", csv).unwrap();
+        assert_eq!((c.segment_count(), c.segment_bytes(1, 1)), (2, Some(220)));
+        let e = Content::from_csv(ladder, Duration::from_secs(2), "sizes.csv", "0,0,100\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "sizes.csv: size table has no row for segment 0 quality 1"
+        );
+    }
+
+    #[test]
+    fn the_progressive_file_is_every_segment_with_an_i_frame_at_each_start() {
+        let c = Content::cbr(Ladder::seed004(), Duration::from_secs(2), 3).unwrap();
+        let f = c.progressive_frames(1);
+        assert_eq!((f.len(), f.iter().sum::<u64>()), (150, 375_000));
+        assert!(f[50] > f[49] && f[100] > f[99], "I-frames at 0, 50, 100");
     }
 }

@@ -45,6 +45,12 @@ impl LiveSource {
                 "must be longer than zero",
             ));
         }
+        if segment_count == 0 {
+            return Err(VideoError::invalid(
+                "video.segments",
+                "a live event has at least one segment",
+            ));
+        }
         if window_segments == 0 {
             return Err(VideoError::invalid(
                 "video.live.window_segments",

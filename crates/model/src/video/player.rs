@@ -143,7 +143,9 @@ impl PlayerConfig {
 pub enum PlayerAction {
     /// Nothing to send before this time; call [`Player::next_action`] again then.
     WaitUntil(Time),
-    /// Probe the sizes of `segment` (HEAD per quality), then call [`Player::on_segment_sizes`].
+    /// Probe the sizes of `segment` (seed 004's HEAD: one HEAD per quality, pipelined on the
+    /// connection, each Content-Length one size), then call [`Player::on_segment_sizes`] with the
+    /// sizes of every quality, lowest first.
     ProbeSizes { segment: u64 },
     /// Send this GET now.
     Fetch(FetchRequest),
@@ -239,6 +241,8 @@ pub struct Player {
     stalls_seen: usize,
     /// Stall count already answered by a catch-up jump.
     jumped_after_stalls: usize,
+    /// A segment playback stalled on before it was even requested: (segment, stall start).
+    needed_before_request: Option<(u64, Time)>,
 }
 
 impl Player {
@@ -275,6 +279,7 @@ impl Player {
             records: Vec::new(),
             stalls_seen: 0,
             jumped_after_stalls: 0,
+            needed_before_request: None,
         })
     }
 
@@ -556,7 +561,11 @@ impl Player {
             first_byte: None,
             done: None,
             bytes_received: 0,
-            needed_at: None,
+            needed_at: self
+                .needed_before_request
+                .take()
+                .filter(|&(k, _)| k == request.segment)
+                .map(|(_, at)| at),
             play_start: None,
         });
         self.downloading = true;
@@ -598,14 +607,19 @@ impl Player {
         while self.stalls_seen < stalls.len() {
             let s = stalls[self.stalls_seen];
             self.abr.on_stall(s.start);
-            // the segment being downloaded (or the next one) is the one playback waited for
-            if let Some(r) = self
+            // playback froze at the start of the segment it waited for (requested or not yet)
+            let d_ns = self.content.segment_duration().as_nanos().max(1);
+            let waited_for = (s.media_position.as_nanos() / d_ns) as u64;
+            match self
                 .records
                 .iter_mut()
                 .rev()
-                .find(|r| r.done.is_none_or(|d| d > s.start))
+                .find(|r| r.segment == waited_for)
             {
-                r.needed_at.get_or_insert(s.start);
+                Some(r) => {
+                    r.needed_at.get_or_insert(s.start);
+                }
+                None => self.needed_before_request = Some((waited_for, s.start)),
             }
             self.stalls_seen += 1;
         }
@@ -883,6 +897,152 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "client.buffer_segments: buffer of 0 s is smaller than one segment (2 s)"
+        );
+    }
+
+    /// A test double that asks for a fixed delay before every request and counts its calls.
+    struct DelayingRule {
+        delay: Duration,
+        decisions: u32,
+    }
+
+    impl AbrRule for DelayingRule {
+        fn name(&self) -> &'static str {
+            "delaying"
+        }
+        fn decide(&mut self, _ctx: &AbrContext) -> crate::video::abr::SwitchRequest {
+            self.decisions += 1;
+            crate::video::abr::SwitchRequest {
+                quality: 2,
+                reason: SwitchReason::Fixed,
+                delay: self.delay,
+            }
+        }
+    }
+
+    #[test]
+    fn an_abr_delay_postpones_the_request_and_keeps_the_decision() {
+        let content = Content::cbr(Ladder::seed004(), D, 3).unwrap();
+        let rule = DelayingRule {
+            delay: Duration::from_millis(300),
+            decisions: 0,
+        };
+        let mut p = Player::new(
+            content,
+            Availability::OnDemand,
+            Box::new(rule),
+            PlayerConfig::seed004(D),
+        )
+        .unwrap();
+        p.join(ms(0));
+        assert_eq!(p.next_action(ms(0)), PlayerAction::WaitUntil(ms(300)));
+        assert_eq!(p.next_action(ms(100)), PlayerAction::WaitUntil(ms(300)));
+        let PlayerAction::Fetch(req) = p.next_action(ms(300)) else {
+            panic!("expected the delayed fetch")
+        };
+        assert_eq!((req.segment, req.quality), (0, 2));
+    }
+
+    /// A 3 s ABR delay before every request, downloads of 0.1 s, live d = 2 s, join at 2.0 s:
+    /// segment 0 goes at 5.0 s, done 5.1 s, playback starts. Segment 1 is decided at 5.1 s + 1 ns
+    /// (buffer below 2 s), delayed to 8.1 s + 1 ns, but playback needs it at 7.1 s: a stall that
+    /// starts before the request exists, and the segment's deadline is still 7.1 s (missed).
+    #[test]
+    fn a_stall_before_the_request_is_sent_still_counts_against_that_segment() {
+        let content = Content::cbr(Ladder::seed004(), D, 3).unwrap();
+        let live = LiveSource::new(Time::ZERO, D, 3, 5).unwrap();
+        let rule = DelayingRule {
+            delay: Duration::from_secs(3),
+            decisions: 0,
+        };
+        let mut p = Player::new(
+            content,
+            Availability::Live(live),
+            Box::new(rule),
+            PlayerConfig::seed004(D),
+        )
+        .unwrap();
+        drive(&mut p, ms(2000), ms(30_000), |_| Duration::from_millis(100));
+        let seg1 = p.segments()[1];
+        assert_eq!(seg1.requested, ms(8100) + Duration::from_nanos(1));
+        assert_eq!(
+            (seg1.needed_at, seg1.deadline_met()),
+            (Some(ms(7100)), Some(false))
+        );
+        assert_eq!(p.stalls()[0].start, ms(7100));
+    }
+
+    /// Invariants on random download times (seeded): with no catch-up, the live latency at the end
+    /// equals the latency at playback start plus the total stall time, to the nanosecond; the
+    /// buffer never exceeds target + one segment; same seed, same run.
+    #[test]
+    fn latency_grows_by_exactly_the_stall_time_on_random_download_sequences() {
+        use crate::video::abr::throughput::ThroughputRule;
+        use crate::video::vbr::VbrModel;
+        use rand::{Rng, SeedableRng};
+
+        let run = |seed: u64| {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let content =
+                Content::vbr(Ladder::seed004(), D, 60, &VbrModel::default(), &mut rng).unwrap();
+            let live = LiveSource::new(ms(500), D, 60, 5).unwrap();
+            let config = PlayerConfig {
+                buffer_target_segments: 3,
+                ..PlayerConfig::seed004(D)
+            };
+            let mut p = Player::new(
+                content,
+                Availability::Live(live),
+                Box::new(ThroughputRule::seed004()),
+                config,
+            )
+            .unwrap();
+            let times: Vec<Duration> = (0..60)
+                .map(|_| Duration::from_millis(rng.gen_range(50..4000)))
+                .collect();
+            let mut max_buffer = Duration::ZERO;
+            p.join(ms(3100));
+            let mut now = ms(3100);
+            loop {
+                max_buffer = max_buffer.max(p.buffer_level(now));
+                match p.next_action(now) {
+                    PlayerAction::WaitUntil(t) => now = t,
+                    PlayerAction::ProbeSizes { segment } => {
+                        let sizes = p.content().segment_sizes(segment).unwrap().to_vec();
+                        p.on_segment_sizes(now, segment, &sizes);
+                    }
+                    PlayerAction::Fetch(req) => {
+                        now += times[req.segment as usize];
+                        p.on_segment_done(now);
+                        max_buffer = max_buffer.max(p.buffer_level(now));
+                    }
+                    PlayerAction::Downloading => unreachable!(),
+                    PlayerAction::Finished => break,
+                }
+            }
+            p.advance(now + Duration::from_secs(300));
+            (p, max_buffer)
+        };
+        let (p, max_buffer) = run(11);
+        let end = ms(1_000_000);
+        let q = p.qoe(end);
+        assert!(q.stall_count > 0, "the script should stall at least once");
+        let first = p.segments()[0];
+        let start_latency = first
+            .play_start
+            .unwrap()
+            .saturating_since(ms(500) + D * first.segment as u32);
+        assert_eq!(q.live_latency.unwrap(), start_latency + q.stall_total);
+        assert!(max_buffer <= D * 4, "buffer {max_buffer:?}");
+        let (again, _) = run(11);
+        assert_eq!(
+            format!("{:?}", again.segments()),
+            format!("{:?}", p.segments())
+        );
+        let (other, _) = run(12);
+        assert_ne!(
+            format!("{:?}", other.segments()),
+            format!("{:?}", p.segments())
         );
     }
 }

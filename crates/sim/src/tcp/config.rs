@@ -130,11 +130,8 @@ impl Default for TcpConfig {
     }
 }
 
-/// Linux's default congestion control when it is registered, Reno until then.
+/// Linux's default congestion control (`net.ipv4.tcp_congestion_control`, CUBIC since 2.6.19).
+/// The one definition: the scenario reader and [`TcpConfig::default`] both use it.
 pub fn default_cc() -> &'static str {
-    if tcpvideo_model::cc::find("cubic").is_some() {
-        "cubic"
-    } else {
-        "reno"
-    }
+    "cubic"
 }

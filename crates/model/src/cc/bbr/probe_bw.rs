@@ -6,35 +6,15 @@
 //! waits until in-flight reaches 5/4·BDP (or a loss), the 3/4 phase ends early once in-flight has
 //! drained to one BDP. The cycle starts at a random phase other than the 3/4 one (Linux: index
 //! `CYCLE_LEN − 1 − rand(7)`, then advanced once) so competing flows do not probe in lockstep.
-//! The random draw comes from a seeded SplitMix64 — never a global RNG — so runs are reproducible.
+//! The random draw comes from a seeded SplitMix64 (`crate::splitmix`) — never a global RNG — so
+//! runs are reproducible.
 
 pub const CYCLE_LEN: usize = 8;
 
 /// Pacing gains in `UNIT`s (256): 5/4, 3/4, then six times 1.
 pub const PACING_GAIN: [u64; CYCLE_LEN] = [320, 192, 256, 256, 256, 256, 256, 256];
 
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, seedable, good enough to pick a phase.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (Linux `prandom_u32_max`: multiply-shift of a 32-bit draw).
-    pub fn below(&mut self, n: u32) -> u32 {
-        (((self.next_u64() >> 32) * n as u64) >> 32) as u32
-    }
-}
+pub use crate::splitmix::SplitMix64;
 
 /// Phase index PROBE_BW starts in: Linux picks `CYCLE_LEN − 1 − rand(cycle_rand)` and advances
 /// once, so with `cycle_rand` = 7 the start is uniform over every phase except 1 (gain 3/4).

@@ -1,15 +1,18 @@
-//! BOLA as dash.js implements it (`src/streaming/rules/abr/BolaRule.js`, dash.js v3/v4), after
-//! Spiteri, Urgaonkar, Sitaraman, "BOLA: Near-Optimal Bitrate Adaptation for Online Videos",
-//! INFOCOM 2016 (arXiv 1601.06748).
+//! BOLA as dash.js implements it (`src/streaming/rules/abr/BolaRule.js`, dash.js 5.1, read at
+//! commit ccf3b95), after Spiteri, Urgaonkar, Sitaraman, "BOLA: Near-Optimal Bitrate Adaptation
+//! for Online Videos", INFOCOM 2016 (arXiv 1601.06748).
 //!
 //! The model (BOLA-BASIC with dash.js's parameter choice):
-//! - utilities `u_i = ln(b_i / b_0) + 1` (so the lowest rung has utility 1);
+//! - utilities `u_i = ln(b_i / b_0) + 1` (dash.js normalises the lowest rung to utility 1);
 //! - `buffer_time = max(buffer target, 10 s + 2 s · rungs)` (dash.js MINIMUM_BUFFER_S = 10,
 //!   MINIMUM_BUFFER_PER_BITRATE_LEVEL_S = 2); `gp = (u_max − 1) / (buffer_time / 10 s − 1)` and
-//!   `Vp = 10 s / gp`, which make the lowest rung win up to 10 s of buffer and the top rung win from
-//!   `buffer_time`;
-//! - the quality is the argmax of `(Vp·(u_i + gp) − Q) / b_i` at `Q` = buffer + placeholder
-//!   (ties go to the higher rung, as dash.js's `>=`).
+//!   `Vp = 10 s / gp`;
+//! - the quality is the argmax of `(Vp·(u_i − 1 + gp) − Q) / b_i` at `Q` = buffer + placeholder
+//!   (ties go to the higher rung, as dash.js's `>=`). The `− 1` is dash.js 5's: since its
+//!   "Fixes some minor issues with the BOLA rule" (#4536, 2024) the score uses the paper's
+//!   utility `ln(b_i / b_0)`; dash.js 3/4 scored with `u_i + gp`, i.e. at a buffer `Vp` higher.
+//!   As in dash.js 5, the rung's minimum and maximum buffer levels (used for the placeholder and
+//!   the delay) keep the `u_i + gp` form.
 //!
 //! dash.js's states, kept here:
 //! - STARTUP: until a throughput estimate exists the first rung is used; then the highest rung not
@@ -25,8 +28,8 @@
 //! - a stall (dash.js BUFFER_EMPTY) empties the placeholder.
 //!
 //! Deviations: dash.js's throughput is its own sliding average with latency; here it is the
-//! player's estimate ([`AbrContext::throughput`], seed 004 EWMA). Abandonment and replacement
-//! (fast switching) are not modelled.
+//! player's estimate ([`AbrContext::throughput`], seed 004 EWMA). Abandonment, replacement
+//! (fast switching) and a changing buffer target are not modelled.
 
 use std::time::Duration;
 
@@ -148,7 +151,7 @@ impl Bola {
         let mut best = 0;
         let mut best_score = f64::NEG_INFINITY;
         for (i, b) in self.bitrates_bps.iter().enumerate() {
-            let s = (self.vp_s * (self.utilities[i] + self.gp) - level_s) / b;
+            let s = (self.vp_s * (self.utilities[i] - 1.0 + self.gp) - level_s) / b;
             if s >= best_score {
                 best_score = s;
                 best = i;
@@ -260,8 +263,9 @@ mod tests {
     /// u = ln(b/250) + 1 = 1, 1.6931, 2.0986, 2.3863, 2.7918, 3.4849;
     /// buffer_time = max(30, 10 + 2·6 = 22) = 30; gp = (3.4849 − 1)/(30/10 − 1) = 1.24245;
     /// Vp = 10 / 1.24245 = 8.04859 s.
-    /// Rung i beats rung i−1 from Q = Vp·(gp + (b_i·u_{i−1} − b_{i−1}·u_i)/(b_i − b_{i−1})):
-    /// q1 from 12.470 s, q2 from 17.101 s, q3 from 19.945 s, q4 from 22.679 s, q5 from 26.891 s
+    /// Score (Vp·(u_i − 1 + gp) − Q)/b_i: rung i beats rung i−1 from
+    /// Q = Vp·(gp − 1 + (b_i·u_{i−1} − b_{i−1}·u_i)/(b_i − b_{i−1})):
+    /// q1 from 4.421 s, q2 from 9.052 s, q3 from 11.896 s, q4 from 14.631 s, q5 from 18.842 s
     /// (each also beats every lower rung there). Max level per rung Vp·(u_i + gp):
     /// 18.049, 23.627, 26.891, 29.206, 32.470, 38.049 s.
     ///
@@ -269,7 +273,7 @@ mod tests {
     /// picks the highest rung ≤ 0.9·10 = 9 Mbit/s = q5, and moves to STEADY. (3) a stall empties
     /// the placeholder. Then STEADY decisions, each right when the previous download finished (no
     /// waiting, so the placeholder stays 0), at 10 Mbit/s (BOLA-O never binds):
-    /// Q = 5 → q0; 14 → q1; 18.5 → q2; 21 → q3; 24 → q4; 30 → q5.
+    /// Q = 2 → q0; 6 → q1; 10 → q2; 13 → q3; 16 → q4; 25 → q5.
     /// (4) BOLA-O: last q1, Q = 30 wants q5, but at 1 Mbit/s the safe rung is q2 (750 ≤ 900 kbit/s)
     /// → q2 = max(q2, q1), and the buffer above q2's maximum level, 30 − 26.891 = 3.109 s, becomes
     /// a request delay.
@@ -291,12 +295,12 @@ mod tests {
 
         let mut now = Time::from_secs(10);
         for (buffer_s, want) in [
-            (5.0, 0),
-            (14.0, 1),
-            (18.5, 2),
-            (21.0, 3),
-            (24.0, 4),
-            (30.0, 5),
+            (2.0, 0),
+            (6.0, 1),
+            (10.0, 2),
+            (13.0, 3),
+            (16.0, 4),
+            (25.0, 5),
         ] {
             rule.on_download(&DownloadSample {
                 requested: Time::from_nanos(now.as_nanos() - 1_000_000_000),
@@ -355,8 +359,8 @@ mod tests {
 
     #[test]
     fn waiting_for_a_live_segment_grows_the_placeholder_and_raises_quality() {
-        // Same buffer (14 s → q1 without placeholder), but the player waited 4 s after the last
-        // download (live availability): effective buffer 18 s → q2 (from 17.101 s).
+        // Same buffer (6 s → q1 without placeholder), but the player waited 4 s after the last
+        // download (live availability): effective buffer 10 s → q2 (from 9.052 s).
         let s = setup(Duration::from_secs(30));
         let mut rule = Bola::new(&s.ladder, s.buffer_target, 0.9);
         rule.state = State::Steady;
@@ -373,7 +377,7 @@ mod tests {
             ..ctx(
                 &s.ladder,
                 5,
-                Duration::from_secs(14),
+                Duration::from_secs(6),
                 s.buffer_target,
                 ten,
                 Some(1),

@@ -18,6 +18,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use super::hls::VIDEO_CODEC;
 use crate::units::Time;
 use crate::video::content::Content;
 use crate::video::live::LiveSource;
@@ -70,7 +71,7 @@ fn write_adaptation_set(out: &mut String, content: &Content) {
         let bw = content.peak_bitrate(q).bits_per_sec.max(1);
         let _ = writeln!(
             out,
-            "      <Representation id=\"{q}\" bandwidth=\"{bw}\" codecs=\"avc1.64001f\"/>"
+            "      <Representation id=\"{q}\" bandwidth=\"{bw}\" codecs=\"{VIDEO_CODEC}\"/>"
         );
     }
     out.push_str("    </AdaptationSet>\n");

@@ -7,7 +7,9 @@
 //!   `#EXT-X-PLAYLIST-TYPE:VOD` and `#EXT-X-ENDLIST` (§4.3.3.4, §4.3.3.5); a live playlist lists
 //!   the source's sliding window and gets `#EXT-X-ENDLIST` once the event is over (§6.2.2).
 //! - Master playlist (§4.3.4): one `#EXT-X-STREAM-INF` per quality with BANDWIDTH = the peak
-//!   segment bitrate (§4.3.4.2, required) and AVERAGE-BANDWIDTH, followed by the media playlist URI.
+//!   segment bitrate (§4.3.4.2, required), AVERAGE-BANDWIDTH, and CODECS (a SHOULD; H.264 High
+//!   profile level 3.1, [`VIDEO_CODEC`], the same string as the MPD's), followed by the media
+//!   playlist URI. The content is video only (no audio rendition), as in seed 004.
 //!
 //! Segment URIs are relative (`{k}.ts`, resolved against `/q{quality}/index.m3u8`, §4.1).
 //! Lines end with `\n` (allowed by §4.1).
@@ -19,6 +21,9 @@ use super::paths::VideoPath;
 use crate::units::Time;
 use crate::video::content::Content;
 use crate::video::live::LiveSource;
+
+/// RFC 6381 codec string announced for every quality (H.264 High profile, level 3.1).
+pub const VIDEO_CODEC: &str = "avc1.64001f";
 
 /// EXT-X-TARGETDURATION: segment duration rounded to the nearest integer second (at least 1).
 pub fn target_duration_s(segment_duration: Duration) -> u64 {
@@ -81,7 +86,7 @@ pub fn master_playlist(content: &Content) -> String {
         let uri = VideoPath::MediaPlaylist { quality: q }.to_path();
         let _ = writeln!(
             out,
-            "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={avg}\n{}",
+            "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={avg},CODECS=\"{VIDEO_CODEC}\"\n{}",
             &uri[1..]
         );
     }
@@ -149,5 +154,6 @@ mod tests {
             vec![250_000, 500_000, 750_000, 1_000_000, 1_500_000, 3_000_000]
         );
         assert_eq!(master.variants[2].uri, "q2/index.m3u8");
+        assert_eq!(master.variants[2].codecs.as_deref(), Some(VIDEO_CODEC));
     }
 }
