@@ -47,6 +47,9 @@ def onoff_cmd(
     except sweep.SweepInterrupted as e:
         Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
         raise typer.Exit(130)
+    except RuntimeError as e:  # a worker died, or Ray could not start
+        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
+        raise typer.Exit(1)
     t = Table(title="seed 004: paper vs ours", show_lines=False)
     for col in ("fig", "claim", "ours", "status"):
         t.add_column(col, overflow="fold")

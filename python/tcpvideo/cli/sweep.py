@@ -50,5 +50,8 @@ def register(app: typer.Typer) -> None:
         except sweep.SweepInterrupted as e:
             console.print(f"[yellow]{e}[/yellow]", soft_wrap=True)
             raise typer.Exit(130)
+        except RuntimeError as e:  # a worker died, or Ray could not start
+            console.print(f"[red]error:[/red] {e}", soft_wrap=True)
+            raise typer.Exit(1)
         Console().print(f"{len(res.keys)} points ({res.ran} run, {res.reused} reused) → "
                         f"{res.out / 'results.parquet'} and results.csv; code {res.code}", soft_wrap=True)

@@ -21,6 +21,8 @@ import os
 import signal
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Callable, Iterator, Optional, Sequence
 
@@ -74,21 +76,33 @@ def _die_with_parent() -> None:
 
 
 def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[str, dict[str, bytes]]]:
-    """Yield (key, files) as local worker processes finish them (``jobs`` = 1: in this process)."""
+    """Yield (key, files) as local worker processes finish them (``jobs`` = 1: in this process).
+
+    A worker that dies (or cannot even start) stops the sweep with an error instead of hanging:
+    ``concurrent.futures`` marks the pool broken, unlike ``multiprocessing.Pool``, which would
+    respawn it forever.
+    """
     if jobs <= 1:
         for t in tasks:
             yield run_task(t)
         return
     ctx = multiprocessing.get_context("spawn")
-    pool = ctx.Pool(processes=min(jobs, len(tasks)) or 1, initializer=_die_with_parent)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)) or 1, mp_context=ctx, initializer=_die_with_parent)
+    finished = False
     try:
-        for item in pool.imap_unordered(run_task, tasks, chunksize=1):
-            yield item
-        pool.close()
-        pool.join()
+        futures = [pool.submit(run_task, t) for t in tasks]
+        for fut in as_completed(futures):
+            try:
+                yield fut.result()
+            except BrokenProcessPool as e:
+                raise RuntimeError(f"a sweep worker process died ({e}); stored results are kept, rerun to resume") \
+                    from None
+        finished = True
     finally:
-        pool.terminate()
-        pool.join()
+        if not finished:  # interrupted or failed: stop the workers now, not after their current run
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def ray_available() -> tuple[bool, str]:
