@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import pyarrow as pa
-import pytest
 
 import tcpvideo
 from tcpvideo.studies import STUDIES

@@ -9,7 +9,6 @@ and drops one marker file per simulation started.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import signal
 import subprocess
