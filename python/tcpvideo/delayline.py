@@ -2,7 +2,7 @@
 
 This kernel has no netem (shared/anchors/machine.md), so tcpvideo's real-Linux runs get their
 base RTT from user space: a TUN device in each namespace (``ip tuntap add ... mode tun``), both
-opened by one native thread (``tcpvideo._core.DelayLine``, crates/py/src/delayline.rs) that
+opened by one native thread (``tcpvideo._core.DelayLine``, crates/linkem, bound in crates/py/src/linkem.rs) that
 moves every IP packet to the other side after a one-way delay chosen per address. Python only
 builds the devices and starts/stops the thread; the packet path never touches the interpreter.
 

@@ -18,7 +18,7 @@ Topology (data flows server -> clients)::
   that a late tbf watchdog timer (hrtimer, up to ~1 ms on this shared machine) costs no capacity,
   and small enough that at most 10 packets leave back to back. No peakrate, so tbf's ``mtu``
   is irrelevant. Serialization is 120 us per packet (ns-3's PPP link: 1502 bytes, 120.16 us).
-* **Delay**: the native delay line (``delayline.py``, crates/py/src/delayline.rs) between the
+* **Delay**: the native delay line (``delayline.py``, crates/linkem, bound in crates/py/src/linkem.rs) between the
   router's and the client namespace's TUN devices; flow i's client address gets rtt_i/2 one way
   each direction (looked up by destination rtr->cli, by source cli->rtr). The delay sits after
   the queue on the data path, like ns-3's bottleneck + access link delays.
@@ -49,7 +49,7 @@ Measured (``LinuxDumbbellResult``):
   RetransSegs, TCPSackRecovery + TCPRenoRecovery (fast-recovery episodes), TCPTimeouts (RTOs),
   TCPLossProbes (TLP);
 * the bottleneck queue: the tbf's qlen sampled every ``queue_interval`` (1 ms) over rtnetlink
-  (``tcpvideo._core.QdiscSampler``, crates/py/src/qdisc_sampler.rs); mean = time-weighted over
+  (``tcpvideo._core.QdiscSampler``, crates/linkem/src/qdisc_sampler.rs); mean = time-weighted over
   [t0, t0+duration] using the sample times actually read, max = largest sample (a lower bound on
   the true peak: a queue of 1375 packets changes by <= ~9 packets per ms at 100 Mbit/s, plus
   bursts); drops = tbf drop counter over the same window; the sampler's own lateness reported;

@@ -5,10 +5,10 @@
 use pyo3::prelude::*;
 
 mod cc;
-mod delayline;
-mod netns;
+mod linkem;
 mod qdisc_sampler;
 mod sim;
+mod topology;
 mod trace;
 mod tun;
 
@@ -19,7 +19,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     trace::register(m)?;
     tun::register(m)?;
-    delayline::register(m)?;
+    linkem::register(m)?;
+    topology::register(m)?;
     qdisc_sampler::register(m)?;
     Ok(())
 }

@@ -1,247 +1,13 @@
-//! Sampling a qdisc's backlog every millisecond over rtnetlink: the bottleneck queue of
-//! tcpvideo's real-Linux runs (python/tcpvideo/linux_dumbbell.py).
-//!
-//! A Linux qdisc keeps its queue length (packets, `qlen`) and backlog (bytes) and counts drops and
-//! overlimits (include/uapi/linux/gen_stats.h `struct gnet_stats_queue`), but reports neither a
-//! time average nor a maximum. `tc -s qdisc show` prints the counters once per process start
-//! (milliseconds each); this sampler asks the kernel directly, in a loop on its own thread:
-//!
-//! * an RTM_GETQDISC dump request (NLM_F_DUMP, `struct tcmsg` with the interface index) on a
-//!   NETLINK_ROUTE socket created inside the qdisc's network namespace (`netns::enter`);
-//! * of the RTM_NEWQDISC replies, the one for that interface whose parent is TC_H_ROOT; its
-//!   TCA_STATS2 nest holds TCA_STATS_BASIC (bytes, packets sent) and TCA_STATS_QUEUE (qlen,
-//!   backlog, drops, requeues, overlimits) — the numbers `tc -s` prints (net/sched/sch_api.c
-//!   `tc_fill_qdisc`);
-//! * samples are taken at absolute times start + k * interval (clock_nanosleep TIMER_ABSTIME on
-//!   CLOCK_MONOTONIC, timer slack 1 us); the time actually read after each reply is stored with
-//!   the sample, so a late sample (a loaded machine) is visible and a time-weighted mean can use
-//!   the real spacing. A sample costs one netlink round trip (~10-30 us of CPU).
-//!
-//! For tbf, `qlen` counts the packets waiting in its inner bfifo (the packet being handed to the
-//! device has left it), i.e. the "packets waiting" that ns-3's PacketsInQueue and tcpvideo's
-//! queue length report.
+//! `QdiscSampler` for Python: samples a qdisc's backlog every millisecond over rtnetlink with
+//! tcpvideo-linkem (crates/linkem/src/qdisc_sampler.rs, which explains how).
 
-use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Mutex;
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::netns;
-
-// include/uapi/linux/{netlink,rtnetlink,pkt_sched,gen_stats}.h
-const NLMSG_ERROR: u16 = 2;
-const NLMSG_DONE: u16 = 3;
-const NLM_F_REQUEST: u16 = 1;
-const NLM_F_DUMP: u16 = 0x300;
-const RTM_NEWQDISC: u16 = 36;
-const RTM_GETQDISC: u16 = 38;
-const TC_H_ROOT: u32 = 0xFFFF_FFFF;
-const TCA_STATS2: u16 = 7;
-const TCA_STATS_BASIC: u16 = 1;
-const TCA_STATS_QUEUE: u16 = 3;
-const NLA_TYPE_MASK: u16 = 0x3fff;
-
-#[derive(Default, Clone, Copy, Debug)]
-struct Sample {
-    t_ns: u64,
-    qlen: u32,
-    backlog: u32,
-    drops: u32,
-    overlimits: u32,
-    requeues: u32,
-    bytes: u64,
-    packets: u32,
-}
-
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn u16_at(b: &[u8], o: usize) -> u16 {
-    u16::from_ne_bytes([b[o], b[o + 1]])
-}
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_ne_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    let mut x = [0u8; 8];
-    x.copy_from_slice(&b[o..o + 8]);
-    u64::from_ne_bytes(x)
-}
-
-/// Iterate over the rtattrs in `b`: (type without flags, payload).
-fn attrs(b: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
-    let mut off = 0usize;
-    std::iter::from_fn(move || {
-        if off + 4 > b.len() {
-            return None;
-        }
-        let len = u16_at(b, off) as usize;
-        let ty = u16_at(b, off + 2) & NLA_TYPE_MASK;
-        if len < 4 || off + len > b.len() {
-            return None;
-        }
-        let payload = &b[off + 4..off + len];
-        off += (len + 3) & !3;
-        Some((ty, payload))
-    })
-}
-
-/// A NETLINK_ROUTE socket asking for one interface's root qdisc statistics.
-struct QdiscReader {
-    fd: i32,
-    ifindex: i32,
-    seq: u32,
-    buf: Vec<u8>,
-}
-
-impl QdiscReader {
-    /// Open in the calling thread's namespace.
-    fn open(ifname: &str) -> io::Result<Self> {
-        let c = std::ffi::CString::new(ifname).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in name"))?;
-        // SAFETY: plain syscalls with valid arguments.
-        unsafe {
-            let ifindex = libc::if_nametoindex(c.as_ptr());
-            if ifindex == 0 {
-                return Err(io::Error::new(io::ErrorKind::NotFound, format!("no interface {ifname}")));
-            }
-            let fd = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE);
-            if fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(QdiscReader { fd, ifindex: ifindex as i32, seq: 0, buf: vec![0u8; 65536] })
-        }
-    }
-
-    fn sample(&mut self) -> io::Result<Sample> {
-        self.seq = self.seq.wrapping_add(1);
-        // nlmsghdr (16) + tcmsg (20)
-        let mut req = [0u8; 36];
-        req[0..4].copy_from_slice(&36u32.to_ne_bytes());
-        req[4..6].copy_from_slice(&RTM_GETQDISC.to_ne_bytes());
-        req[6..8].copy_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
-        req[8..12].copy_from_slice(&self.seq.to_ne_bytes());
-        req[20..24].copy_from_slice(&self.ifindex.to_ne_bytes()); // tcm_ifindex
-        // SAFETY: sending our 36-byte buffer on our socket (kernel address by default).
-        let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-        sa.nl_family = libc::AF_NETLINK as u16;
-        let r = unsafe {
-            libc::sendto(
-                self.fd,
-                req.as_ptr() as *const libc::c_void,
-                req.len(),
-                0,
-                &sa as *const libc::sockaddr_nl as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_nl>() as u32,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut found: Option<Sample> = None;
-        loop {
-            // SAFETY: receiving into our buffer.
-            let n = unsafe { libc::recv(self.fd, self.buf.as_mut_ptr() as *mut libc::c_void, self.buf.len(), 0) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            let b = &self.buf[..n as usize];
-            let mut off = 0usize;
-            let mut done = false;
-            while off + 16 <= b.len() {
-                let len = u32_at(b, off) as usize;
-                let ty = u16_at(b, off + 4);
-                let seq = u32_at(b, off + 8);
-                if len < 16 || off + len > b.len() {
-                    break;
-                }
-                let msg = &b[off..off + len];
-                off += (len + 3) & !3;
-                if seq != self.seq {
-                    continue; // a late reply to an earlier request
-                }
-                match ty {
-                    NLMSG_DONE => done = true,
-                    NLMSG_ERROR => {
-                        let code = if msg.len() >= 20 { u32_at(msg, 16) as i32 } else { 0 };
-                        if code != 0 {
-                            return Err(io::Error::from_raw_os_error(-code));
-                        }
-                        done = true;
-                    }
-                    RTM_NEWQDISC if msg.len() >= 36 => {
-                        let ifindex = u32_at(msg, 20) as i32;
-                        let parent = u32_at(msg, 28);
-                        if ifindex == self.ifindex && parent == TC_H_ROOT {
-                            found = Some(parse_stats(&msg[36..]));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            if done {
-                break;
-            }
-        }
-        let mut s = found.ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no root qdisc on the interface"))?;
-        s.t_ns = now_ns();
-        Ok(s)
-    }
-}
-
-impl Drop for QdiscReader {
-    fn drop(&mut self) {
-        // SAFETY: our socket, closed once.
-        unsafe { libc::close(self.fd) };
-    }
-}
-
-fn parse_stats(a: &[u8]) -> Sample {
-    let mut s = Sample::default();
-    for (ty, p) in attrs(a) {
-        if ty != TCA_STATS2 {
-            continue;
-        }
-        for (ty2, q) in attrs(p) {
-            match ty2 {
-                TCA_STATS_BASIC if q.len() >= 12 => {
-                    s.bytes = u64_at(q, 0);
-                    s.packets = u32_at(q, 8);
-                }
-                TCA_STATS_QUEUE if q.len() >= 20 => {
-                    s.qlen = u32_at(q, 0);
-                    s.backlog = u32_at(q, 4);
-                    s.drops = u32_at(q, 8);
-                    s.requeues = u32_at(q, 12);
-                    s.overlimits = u32_at(q, 16);
-                }
-                _ => {}
-            }
-        }
-    }
-    s
-}
-
-fn sleep_until(t_ns: u64) {
-    let ts = libc::timespec { tv_sec: (t_ns / 1_000_000_000) as _, tv_nsec: (t_ns % 1_000_000_000) as _ };
-    // SAFETY: valid timespec; EINTR just ends the sleep early (the next sample is then early).
-    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
-}
-
-type Samples = Vec<Sample>;
-/// The samples, and why sampling ended early (None: stopped).
-type Outcome = (Samples, Option<String>);
+use tcpvideo_linkem::qdisc_sampler::{self as rs, Sample};
 
 /// QdiscSampler(ifname, netns=None, interval=0.001)
 ///
@@ -253,9 +19,8 @@ type Outcome = (Samples, Option<String>);
 struct QdiscSampler {
     ifname: String,
     netns: Option<String>,
-    interval_ns: u64,
-    stop: Arc<AtomicBool>,
-    thread: Mutex<Option<JoinHandle<Result<Outcome, String>>>>,
+    interval: std::time::Duration,
+    running: Mutex<Option<rs::QdiscSampler>>,
 }
 
 fn columns<'py>(py: Python<'py>, v: &[Sample]) -> PyResult<Bound<'py, PyDict>> {
@@ -264,7 +29,10 @@ fn columns<'py>(py: Python<'py>, v: &[Sample]) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("qlen", v.iter().map(|s| s.qlen).collect::<Vec<_>>())?;
     d.set_item("backlog", v.iter().map(|s| s.backlog).collect::<Vec<_>>())?;
     d.set_item("drops", v.iter().map(|s| s.drops).collect::<Vec<_>>())?;
-    d.set_item("overlimits", v.iter().map(|s| s.overlimits).collect::<Vec<_>>())?;
+    d.set_item(
+        "overlimits",
+        v.iter().map(|s| s.overlimits).collect::<Vec<_>>(),
+    )?;
     d.set_item("requeues", v.iter().map(|s| s.requeues).collect::<Vec<_>>())?;
     d.set_item("bytes", v.iter().map(|s| s.bytes).collect::<Vec<_>>())?;
     d.set_item("packets", v.iter().map(|s| s.packets).collect::<Vec<_>>())?;
@@ -277,14 +45,15 @@ impl QdiscSampler {
     #[pyo3(signature = (ifname, netns=None, interval=0.001))]
     fn new(ifname: String, netns: Option<String>, interval: f64) -> PyResult<Self> {
         if !(1e-5..=10.0).contains(&interval) {
-            return Err(PyValueError::new_err("interval must be within [10 us, 10 s]"));
+            return Err(PyValueError::new_err(
+                "interval must be within [10 us, 10 s]",
+            ));
         }
         Ok(QdiscSampler {
             ifname,
             netns,
-            interval_ns: (interval * 1e9).round() as u64,
-            stop: Arc::new(AtomicBool::new(false)),
-            thread: Mutex::new(None),
+            interval: std::time::Duration::from_secs_f64(interval),
+            running: Mutex::new(None),
         })
     }
 
@@ -292,12 +61,19 @@ impl QdiscSampler {
     fn sample<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (ifname, ns) = (self.ifname.clone(), self.netns.clone());
         let s = py
-            .allow_threads(move || netns::run_in(ns, move || QdiscReader::open(&ifname)?.sample()))
+            .allow_threads(move || rs::sample_once(&ifname, ns.as_deref()))
             .map_err(|e| PyOSError::new_err(e.to_string()))?;
         let d = PyDict::new(py);
-        for (k, v) in [("t_ns", s.t_ns), ("qlen", s.qlen as u64), ("backlog", s.backlog as u64), ("drops", s.drops as u64),
-            ("overlimits", s.overlimits as u64), ("requeues", s.requeues as u64), ("bytes", s.bytes), ("packets", s.packets as u64)]
-        {
+        for (k, v) in [
+            ("t_ns", s.t_ns),
+            ("qlen", s.qlen as u64),
+            ("backlog", s.backlog as u64),
+            ("drops", s.drops as u64),
+            ("overlimits", s.overlimits as u64),
+            ("requeues", s.requeues as u64),
+            ("bytes", s.bytes),
+            ("packets", s.packets as u64),
+        ] {
             d.set_item(k, v)?;
         }
         Ok(d)
@@ -305,90 +81,32 @@ impl QdiscSampler {
 
     /// Start sampling; returns once the first sample succeeded (raises if it cannot sample).
     fn start(&self, py: Python<'_>) -> PyResult<()> {
-        let mut th = self.thread.lock().unwrap();
-        if th.is_some() {
+        let mut run = self.running.lock().unwrap();
+        if run.is_some() {
             return Err(PyRuntimeError::new_err("already started"));
         }
-        let (ifname, ns, interval, stop) = (self.ifname.clone(), self.netns.clone(), self.interval_ns, self.stop.clone());
-        let (tx, rx) = std::sync::mpsc::channel::<Result<(), String>>();
-        let h = std::thread::Builder::new()
-            .name("tcpvideo-qdisc-sampler".into())
-            .spawn(move || -> Result<Outcome, String> {
-                let setup = (|| -> io::Result<QdiscReader> {
-                    if let Some(p) = ns.as_deref() {
-                        netns::enter(p)?;
-                    }
-                    // SAFETY: prctl on this thread.
-                    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
-                    QdiscReader::open(&ifname)
-                })();
-                let mut rd = match setup {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
-                        return Err(e.to_string());
-                    }
-                };
-                let mut out: Samples = Vec::with_capacity(1 << 17);
-                match rd.sample() {
-                    Ok(s) => out.push(s),
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
-                        return Err(e.to_string());
-                    }
-                }
-                let _ = tx.send(Ok(()));
-                let t0 = out[0].t_ns;
-                let mut k = 1u64;
-                while !stop.load(Ordering::Relaxed) {
-                    let target = t0 + k * interval;
-                    let now = now_ns();
-                    if target > now {
-                        sleep_until(target);
-                    } else {
-                        // fell behind (a loaded machine): skip the missed slots, keep the grid
-                        k = (now - t0) / interval;
-                    }
-                    k += 1;
-                    match rd.sample() {
-                        Ok(s) => out.push(s),
-                        Err(e) => return Ok((out, Some(e.to_string()))),
-                    }
-                }
-                Ok((out, None))
-            })
-            .map_err(|e| PyOSError::new_err(e.to_string()))?;
-        let first = py.allow_threads(move || rx.recv().unwrap_or_else(|_| Err("sampler thread ended".into())));
-        if let Err(e) = first {
-            let _ = h.join();
-            return Err(PyOSError::new_err(format!("qdisc sampler on {}: {e}", self.ifname)));
-        }
-        *th = Some(h);
+        let (ifname, ns, interval) = (self.ifname.clone(), self.netns.clone(), self.interval);
+        let s = py
+            .allow_threads(move || rs::QdiscSampler::start(&ifname, ns.as_deref(), interval))
+            .map_err(PyOSError::new_err)?;
+        *run = Some(s);
         Ok(())
     }
 
     /// Stop and return every sample as columns, plus "error": why sampling ended early, or None.
     fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.stop.store(true, Ordering::Relaxed);
-        let h = self.thread.lock().unwrap().take().ok_or_else(|| PyRuntimeError::new_err("not running"))?;
-        let r = py.allow_threads(|| h.join().unwrap_or_else(|_| Err("sampler thread panicked".into())));
-        match r {
-            Ok((v, err)) => {
-                let d = columns(py, &v)?;
-                d.set_item("error", err)?;
-                Ok(d)
-            }
-            Err(e) => Err(PyOSError::new_err(format!("qdisc sampler on {}: {e}", self.ifname))),
-        }
-    }
-}
-
-impl Drop for QdiscSampler {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.thread.get_mut().unwrap().take() {
-            let _ = h.join();
-        }
+        let s = self
+            .running
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("not running"))?;
+        let (v, err) = py
+            .allow_threads(move || s.stop())
+            .map_err(PyOSError::new_err)?;
+        let d = columns(py, &v)?;
+        d.set_item("error", err)?;
+        Ok(d)
     }
 }
 

@@ -51,7 +51,7 @@ fn scenario_check(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>) -> P
     Ok(d.unbind())
 }
 
-fn load(text: &str, fmt: &str, seed: Option<u64>) -> PyResult<scenario::Scenario> {
+pub fn load(text: &str, fmt: &str, seed: Option<u64>) -> PyResult<scenario::Scenario> {
     let r: Result<_, RsScenarioError> = guarded(|| {
         Ok(match fmt {
             "toml" => scenario::load_toml(text, seed),

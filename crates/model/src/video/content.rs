@@ -261,7 +261,11 @@ impl Content {
 
     /// Average bitrate of `quality` over the stream (RFC 8216 AVERAGE-BANDWIDTH).
     pub fn average_bitrate(&self, quality: usize) -> Bandwidth {
-        let total: u64 = self.sizes_bytes.iter().map(|r| r[quality]).sum();
+        let total: u64 = self
+            .sizes_bytes
+            .iter()
+            .filter_map(|r| r.get(quality).copied())
+            .sum();
         Bandwidth::from_bytes_per(total, self.total_duration())
     }
 

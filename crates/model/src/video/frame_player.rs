@@ -264,4 +264,42 @@ mod tests {
         );
         assert_eq!(p.frames_shown(), 16);
     }
+
+    /// Random arrival bursts (seeded): every frame is shown, discarded or still missing, exactly
+    /// once; underflow episodes do not overlap; a discarded frame was later than the threshold.
+    #[test]
+    fn every_frame_is_accounted_for_exactly_once_on_random_arrivals() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(4);
+        let sizes: Vec<u64> = (0..500)
+            .map(|i| {
+                if i % 25 == 0 {
+                    5000
+                } else {
+                    rng.gen_range(200..1200)
+                }
+            })
+            .collect();
+        let total: u64 = sizes.iter().sum();
+        let mut p = FramePlayer::new(&sizes, 25, FramePlayerConfig::default()).unwrap();
+        let mut now = Time::ZERO;
+        let mut sent = 0;
+        while sent < total - 20_000 {
+            now += Duration::from_millis(rng.gen_range(1..400));
+            let chunk = rng.gen_range(1..7_000).min(total - 20_000 - sent);
+            p.on_bytes(now, chunk);
+            sent += chunk;
+        }
+        assert_eq!(
+            p.frames_shown() + p.picture_discards() + p.frames_missing(),
+            500
+        );
+        assert!(
+            p.underflow_count() > 0 && p.picture_discards() > 0,
+            "the script should stress the player"
+        );
+        for w in p.underflows().windows(2) {
+            assert!(w[0].end.is_some_and(|e| e <= w[1].start), "{:?}", w);
+        }
+    }
 }

@@ -36,7 +36,13 @@
 //! ```
 //!
 //! An origin uses [`content::Content`] for body sizes, [`live::LiveSource`] for availability and
-//! [`playlist`] for the playlist bodies and to parse request paths.
+//! [`playlist`] for the playlist bodies and to parse request paths. A progressive client feeds
+//! [`frame_player::FramePlayer::on_bytes`] with the body of `Content::progressive_frames`.
+//!
+//! Checked against other people's code: BOLA decision by decision against dash.js's own
+//! `BolaRule.js` (`abr/testdata/bola_dashjs_trace.txt`, `bench/bola_vs_dashjs.mjs`); the playlists
+//! by m3u8-rs and quick-xml in the tests, and by hls.js's `M3U8Parser` and dash.js's `DashParser`
+//! in `bench/hls_vs_hlsjs.mjs`, `bench/mpd_vs_dashjs.mjs`.
 
 pub mod abr;
 pub mod content;

@@ -75,7 +75,9 @@ pub struct PlayerConfig {
     pub rebuffer_threshold: Duration,
     pub catch_up: CatchUp,
     pub request_timing: RequestTiming,
-    /// Live: how many segments behind the newest available one to start (0 = newest, seed 004).
+    /// Live: how many segments behind the newest available one to start (0 = newest, seed 004 §IV).
+    /// Seed 004 §V-C: with a buffer of B segments "a client cannot request the most recent segment
+    /// when it joins ... but has to request an older segment to fill its buffer": B − 1 does that.
     pub live_start_behind: u64,
     /// Weight of the previous estimate in the player's throughput EWMA given to rules in
     /// [`AbrContext::throughput`] (seed 004: 0.1).
@@ -112,7 +114,9 @@ impl PlayerConfig {
                 segment_s: segment_duration.as_secs_f64(),
             });
         }
-        if self.startup_threshold > target + segment_duration {
+        // Without playback the player fills the buffer exactly to its target (it fetches while
+        // below it, whole segments), so a larger threshold would wait forever.
+        if self.startup_threshold > target {
             return Err(VideoError::invalid(
                 "client.startup_threshold",
                 format!(
@@ -122,10 +126,14 @@ impl PlayerConfig {
                 ),
             ));
         }
-        if self.rebuffer_threshold > target + segment_duration {
+        if self.rebuffer_threshold > target {
             return Err(VideoError::invalid(
                 "client.rebuffer_threshold",
-                "larger than the buffer can ever hold",
+                format!(
+                    "{} s can never be buffered with a buffer of {} s",
+                    self.rebuffer_threshold.as_secs_f64(),
+                    target.as_secs_f64()
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&self.ewma_alpha) {
@@ -422,11 +430,13 @@ impl Player {
         let (segment, bytes, quality, requested) = (r.segment, r.bytes, r.quality, r.requested);
         self.estimator
             .on_sample(bytes, now.saturating_since(requested));
+        let buffer_before = self.playout.buffer_level(now);
         self.abr.on_download(&DownloadSample {
             requested,
             done: now,
             bytes,
             quality,
+            buffer_level: buffer_before,
         });
         self.playout
             .append(now, segment, d * segment as u32, d, bytes);
@@ -535,7 +545,8 @@ impl Player {
             // the level falls 1 s per s; strictly below the target one nanosecond later
             now + (level - target) + Duration::from_nanos(1)
         } else {
-            // not playing with a full buffer cannot happen (startup threshold ≤ target + d); be safe
+            // not playing with a full buffer cannot happen (thresholds ≤ target, validate());
+            // a segment duration later is a safe retry
             now + self.content.segment_duration()
         };
         let slot = match self.availability {
@@ -1043,6 +1054,27 @@ mod tests {
         assert_ne!(
             format!("{:?}", other.segments()),
             format!("{:?}", p.segments())
+        );
+    }
+
+    #[test]
+    fn a_startup_threshold_above_the_buffer_target_is_rejected_by_key() {
+        let content = Content::cbr(Ladder::seed004(), D, 10).unwrap();
+        let config = PlayerConfig {
+            startup_threshold: D * 2,
+            ..PlayerConfig::seed004(D)
+        };
+        let err = Player::new(
+            content,
+            Availability::OnDemand,
+            Box::new(Fixed { quality: 0 }),
+            config,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "client.startup_threshold: 4 s can never be buffered with a buffer of 2 s"
         );
     }
 }

@@ -1,6 +1,6 @@
 //! A seeded variable-bitrate (VBR) model of segment and frame sizes.
 //!
-//! What it models: seed 004 streams a VBR-encoded soccer match (its ref. [19]); sizes of the same
+//! What it models: seed 004 streams a VBR-encoded soccer match (its ref. 19); sizes of the same
 //! quality differ from segment to segment, and they differ together across qualities because
 //! every representation encodes the same scene. Inside a segment, the first frame is an I-frame
 //! (seed 004 §IV-B) and the rest are P-frames, much smaller.
@@ -81,14 +81,14 @@ impl VbrModel {
         segment_count: u64,
         rng: &mut R,
     ) -> Vec<Vec<u64>> {
+        // a model that skipped validate() degrades to constant sizes instead of panicking
         let sigma = (1.0 + self.segment_cv * self.segment_cv).ln().sqrt();
-        let complexity = LogNormal::new(-sigma * sigma / 2.0, sigma)
-            .expect("sigma is finite and ≥ 0 after validate()");
+        let complexity = LogNormal::new(-sigma * sigma / 2.0, sigma).ok();
         let frames =
             ((segment_duration.as_nanos() * self.frame_rate as u128 / 1_000_000_000) as u64).max(1);
         (0..segment_count)
             .map(|_| {
-                let x: f64 = complexity.sample(rng);
+                let x: f64 = complexity.as_ref().map_or(1.0, |c| c.sample(rng));
                 ladder
                     .bitrates()
                     .iter()

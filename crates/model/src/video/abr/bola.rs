@@ -87,8 +87,10 @@ pub struct Bola {
     state: State,
     placeholder_s: f64,
     last_quality: usize,
-    /// Last download's request and finish, consumed by the next decision.
-    last_download: Option<DownloadSample>,
+    /// Finish of the last download, consumed by the next STEADY decision (dash.js
+    /// `lastSegmentFinishTimeMs`).
+    last_finish: Option<Time>,
+    /// Time of the last STEADY decision (dash.js `lastCallTimeMs`).
     last_call: Option<Time>,
 }
 
@@ -123,7 +125,7 @@ impl Bola {
             state: State::Startup,
             placeholder_s: 0.0,
             last_quality: 0,
-            last_download: None,
+            last_finish: None,
             last_call: None,
         }
     }
@@ -167,14 +169,11 @@ impl Bola {
             .unwrap_or(0)
     }
 
-    /// dash.js `checkNewSegment` + `updatePlaceholderBuffer`.
-    fn update_placeholder(&mut self, now: Time, buffer_s: f64) {
-        if let Some(d) = self.last_download.take() {
-            self.placeholder_s *= PLACEHOLDER_DECAY;
-            let buffer_at_request = buffer_s + d.download_time().as_secs_f64();
-            let cap = (self.max_buffer_for(self.last_quality) - buffer_at_request).max(0.0);
-            self.placeholder_s = self.placeholder_s.min(cap);
-            self.placeholder_s += now.saturating_since(d.done).as_secs_f64();
+    /// dash.js `_updatePlaceholderBuffer`: count the time the player waited since the last
+    /// download finished (or since the last decision) as buffer BOLA could have had.
+    fn update_placeholder(&mut self, now: Time) {
+        if let Some(done) = self.last_finish.take() {
+            self.placeholder_s += now.saturating_since(done).as_secs_f64();
         } else if let Some(t) = self.last_call {
             self.placeholder_s += now.saturating_since(t).as_secs_f64();
         }
@@ -190,7 +189,7 @@ impl AbrRule for Bola {
     fn decide(&mut self, ctx: &AbrContext) -> SwitchRequest {
         let buffer_s = ctx.buffer_level.as_secs_f64();
         let Some(throughput) = ctx.throughput else {
-            self.last_call = Some(ctx.now);
+            // dash.js answers nothing without a throughput; the player's default is the lowest
             return SwitchRequest::new(0, SwitchReason::NoEstimate);
         };
         let safe_bps = throughput.bits_per_sec as f64 * self.safety;
@@ -199,8 +198,6 @@ impl AbrRule for Bola {
                 let q = self.quality_for_throughput(safe_bps);
                 self.placeholder_s = (self.min_buffer_for(q) - buffer_s).max(0.0);
                 self.last_quality = q;
-                self.last_download = None;
-                self.last_call = Some(ctx.now);
                 if ctx.buffer_level >= ctx.segment_duration {
                     self.state = State::Steady;
                 }
@@ -212,7 +209,7 @@ impl AbrRule for Bola {
                 )
             }
             State::Steady => {
-                self.update_placeholder(ctx.now, buffer_s);
+                self.update_placeholder(ctx.now);
                 let effective = buffer_s + self.placeholder_s;
                 let mut q = self.quality_for_buffer(effective);
                 let effective_buffer = Duration::from_secs_f64(effective);
@@ -243,8 +240,18 @@ impl AbrRule for Bola {
         }
     }
 
+    /// dash.js `_checkNewSegment` at MEDIA_FRAGMENT_LOADED / METRIC_ADDED: decay the placeholder,
+    /// and cap it so that the buffer at the request plus the placeholder stays within the
+    /// downloaded rung's maximum level.
     fn on_download(&mut self, sample: &DownloadSample) {
-        self.last_download = Some(*sample);
+        self.placeholder_s *= PLACEHOLDER_DECAY;
+        let quality = sample.quality.min(self.bitrates_bps.len() - 1);
+        self.last_quality = quality;
+        let buffer_at_request =
+            sample.buffer_level.as_secs_f64() + sample.download_time().as_secs_f64();
+        let cap = (self.max_buffer_for(quality) - buffer_at_request).max(0.0);
+        self.placeholder_s = self.placeholder_s.min(cap);
+        self.last_finish = Some(sample.done);
     }
 
     fn on_stall(&mut self, _now: Time) {
@@ -307,6 +314,7 @@ mod tests {
                 done: now,
                 bytes: 1,
                 quality: 0,
+                buffer_level: Duration::ZERO,
             });
             let c = AbrContext {
                 now,
@@ -331,6 +339,7 @@ mod tests {
             done: now,
             bytes: 1,
             quality: 1,
+            buffer_level: Duration::ZERO,
         });
         let c = AbrContext {
             now,
@@ -371,6 +380,7 @@ mod tests {
             done: Time::from_secs(10),
             bytes: 1,
             quality: 1,
+            buffer_level: Duration::ZERO,
         });
         let c = AbrContext {
             now: Time::from_secs(14),
@@ -384,5 +394,77 @@ mod tests {
             )
         };
         assert_eq!(rule.decide(&c).quality, 2);
+    }
+
+    /// The scripted session of `testdata/bola_dashjs_trace.txt` (throughput from 0.6 to 8 Mbit/s,
+    /// live waits, a stall, BOLA-O and delays) decided by dash.js 5.1.1's own BolaRule.js
+    /// (`node bench/bola_vs_dashjs.mjs DASHJS_DIR` wrote the `expect` lines): every decision and
+    /// request delay must match.
+    #[test]
+    fn decisions_match_dash_js_bola_rule_on_a_scripted_session() {
+        let trace = include_str!("testdata/bola_dashjs_trace.txt");
+        let s = setup(Duration::from_secs(30));
+        let mut rule = Bola::new(&s.ladder, s.buffer_target, 0.9);
+        let ms = |f: &str| Duration::from_millis(f.parse().expect("milliseconds"));
+        let at = |f: &str| Time::from_nanos(ms(f).as_nanos() as u64);
+        let mut last: Option<SwitchRequest> = None;
+        let mut last_quality = 0;
+        let mut checked = 0;
+        for (n, line) in trace.lines().enumerate() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            match f.first().copied() {
+                Some("decide") => {
+                    let throughput = (f[3] != "-")
+                        .then(|| Bandwidth::from_bps(f[3].parse::<u64>().unwrap() * 1000));
+                    let c = AbrContext {
+                        now: at(f[1]),
+                        ..ctx(
+                            &s.ladder,
+                            n as u64,
+                            ms(f[2]),
+                            s.buffer_target,
+                            throughput,
+                            Some(last_quality),
+                        )
+                    };
+                    last = Some(rule.decide(&c));
+                }
+                Some("download") => {
+                    let sample = DownloadSample {
+                        requested: at(f[1]),
+                        done: at(f[2]),
+                        bytes: 1,
+                        quality: last_quality,
+                        buffer_level: ms(f[3]),
+                    };
+                    rule.on_download(&sample);
+                }
+                Some("stall") => rule.on_stall(at(f[1])),
+                Some("expect") => {
+                    let ours = last.take().expect("an expect line follows a decide line");
+                    if f[1] != "-" {
+                        let want: usize = f[1].parse().unwrap();
+                        assert_eq!(
+                            ours.quality,
+                            want,
+                            "line {}: {line} ({})",
+                            n + 1,
+                            ours.reason
+                        );
+                        let want_delay = ms(f[2]).as_secs_f64();
+                        assert!(
+                            (ours.delay.as_secs_f64() - want_delay).abs() < 0.001,
+                            "line {}: delay {:?} vs {line}",
+                            n + 1,
+                            ours.delay
+                        );
+                        last_quality = want;
+                        checked += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(checked >= 20, "only {checked} decisions compared");
     }
 }

@@ -163,6 +163,9 @@ pub struct DownloadSample {
     pub done: Time,
     pub bytes: u64,
     pub quality: usize,
+    /// Media buffered when the last byte arrived, before this segment joins the buffer (what
+    /// dash.js's BOLA reads at MEDIA_FRAGMENT_LOADED).
+    pub buffer_level: Duration,
 }
 
 impl DownloadSample {

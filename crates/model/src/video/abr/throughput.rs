@@ -145,6 +145,7 @@ mod tests {
             done,
             bytes,
             quality,
+            buffer_level: Duration::ZERO,
         });
     }
 

@@ -1,5 +1,5 @@
 //! Entering a Linux network namespace from a thread, for the real-network helpers (`tun.rs`,
-//! `qdisc_sampler.rs`).
+//! `qdisc_sampler.rs`, `forwarder.rs`).
 //!
 //! setns(2) with CLONE_NEWNET moves only the *calling thread* into the namespace named by a file
 //! (`/var/run/netns/NAME`, what `ip netns add` creates, or `/proc/PID/ns/net`). So everything here
@@ -12,7 +12,8 @@ use std::io;
 
 /// Move the calling thread into the network namespace at `path` (needs CAP_SYS_ADMIN).
 pub fn enter(path: &str) -> io::Result<()> {
-    let c = CString::new(path).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
+    let c = CString::new(path)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
     // SAFETY: plain syscalls on a path we own; the fd is closed on every path.
     unsafe {
         let fd = libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
