@@ -17,6 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+import pyarrow.parquet as pq
+
 import tcpvideo
 from tcpvideo import ScenarioError
 from tcpvideo.simulate import check
@@ -119,11 +121,19 @@ def test_cli_run_writes_outputs(tmp_path):
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["seed"] == 9
 
 
-def test_demo_runs_the_embedded_scenario():
-    p = subprocess.run(CLI + [ "demo"], capture_output=True, text=True,
-                       env=ENV)
+def test_demo_runs_twenty_live_clients_and_writes_qoe_stall_causes_and_a_report(tmp_path):
+    p = subprocess.run(CLI + ["demo", "--out", str(tmp_path)], capture_output=True, text=True, env=ENV)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "bottleneck" in p.stdout and "aggregate goodput" in p.stdout
+    assert "video: 20 clients" in p.stdout and "stalls by TCP cause" in p.stdout
+    report = (tmp_path / "report.html").read_text()
+    assert "Stalls by TCP cause" in report and "data:image/png;base64" in report
+    clients = pq.read_table(tmp_path / "video_clients.parquet")
+    assert clients.num_rows == 20
+    stalls = pq.read_table(tmp_path / "video_stalls.parquet").to_pydict()
+    known = {"rto", "loss_recovery", "slow_start_after_idle", "queueing_delay", "bottleneck_share", "late_request",
+             "request_not_sent"}
+    assert set(stalls["cause"]) <= known
 
 
 def test_shipped_scenarios_validate():
@@ -145,3 +155,19 @@ def test_infinite_ssthresh_is_null_not_an_overflow():
     first = r.series.column("ssthresh_bytes").to_pylist()[0]
     assert first is None or first > 0
     assert r.events.num_rows > 0
+
+
+def test_rcv_buf_auto_grows_the_window_past_64kb_and_a_fixed_size_stays_fixed():
+    # 20 Mbit/s × 20 ms is 50 kB, so use a fatter pipe where 64 KB limits: 200 Mbit/s × 20 ms = 500 kB.
+    link = [{"a": "s", "b": "r", "rate": "1Gbps", "delay": "1ms"},
+            {"name": "wan", "a": "r", "b": "c", "rate": "200Mbps", "delay": "9ms", "queue": 500}]
+    flow = [{"client": "c", "server": "s", "bytes": "20MB"}]
+    series = {}
+    for rcv in ("auto", "64KiB"):
+        r = tcpvideo.simulate(small(link=link, flow=[{**flow[0], "tcp": {"rcv_buf": rcv}}],
+                                    record={"sample_interval": "10ms"}))
+        series[rcv] = max(r.series.to_pydict()["peer_window_bytes"])
+    assert series["auto"] > 4 * 65536, series
+    assert series["64KiB"] <= 65536, series
+    with pytest.raises(ScenarioError, match=r"^flow\[0\]\.tcp\.rcv_buf: .*\(or \"auto\"\)$"):
+        tcpvideo.simulate(small(flow=[{**flow[0], "tcp": {"rcv_buf": "lots"}}]))

@@ -90,14 +90,22 @@ impl PayloadBook {
         if len == 0 {
             return;
         }
-        self.conn_mut(conn)[dir].chunks.push(Chunk { offset, len, data });
+        self.conn_mut(conn)[dir]
+            .chunks
+            .push(Chunk { offset, len, data });
     }
 
     /// Fill `out` (the packet's payload, `p.payload_len` long) with the bytes the stream holds.
     pub fn fill(&self, p: &Packet, out: &mut [u8]) {
         out.fill(0);
-        let Some(conn) = self.conns.get(p.flow as usize) else { return };
-        let dir = if self.client_node[p.flow as usize] == p.src_node { 0 } else { 1 };
+        let Some(conn) = self.conns.get(p.flow as usize) else {
+            return;
+        };
+        let dir = if self.client_node[p.flow as usize] == p.src_node {
+            0
+        } else {
+            1
+        };
         let book = &conn[dir];
         let Some(isn) = book.isn else { return };
         let start = p.seq.wrapping_sub(isn).wrapping_sub(1) as u64;
@@ -151,7 +159,9 @@ pub fn media_bytes(format: MediaFormat, total: u64, at: u64, out: &mut [u8]) {
             head[8..12].copy_from_slice(b"msdh");
             head[16..20].copy_from_slice(b"msdh");
             head[20..24].copy_from_slice(b"msix");
-            head[24..28].copy_from_slice(&(total.saturating_sub(24).min(u32::MAX as u64) as u32).to_be_bytes());
+            head[24..28].copy_from_slice(
+                &(total.saturating_sub(24).min(u32::MAX as u64) as u32).to_be_bytes(),
+            );
             head[28..32].copy_from_slice(b"mdat");
             for (i, b) in out.iter_mut().enumerate() {
                 let o = at + i as u64;
@@ -175,7 +185,10 @@ mod tests {
             assert_eq!(b[188 * k + 3] & 0x0f, k as u8);
         }
         assert_eq!(&b[0..3], &[0x47, 0x40, 0x00], "PAT on PID 0 starts a unit");
-        assert_eq!(((b[188 * 4 + 1] as u16 & 0x1f) << 8) | b[188 * 4 + 2] as u16, 0x100);
+        assert_eq!(
+            ((b[188 * 4 + 1] as u16 & 0x1f) << 8) | b[188 * 4 + 2] as u16,
+            0x100
+        );
         // A window in the middle equals the same bytes generated from the start.
         let mut mid = vec![0u8; 300];
         media_bytes(MediaFormat::MpegTs, 188 * 5, 100, &mut mid);

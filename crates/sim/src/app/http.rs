@@ -65,7 +65,11 @@ pub fn request_head(method: &str, path: &str) -> String {
 
 /// A `200 OK` response head.
 pub fn response_head(content_type: &str, content_length: u64, live_playlist: bool) -> String {
-    let cache = if live_playlist { "Cache-Control: max-age=1\r\n" } else { "" };
+    let cache = if live_playlist {
+        "Cache-Control: max-age=1\r\n"
+    } else {
+        ""
+    };
     format!(
         "HTTP/1.1 200 OK\r\nServer: tcpvideo-sim-origin\r\nContent-Type: {content_type}\r\nContent-Length: {content_length}\r\n{cache}Connection: keep-alive\r\n\r\n"
     )
@@ -95,6 +99,7 @@ mod tests {
         assert!(r.contains("\r\nContent-Type: video/mp2t\r\n"));
         assert!(r.contains("\r\nContent-Length: 125000\r\n"));
         assert!(!r.contains("Cache-Control"));
-        assert!(response_head("application/vnd.apple.mpegurl", 10, true).contains("Cache-Control: max-age=1"));
+        assert!(response_head("application/vnd.apple.mpegurl", 10, true)
+            .contains("Cache-Control: max-age=1"));
     }
 }

@@ -59,12 +59,14 @@ impl VideoSite {
         let p = match (ask, self.format) {
             (Ask::Playlist, StreamFormat::Hls) => VideoPath::MediaPlaylist { quality: 0 },
             (Ask::Playlist, StreamFormat::Dash) => VideoPath::Mpd,
-            (Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality }, StreamFormat::Hls) => {
-                VideoPath::HlsSegment { quality, segment }
-            }
-            (Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality }, StreamFormat::Dash) => {
-                VideoPath::DashSegment { quality, segment }
-            }
+            (
+                Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality },
+                StreamFormat::Hls,
+            ) => VideoPath::HlsSegment { quality, segment },
+            (
+                Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality },
+                StreamFormat::Dash,
+            ) => VideoPath::DashSegment { quality, segment },
         };
         p.to_path()
     }
@@ -74,19 +76,38 @@ impl VideoSite {
         match ask {
             Ask::Playlist => {
                 let (text, ctype) = match (self.format, &self.live) {
-                    (StreamFormat::Hls, Some(src)) => (hls::live_media_playlist(src, now), "application/vnd.apple.mpegurl"),
-                    (StreamFormat::Hls, None) => (hls::vod_media_playlist(&self.content), "application/vnd.apple.mpegurl"),
+                    (StreamFormat::Hls, Some(src)) => (
+                        hls::live_media_playlist(src, now),
+                        "application/vnd.apple.mpegurl",
+                    ),
+                    (StreamFormat::Hls, None) => (
+                        hls::vod_media_playlist(&self.content),
+                        "application/vnd.apple.mpegurl",
+                    ),
                     // Epoch 0: the MPD's wall-clock dates are simulation time since 1970-01-01.
-                    (StreamFormat::Dash, Some(src)) => (dash::live_mpd(&self.content, src, now, 0), "application/dash+xml"),
-                    (StreamFormat::Dash, None) => (dash::vod_mpd(&self.content), "application/dash+xml"),
+                    (StreamFormat::Dash, Some(src)) => (
+                        dash::live_mpd(&self.content, src, now, 0),
+                        "application/dash+xml",
+                    ),
+                    (StreamFormat::Dash, None) => {
+                        (dash::vod_mpd(&self.content), "application/dash+xml")
+                    }
                 };
                 let head = http::response_head(ctype, text.len() as u64, self.live.is_some());
                 let body = text.into_bytes();
-                (head, body.len() as u64, Some(ChunkData::Text(Arc::from(body))))
+                (
+                    head,
+                    body.len() as u64,
+                    Some(ChunkData::Text(Arc::from(body))),
+                )
             }
             Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality } => {
                 let available = self.live.is_none_or(|src| src.available_at(segment) <= now);
-                let Some(bytes) = self.content.segment_bytes(segment, quality).filter(|_| available) else {
+                let Some(bytes) = self
+                    .content
+                    .segment_bytes(segment, quality)
+                    .filter(|_| available)
+                else {
                     return (http::not_found_head(), 0, None);
                 };
                 let head = http::response_head(self.format.segment_type(), bytes, false);
@@ -114,8 +135,19 @@ pub struct OriginConn {
 
 impl OriginConn {
     /// The server read `n` more request bytes at `now`: answer every request now complete.
-    /// Returns true if the socket was touched.
-    pub fn on_read(&mut self, now: Time, n: u64, site: &VideoSite, wire: &mut HttpWire, conn: u32, book: Option<&SharedPayloads>, ep: &mut TcpEndpoint) -> bool {
+    /// Returns true if the socket was touched. (The arguments are the connection's context: the
+    /// site, the wire, the connection id and the payload book; grouping them would only rename them.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_read(
+        &mut self,
+        now: Time,
+        n: u64,
+        site: &VideoSite,
+        wire: &mut HttpWire,
+        conn: u32,
+        book: Option<&SharedPayloads>,
+        ep: &mut TcpEndpoint,
+    ) -> bool {
         self.read_pending += n;
         while let Some(req) = wire.requests.front().copied() {
             if self.read_pending < req.len {
@@ -131,7 +163,13 @@ impl OriginConn {
             let head_len = head.len() as u64;
             if let Some(b) = book {
                 let mut b = b.lock().expect("payload book");
-                b.append(conn, 1, self.written, head_len, ChunkData::Text(Arc::from(head.into_bytes())));
+                b.append(
+                    conn,
+                    1,
+                    self.written,
+                    head_len,
+                    ChunkData::Text(Arc::from(head.into_bytes())),
+                );
                 if let Some(data) = body {
                     b.append(conn, 1, self.written + head_len, body_len, data);
                 }
@@ -139,7 +177,12 @@ impl OriginConn {
             self.written += head_len + body_len;
             self.unsent += head_len + body_len;
             self.responses += 1;
-            wire.responses.push_back(ResponseDesc { head_len, body_len, content_length, ask: req.ask });
+            wire.responses.push_back(ResponseDesc {
+                head_len,
+                body_len,
+                content_length,
+                ask: req.ask,
+            });
         }
         self.push(ep)
     }
@@ -173,13 +216,24 @@ mod tests {
         let d = Duration::from_secs(2);
         let content = Content::cbr(Ladder::seed004(), d, 30).unwrap();
         let live = live.then(|| LiveSource::new(Time::ZERO, d, 30, 5).unwrap());
-        VideoSite { content, live, format: StreamFormat::Hls }
+        VideoSite {
+            content,
+            live,
+            format: StreamFormat::Hls,
+        }
     }
 
     #[test]
     fn a_head_announces_the_segment_size_and_carries_no_body() {
         let s = site(false);
-        let (head, body, data) = s.respond(Ask::SizeProbe { segment: 3, quality: 1 }, true, Time::ZERO);
+        let (head, body, data) = s.respond(
+            Ask::SizeProbe {
+                segment: 3,
+                quality: 1,
+            },
+            true,
+            Time::ZERO,
+        );
         assert_eq!(body, 0);
         assert!(data.is_none());
         // 500 kbit/s × 2 s = 125000 bytes.
@@ -189,9 +243,15 @@ mod tests {
     #[test]
     fn a_live_segment_is_not_found_before_it_is_available() {
         let s = site(true);
-        let ask = Ask::Segment { segment: 2, quality: 0 };
+        let ask = Ask::Segment {
+            segment: 2,
+            quality: 0,
+        };
         // Segment 2 is available at t0 + 3·d = 6 s.
-        assert!(s.respond(ask, false, Time::from_secs(5)).0.starts_with("HTTP/1.1 404"));
+        assert!(s
+            .respond(ask, false, Time::from_secs(5))
+            .0
+            .starts_with("HTTP/1.1 404"));
         let (head, body, _) = s.respond(ask, false, Time::from_secs(6));
         assert!(head.starts_with("HTTP/1.1 200"));
         assert_eq!(body, 62_500);
@@ -201,9 +261,14 @@ mod tests {
     fn the_live_playlist_body_is_the_models_playlist_at_read_time() {
         let s = site(true);
         let (head, body, data) = s.respond(Ask::Playlist, false, Time::from_secs(9));
-        let Some(ChunkData::Text(t)) = data else { panic!("text body") };
+        let Some(ChunkData::Text(t)) = data else {
+            panic!("text body")
+        };
         assert_eq!(body as usize, t.len());
-        assert_eq!(&t[..], hls::live_media_playlist(s.live.as_ref().unwrap(), Time::from_secs(9)).as_bytes());
+        assert_eq!(
+            &t[..],
+            hls::live_media_playlist(s.live.as_ref().unwrap(), Time::from_secs(9)).as_bytes()
+        );
         assert_eq!(head_content_length(&head), body);
         assert!(head.contains("application/vnd.apple.mpegurl"));
     }

@@ -60,8 +60,15 @@ pub struct PlayerApp {
 impl PlayerApp {
     pub fn new(player: Player, refresh: PlaylistRefresh) -> PlayerApp {
         PlayerApp {
-            player, refresh, unsent: 0, written: 0, front_read: 0, probe: None, wake_at: None,
-            requests_sent: 0, connected: false,
+            player,
+            refresh,
+            unsent: 0,
+            written: 0,
+            front_read: 0,
+            probe: None,
+            wake_at: None,
+            requests_sent: 0,
+            connected: false,
         }
     }
 
@@ -70,20 +77,46 @@ impl PlayerApp {
         self.player.join(now);
     }
 
-    fn request(&mut self, ask: Ask, head_only: bool, site: &VideoSite, wire: &mut HttpWire, conn: u32, book: Option<&SharedPayloads>) {
+    fn request(
+        &mut self,
+        ask: Ask,
+        head_only: bool,
+        site: &VideoSite,
+        wire: &mut HttpWire,
+        conn: u32,
+        book: Option<&SharedPayloads>,
+    ) {
         let text = http::request_head(if head_only { "HEAD" } else { "GET" }, &site.path(ask));
         let len = text.len() as u64;
         if let Some(b) = book {
-            b.lock().expect("payload book").append(conn, 0, self.written, len, ChunkData::Text(Arc::from(text.into_bytes())));
+            b.lock().expect("payload book").append(
+                conn,
+                0,
+                self.written,
+                len,
+                ChunkData::Text(Arc::from(text.into_bytes())),
+            );
         }
         self.written += len;
         self.unsent += len;
         self.requests_sent += 1;
-        wire.requests.push_back(RequestDesc { len, ask, head_only });
+        wire.requests.push_back(RequestDesc {
+            len,
+            ask,
+            head_only,
+        });
     }
 
     /// The connection is up: ask for the playlist, then follow the player.
-    pub fn on_connected(&mut self, now: Time, site: &VideoSite, wire: &mut HttpWire, conn: u32, book: Option<&SharedPayloads>, ep: &mut TcpEndpoint) -> Option<Time> {
+    pub fn on_connected(
+        &mut self,
+        now: Time,
+        site: &VideoSite,
+        wire: &mut HttpWire,
+        conn: u32,
+        book: Option<&SharedPayloads>,
+        ep: &mut TcpEndpoint,
+    ) -> Option<Time> {
         self.connected = true;
         self.request(Ask::Playlist, false, site, wire, conn, book);
         let wake = self.drive(now, site, wire, conn, book);
@@ -92,7 +125,14 @@ impl PlayerApp {
     }
 
     /// Follow the player's actions at `now`; returns a wake-up time if it must wait.
-    pub fn drive(&mut self, now: Time, site: &VideoSite, wire: &mut HttpWire, conn: u32, book: Option<&SharedPayloads>) -> Option<Time> {
+    pub fn drive(
+        &mut self,
+        now: Time,
+        site: &VideoSite,
+        wire: &mut HttpWire,
+        conn: u32,
+        book: Option<&SharedPayloads>,
+    ) -> Option<Time> {
         if !self.connected || self.probe.is_some() {
             return None;
         }
@@ -101,7 +141,14 @@ impl PlayerApp {
             PlayerAction::ProbeSizes { segment } => {
                 let n = site.content.ladder().len();
                 for quality in 0..n {
-                    self.request(Ask::SizeProbe { segment, quality }, true, site, wire, conn, book);
+                    self.request(
+                        Ask::SizeProbe { segment, quality },
+                        true,
+                        site,
+                        wire,
+                        conn,
+                        book,
+                    );
                 }
                 self.probe = Some((segment, vec![0; n], n));
                 None
@@ -110,7 +157,17 @@ impl PlayerApp {
                 if self.refresh == PlaylistRefresh::EverySegment {
                     self.request(Ask::Playlist, false, site, wire, conn, book);
                 }
-                self.request(Ask::Segment { segment: req.segment, quality: req.quality }, false, site, wire, conn, book);
+                self.request(
+                    Ask::Segment {
+                        segment: req.segment,
+                        quality: req.quality,
+                    },
+                    false,
+                    site,
+                    wire,
+                    conn,
+                    book,
+                );
                 None
             }
             PlayerAction::Downloading | PlayerAction::Finished => None,
@@ -129,10 +186,18 @@ impl PlayerApp {
 
     /// The application read `n` response bytes at `now`. Completed segments are appended to
     /// `done`; returns true if a response completed (the caller then drives the player).
-    pub fn on_read(&mut self, now: Time, mut n: u64, wire: &mut HttpWire, done: &mut Vec<Completed>) -> bool {
+    pub fn on_read(
+        &mut self,
+        now: Time,
+        mut n: u64,
+        wire: &mut HttpWire,
+        done: &mut Vec<Completed>,
+    ) -> bool {
         let mut completed_any = false;
         while n > 0 {
-            let Some(resp) = wire.responses.front().copied() else { break };
+            let Some(resp) = wire.responses.front().copied() else {
+                break;
+            };
             let total = resp.head_len + resp.body_len;
             let take = n.min(total - self.front_read);
             let before = self.front_read;

@@ -54,28 +54,52 @@ pub const QUEUEING_RTT_FACTOR: f64 = 1.5;
 
 /// Classify one stall from the server's events of this flow (`events`, any order; only those
 /// inside the download window are counted). `window_end` closes an unfinished download.
-pub fn classify(d: &WaitedDownload, events: &[TcpLogEvent], server_node: u32, window_end: Time) -> StallCause {
+pub fn classify(
+    d: &WaitedDownload,
+    events: &[TcpLogEvent],
+    server_node: u32,
+    window_end: Time,
+) -> StallCause {
     let end = d.done.unwrap_or(window_end);
     let inside = |at: Time| at >= d.requested && at <= end;
     let (mut rto, mut rtx, mut rec, mut idle) = (0u32, 0u32, 0u32, false);
     for e in events {
         match *e {
-            TcpLogEvent::Rto { at, from_node, .. } if from_node == server_node && inside(at) => rto += 1,
-            TcpLogEvent::Retransmit { at, from_node, cause, .. }
-                if from_node == server_node && inside(at) && cause != RetransmitCause::SynTimeout =>
-            {
+            TcpLogEvent::Rto { at, from_node, .. } if from_node == server_node && inside(at) => {
+                rto += 1
+            }
+            TcpLogEvent::Retransmit {
+                at,
+                from_node,
+                cause,
+                ..
+            } if from_node == server_node && inside(at) && cause != RetransmitCause::SynTimeout => {
                 rtx += 1
             }
-            TcpLogEvent::EnterRecovery { at, from_node, .. } if from_node == server_node && inside(at) => rec += 1,
-            TcpLogEvent::RestartAfterIdle { at, from_node, .. } if from_node == server_node && inside(at) => idle = true,
+            TcpLogEvent::EnterRecovery { at, from_node, .. }
+                if from_node == server_node && inside(at) =>
+            {
+                rec += 1
+            }
+            TcpLogEvent::RestartAfterIdle { at, from_node, .. }
+                if from_node == server_node && inside(at) =>
+            {
+                idle = true
+            }
             _ => {}
         }
     }
     let download_bps = d.done.map(|t| {
         let s = t.saturating_since(d.requested).as_secs_f64();
-        if s > 0.0 { d.bytes as f64 * 8.0 / s } else { f64::INFINITY }
+        if s > 0.0 {
+            d.bytes as f64 * 8.0 / s
+        } else {
+            f64::INFINITY
+        }
     });
-    let queueing = d.srtt_at_done.is_some_and(|s| s.as_secs_f64() > QUEUEING_RTT_FACTOR * d.base_rtt.as_secs_f64());
+    let queueing = d
+        .srtt_at_done
+        .is_some_and(|s| s.as_secs_f64() > QUEUEING_RTT_FACTOR * d.base_rtt.as_secs_f64());
     let slow = download_bps.is_none_or(|b| b < d.bitrate.bits_per_sec as f64);
     let cause = if rto > 0 {
         "rto"
@@ -90,7 +114,14 @@ pub fn classify(d: &WaitedDownload, events: &[TcpLogEvent], server_node: u32, wi
     } else {
         "late_request"
     };
-    StallCause { cause, rto_events: rto, retransmissions: rtx, recovery_episodes: rec, restart_after_idle: idle, download_bps }
+    StallCause {
+        cause,
+        rto_events: rto,
+        retransmissions: rtx,
+        recovery_episodes: rec,
+        restart_after_idle: idle,
+        download_bps,
+    }
 }
 
 #[cfg(test)]
@@ -105,40 +136,84 @@ mod tests {
 
     fn dl(done_ms: u64, srtt_ms: u64) -> WaitedDownload {
         WaitedDownload {
-            requested: t(1000), done: Some(t(done_ms)), bytes: 125_000, bitrate: Bandwidth::from_bps(500_000),
-            srtt_at_done: Some(Duration::from_millis(srtt_ms)), base_rtt: Duration::from_millis(55),
+            requested: t(1000),
+            done: Some(t(done_ms)),
+            bytes: 125_000,
+            bitrate: Bandwidth::from_bps(500_000),
+            srtt_at_done: Some(Duration::from_millis(srtt_ms)),
+            base_rtt: Duration::from_millis(55),
         }
     }
 
     #[test]
     fn a_timeout_inside_the_download_wins_over_everything_else() {
         let ev = [
-            TcpLogEvent::Rto { at: t(1500), flow: 0, from_node: SERVER, backoff: 1, rto: Duration::from_millis(200) },
-            TcpLogEvent::RestartAfterIdle { at: t(1000), flow: 0, from_node: SERVER, cwnd_bytes: 14480 },
+            TcpLogEvent::Rto {
+                at: t(1500),
+                flow: 0,
+                from_node: SERVER,
+                backoff: 1,
+                rto: Duration::from_millis(200),
+            },
+            TcpLogEvent::RestartAfterIdle {
+                at: t(1000),
+                flow: 0,
+                from_node: SERVER,
+                cwnd_bytes: 14480,
+            },
         ];
         let c = classify(&dl(3500, 300), &ev, SERVER, t(10_000));
-        assert_eq!((c.cause, c.rto_events, c.restart_after_idle), ("rto", 1, true));
+        assert_eq!(
+            (c.cause, c.rto_events, c.restart_after_idle),
+            ("rto", 1, true)
+        );
     }
 
     #[test]
     fn events_outside_the_window_or_of_the_client_do_not_count() {
         let ev = [
-            TcpLogEvent::Rto { at: t(900), flow: 0, from_node: SERVER, backoff: 1, rto: Duration::from_millis(200) },
-            TcpLogEvent::Rto { at: t(1500), flow: 0, from_node: 7, backoff: 1, rto: Duration::from_millis(200) },
+            TcpLogEvent::Rto {
+                at: t(900),
+                flow: 0,
+                from_node: SERVER,
+                backoff: 1,
+                rto: Duration::from_millis(200),
+            },
+            TcpLogEvent::Rto {
+                at: t(1500),
+                flow: 0,
+                from_node: 7,
+                backoff: 1,
+                rto: Duration::from_millis(200),
+            },
         ];
         // 125 kB in 1.2 s = 833 kbit/s > 500 kbit/s, SRTT 60 ms < 1.5·55 ms: the request was late.
-        assert_eq!(classify(&dl(2200, 60), &ev, SERVER, t(10_000)).cause, "late_request");
+        assert_eq!(
+            classify(&dl(2200, 60), &ev, SERVER, t(10_000)).cause,
+            "late_request"
+        );
     }
 
     #[test]
     fn an_idle_restart_without_loss_is_slow_start_after_idle() {
-        let ev = [TcpLogEvent::RestartAfterIdle { at: t(1001), flow: 0, from_node: SERVER, cwnd_bytes: 14480 }];
-        assert_eq!(classify(&dl(2200, 60), &ev, SERVER, t(10_000)).cause, "slow_start_after_idle");
+        let ev = [TcpLogEvent::RestartAfterIdle {
+            at: t(1001),
+            flow: 0,
+            from_node: SERVER,
+            cwnd_bytes: 14480,
+        }];
+        assert_eq!(
+            classify(&dl(2200, 60), &ev, SERVER, t(10_000)).cause,
+            "slow_start_after_idle"
+        );
     }
 
     #[test]
     fn a_high_srtt_is_queueing_and_a_slow_download_is_the_bottleneck_share() {
-        assert_eq!(classify(&dl(2200, 83), &[], SERVER, t(10_000)).cause, "queueing_delay");
+        assert_eq!(
+            classify(&dl(2200, 83), &[], SERVER, t(10_000)).cause,
+            "queueing_delay"
+        );
         // 125 kB in 2.5 s = 400 kbit/s < 500 kbit/s.
         let c = classify(&dl(3500, 60), &[], SERVER, t(10_000));
         assert_eq!(c.cause, "bottleneck_share");

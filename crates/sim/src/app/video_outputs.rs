@@ -109,31 +109,66 @@ pub struct ClientReport {
 /// Build one client's rows at the end of the run. `srtt_at_done` maps segment → sender SRTT at
 /// its last byte; `events` are the run's ground-truth events (any flow).
 #[allow(clippy::too_many_arguments)]
-pub fn report(flow: u32, client: &str, joined: Time, end: Time, p: &mut Player, srtt_at_done: &[(u64, Duration)], events: &[TcpLogEvent], server_node: u32, base_rtt: Duration) -> ClientReport {
+pub fn report(
+    flow: u32,
+    client: &str,
+    joined: Time,
+    end: Time,
+    p: &mut Player,
+    srtt_at_done: &[(u64, Duration)],
+    events: &[TcpLogEvent],
+    server_node: u32,
+    base_rtt: Duration,
+) -> ClientReport {
     p.advance(end);
     let q = p.qoe(end);
     let ladder = p.content().ladder().clone();
     let qoe = ClientQoe {
-        flow, client: client.to_string(), joined_ns: joined.as_nanos(),
-        startup_s: q.startup_time.map(|d| d.as_secs_f64()), stall_count: q.stall_count as u64,
-        stall_total_s: q.stall_total.as_secs_f64(), liveness_s: q.liveness_s,
-        live_latency_s: q.live_latency.map(|d| d.as_secs_f64()), mean_bitrate_bps: q.mean_bitrate.bits_per_sec,
-        switches: q.switches as u64, bytes: q.bytes, segments: q.segments as u64, abr: p.abr_name().to_string(),
+        flow,
+        client: client.to_string(),
+        joined_ns: joined.as_nanos(),
+        startup_s: q.startup_time.map(|d| d.as_secs_f64()),
+        stall_count: q.stall_count as u64,
+        stall_total_s: q.stall_total.as_secs_f64(),
+        liveness_s: q.liveness_s,
+        live_latency_s: q.live_latency.map(|d| d.as_secs_f64()),
+        mean_bitrate_bps: q.mean_bitrate.bits_per_sec,
+        switches: q.switches as u64,
+        bytes: q.bytes,
+        segments: q.segments as u64,
+        abr: p.abr_name().to_string(),
     };
-    let srtt_of = |seg: u64| srtt_at_done.iter().rev().find(|(s, _)| *s == seg).map(|x| x.1);
+    let srtt_of = |seg: u64| {
+        srtt_at_done
+            .iter()
+            .rev()
+            .find(|(s, _)| *s == seg)
+            .map(|x| x.1)
+    };
     let segments: Vec<SegmentRow> = p
         .segments()
         .iter()
         .map(|r| SegmentRow {
-            flow, segment: r.segment, quality: r.quality as u32, bitrate_bps: ladder.bitrate(r.quality).bits_per_sec,
-            bytes: r.bytes, available_ns: r.available.as_nanos(), requested_ns: r.requested.as_nanos(),
-            first_byte_ns: r.first_byte.map(|t| t.as_nanos()), done_ns: r.done.map(|t| t.as_nanos()),
-            download_s: r.download_time().map(|d| d.as_secs_f64()), deadline_met: r.deadline_met(),
+            flow,
+            segment: r.segment,
+            quality: r.quality as u32,
+            bitrate_bps: ladder.bitrate(r.quality).bits_per_sec,
+            bytes: r.bytes,
+            available_ns: r.available.as_nanos(),
+            requested_ns: r.requested.as_nanos(),
+            first_byte_ns: r.first_byte.map(|t| t.as_nanos()),
+            done_ns: r.done.map(|t| t.as_nanos()),
+            download_s: r.download_time().map(|d| d.as_secs_f64()),
+            deadline_met: r.deadline_met(),
             play_start_ns: r.play_start.map(|t| t.as_nanos()),
             srtt_at_done_ns: srtt_of(r.segment).map(|d| d.as_nanos() as u64),
         })
         .collect();
-    let flow_events: Vec<TcpLogEvent> = events.iter().filter(|e| event_flow(e) == flow).copied().collect();
+    let flow_events: Vec<TcpLogEvent> = events
+        .iter()
+        .filter(|e| event_flow(e) == flow)
+        .copied()
+        .collect();
     let stalls = p
         .stalls()
         .iter()
@@ -143,17 +178,31 @@ pub fn report(flow: u32, client: &str, joined: Time, end: Time, p: &mut Player, 
                 Some(r) => {
                     let bitrate = ladder.bitrate(r.quality);
                     let d = WaitedDownload {
-                        requested: r.requested, done: r.done, bytes: r.bytes, bitrate,
-                        srtt_at_done: srtt_of(r.segment), base_rtt,
+                        requested: r.requested,
+                        done: r.done,
+                        bytes: r.bytes,
+                        bitrate,
+                        srtt_at_done: srtt_of(r.segment),
+                        base_rtt,
                     };
-                    (Some(classify(&d, &flow_events, server_node, end)), Some(r.segment), Some(bitrate.bits_per_sec))
+                    (
+                        Some(classify(&d, &flow_events, server_node, end)),
+                        Some(r.segment),
+                        Some(bitrate.bits_per_sec),
+                    )
                 }
                 None => (None, None, None),
             };
             StallRow {
-                flow, start_ns: s.start.as_nanos(), end_ns: s.end.map(|t| t.as_nanos()),
-                duration_s: s.duration(end).as_secs_f64(), segment,
-                cause: cause.as_ref().map_or("request_not_sent", |c| c.cause).to_string(),
+                flow,
+                start_ns: s.start.as_nanos(),
+                end_ns: s.end.map(|t| t.as_nanos()),
+                duration_s: s.duration(end).as_secs_f64(),
+                segment,
+                cause: cause
+                    .as_ref()
+                    .map_or("request_not_sent", |c| c.cause)
+                    .to_string(),
                 rto_events: cause.as_ref().map_or(0, |c| c.rto_events),
                 retransmissions: cause.as_ref().map_or(0, |c| c.retransmissions),
                 recovery_episodes: cause.as_ref().map_or(0, |c| c.recovery_episodes),
@@ -163,7 +212,11 @@ pub fn report(flow: u32, client: &str, joined: Time, end: Time, p: &mut Player, 
             }
         })
         .collect();
-    ClientReport { qoe, segments, stalls }
+    ClientReport {
+        qoe,
+        segments,
+        stalls,
+    }
 }
 
 fn event_flow(e: &TcpLogEvent) -> u32 {

@@ -40,7 +40,10 @@ pub struct RcvBufLimits {
 
 impl Default for RcvBufLimits {
     fn default() -> Self {
-        RcvBufLimits { initial_bytes: 131_072, max_bytes: 6_291_456 }
+        RcvBufLimits {
+            initial_bytes: 131_072,
+            max_bytes: 6_291_456,
+        }
     }
 }
 
@@ -163,7 +166,8 @@ impl RcvBufAutotune {
             // sender still doubling per RTT: the ACK sent now paces the *next* RTT.
             let mut rcvwin = 2 * copied + 16 * advmss;
             if self.space > 0 {
-                let grow = (rcvwin as u128 * (copied - self.space) as u128 / self.space as u128) as u64;
+                let grow =
+                    (rcvwin as u128 * (copied - self.space) as u128 / self.space as u128) as u64;
                 rcvwin = rcvwin.saturating_add(grow.saturating_mul(2));
             }
             let rcvbuf = space_from_win(rcvwin).min(self.limits.max_bytes);
@@ -235,7 +239,11 @@ mod tests {
         a.on_data_with_timestamp(100, 50, MSS, MSS);
         assert_eq!(a.after_read(ms(60), 5 * MSS, MSS), None);
         // The next window starts at the read: 60 ms, 5 segments.
-        assert_eq!(a.after_read(ms(100), 20 * MSS, MSS), None, "40 ms < one RTT");
+        assert_eq!(
+            a.after_read(ms(100), 20 * MSS, MSS),
+            None,
+            "40 ms < one RTT"
+        );
         assert!(a.after_read(ms(110), 20 * MSS, MSS).is_some());
     }
 
