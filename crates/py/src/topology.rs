@@ -202,6 +202,11 @@ fn scenario_topology(
                     .collect();
                 app.set_item("requests", rs)?;
             }
+            // Video players (issue 10) are not emulated on real Linux yet: named so the emulator
+            // can refuse them by kind instead of guessing.
+            AppDef::Video { live, .. } => {
+                app.set_item("kind", if *live { "live" } else { "vod" })?;
+            }
         }
         d.set_item("app", app)?;
         let reader = PyDict::new(py);
