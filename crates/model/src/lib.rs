@@ -8,10 +8,10 @@
 //! Layout:
 //! - [`units`]: typed time, duration and rate used at every module boundary.
 //! - [`cc`]: the [`cc::CongestionControl`] trait and one file per algorithm.
-//! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
 //! - [`delivery`]: ustreamer's startup and token-bucket pacing, Trickle, pacing cap (seed 003).
 //! - [`ethle`]: the ETHLE edge's hold policy and its BBR STARTUP backhaul model (seed 002).
 //! - [`splitmix`]: the seedable SplitMix64 generator and seed hash.
+//! - [`video`]: content, live source, HLS/DASH playlists, players and ABR rules.
 
 pub mod cc;
 pub mod delivery;

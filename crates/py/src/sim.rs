@@ -16,12 +16,7 @@ use tcpvideo_sim::scenario::{self, ScenarioError as RsScenarioError};
 use tcpvideo_sim::sim::{Results, SimError, Simulation as RsSimulation};
 use tcpvideo_sim::tcp::{RetransmitCause, TcpLogEvent};
 
-create_exception!(
-    _core,
-    ScenarioError,
-    PyValueError,
-    "A scenario file or dict is invalid (one line naming the field)."
-);
+create_exception!(_core, ScenarioError, PyValueError, "A scenario file or dict is invalid (one line naming the field).");
 
 fn sim_err(e: SimError) -> PyErr {
     match e {
@@ -34,14 +29,8 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            Err(PyRuntimeError::new_err(format!(
-                "internal simulator error (please report): {msg}"
-            )))
+            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            Err(PyRuntimeError::new_err(format!("internal simulator error (please report): {msg}")))
         }
     }
 }
@@ -49,12 +38,7 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// Parse and validate a scenario without running it; returns its name, seed, duration and sizes.
 #[pyfunction]
 #[pyo3(signature = (text, fmt, seed=None))]
-fn scenario_check(
-    py: Python<'_>,
-    text: &str,
-    fmt: &str,
-    seed: Option<u64>,
-) -> PyResult<Py<PyDict>> {
+fn scenario_check(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>) -> PyResult<Py<PyDict>> {
     let sc = load(text, fmt, seed)?;
     let d = PyDict::new(py);
     d.set_item("name", &sc.name)?;
@@ -72,9 +56,7 @@ pub fn load(text: &str, fmt: &str, seed: Option<u64>) -> PyResult<scenario::Scen
         Ok(match fmt {
             "toml" => scenario::load_toml(text, seed),
             "json" => scenario::load_json(text, seed),
-            other => Err(RsScenarioError(format!(
-                "scenario: unknown format {other:?} (toml, json)"
-            ))),
+            other => Err(RsScenarioError(format!("scenario: unknown format {other:?} (toml, json)"))),
         })
     })?;
     r.map_err(|e| ScenarioError::new_err(e.0))
@@ -97,10 +79,7 @@ impl Simulation {
 
     /// Simulate up to `t_ns` (capped at the end); returns True when the run is over.
     fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<bool> {
-        let sim = self
-            .inner
-            .as_mut()
-            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let sim = self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         py.allow_threads(|| guarded(|| Ok(sim.run_until(Time(t_ns)))))
     }
 
@@ -114,10 +93,7 @@ impl Simulation {
     }
     #[getter]
     fn events_processed(&self) -> u64 {
-        self.inner
-            .as_ref()
-            .map(|s| s.events_processed())
-            .unwrap_or(0)
+        self.inner.as_ref().map(|s| s.events_processed()).unwrap_or(0)
     }
     #[getter]
     fn packets_sent(&self) -> u64 {
@@ -126,10 +102,7 @@ impl Simulation {
 
     /// Run to the end, close the pcaps and return every table as a dict of columns.
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let sim = self
-            .inner
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let sim = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let res = py.allow_threads(|| guarded(|| sim.finish().map_err(sim_err)))?;
         tables(py, &res)
     }
@@ -189,167 +162,18 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     out.set_item("links", links)?;
     // Ground-truth events: one table with a kind column and nullable detail columns.
     let ev = &r.events;
-    type Row = (
-        u64,
-        u32,
-        u32,
-        &'static str,
-        Option<u32>,
-        Option<u32>,
-        Option<&'static str>,
-        Option<u32>,
-        Option<u64>,
-        Option<u64>,
-        Option<u64>,
-    );
+    type Row = (u64, u32, u32, &'static str, Option<u32>, Option<u32>, Option<&'static str>, Option<u32>, Option<u64>, Option<u64>, Option<u64>);
     let rows: Vec<Row> = ev
         .iter()
         .map(|e| match *e {
-            TcpLogEvent::Retransmit {
-                at,
-                flow,
-                from_node,
-                seq,
-                len,
-                cause,
-            } => (
-                at.0,
-                flow,
-                from_node,
-                "retransmit",
-                Some(seq),
-                Some(len),
-                Some(cause_name(cause)),
-                None,
-                None,
-                None,
-                None,
-            ),
-            TcpLogEvent::Rto {
-                at,
-                flow,
-                from_node,
-                backoff,
-                rto,
-            } => (
-                at.0,
-                flow,
-                from_node,
-                "rto",
-                None,
-                None,
-                None,
-                Some(backoff),
-                Some(rto.as_nanos() as u64),
-                None,
-                None,
-            ),
-            TcpLogEvent::EnterRecovery {
-                at,
-                flow,
-                from_node,
-                cwnd_bytes,
-                ssthresh_bytes,
-            } => (
-                at.0,
-                flow,
-                from_node,
-                "enter_recovery",
-                None,
-                None,
-                None,
-                None,
-                None,
-                Some(cwnd_bytes),
-                finite(ssthresh_bytes),
-            ),
-            TcpLogEvent::ExitRecovery {
-                at,
-                flow,
-                from_node,
-                cwnd_bytes,
-            } => (
-                at.0,
-                flow,
-                from_node,
-                "exit_recovery",
-                None,
-                None,
-                None,
-                None,
-                None,
-                Some(cwnd_bytes),
-                None,
-            ),
-            TcpLogEvent::ZeroWindow {
-                at,
-                flow,
-                from_node,
-            } => (
-                at.0,
-                flow,
-                from_node,
-                "zero_window",
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-            ),
-            TcpLogEvent::ZeroWindowProbe {
-                at,
-                flow,
-                from_node,
-            } => (
-                at.0,
-                flow,
-                from_node,
-                "zero_window_probe",
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-            ),
-            TcpLogEvent::KeepAliveProbe {
-                at,
-                flow,
-                from_node,
-            } => (
-                at.0,
-                flow,
-                from_node,
-                "keepalive_probe",
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-            ),
-            TcpLogEvent::RestartAfterIdle {
-                at,
-                flow,
-                from_node,
-                cwnd_bytes,
-            } => (
-                at.0,
-                flow,
-                from_node,
-                "restart_after_idle",
-                None,
-                None,
-                None,
-                None,
-                None,
-                Some(cwnd_bytes),
-                None,
-            ),
+            TcpLogEvent::Retransmit { at, flow, from_node, seq, len, cause } => (at.0, flow, from_node, "retransmit", Some(seq), Some(len), Some(cause_name(cause)), None, None, None, None),
+            TcpLogEvent::Rto { at, flow, from_node, backoff, rto } => (at.0, flow, from_node, "rto", None, None, None, Some(backoff), Some(rto.as_nanos() as u64), None, None),
+            TcpLogEvent::EnterRecovery { at, flow, from_node, cwnd_bytes, ssthresh_bytes } => (at.0, flow, from_node, "enter_recovery", None, None, None, None, None, Some(cwnd_bytes), finite(ssthresh_bytes)),
+            TcpLogEvent::ExitRecovery { at, flow, from_node, cwnd_bytes } => (at.0, flow, from_node, "exit_recovery", None, None, None, None, None, Some(cwnd_bytes), None),
+            TcpLogEvent::ZeroWindow { at, flow, from_node } => (at.0, flow, from_node, "zero_window", None, None, None, None, None, None, None),
+            TcpLogEvent::ZeroWindowProbe { at, flow, from_node } => (at.0, flow, from_node, "zero_window_probe", None, None, None, None, None, None, None),
+            TcpLogEvent::KeepAliveProbe { at, flow, from_node } => (at.0, flow, from_node, "keepalive_probe", None, None, None, None, None, None, None),
+            TcpLogEvent::RestartAfterIdle { at, flow, from_node, cwnd_bytes } => (at.0, flow, from_node, "restart_after_idle", None, None, None, None, None, Some(cwnd_bytes), None),
         })
         .collect();
     let node_name = |n: u32| r.node_names.get(n as usize).cloned().unwrap_or_default();
@@ -425,30 +249,10 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     summary.set_item("packets_sent", r.packets_sent)?;
     summary.set_item("unroutable_packets", r.unroutable)?;
     summary.set_item("total_bytes", r.flows.iter().map(|f| f.bytes).sum::<u64>())?;
-    summary.set_item(
-        "aggregate_goodput_mbps",
-        r.flows.iter().map(|f| f.bytes).sum::<u64>() as f64 * 8.0
-            / (r.duration_ns as f64 / 1e9)
-            / 1e6,
-    )?;
-    summary.set_item(
-        "retransmissions",
-        r.flows
-            .iter()
-            .map(|f| f.retrans_fast + f.retrans_timeout + f.retrans_tlp)
-            .sum::<u64>(),
-    )?;
-    summary.set_item(
-        "rto_count",
-        r.flows.iter().map(|f| f.rto_count).sum::<u64>(),
-    )?;
-    summary.set_item(
-        "drops",
-        r.links
-            .iter()
-            .map(|l| l.queue_drops + l.loss_drops)
-            .sum::<u64>(),
-    )?;
+    summary.set_item("aggregate_goodput_mbps", r.flows.iter().map(|f| f.bytes).sum::<u64>() as f64 * 8.0 / (r.duration_ns as f64 / 1e9) / 1e6)?;
+    summary.set_item("retransmissions", r.flows.iter().map(|f| f.retrans_fast + f.retrans_timeout + f.retrans_tlp).sum::<u64>())?;
+    summary.set_item("rto_count", r.flows.iter().map(|f| f.rto_count).sum::<u64>())?;
+    summary.set_item("drops", r.links.iter().map(|l| l.queue_drops + l.loss_drops).sum::<u64>())?;
     if !r.video_clients.is_empty() {
         let v = &r.video_clients;
         let mean = |xs: Vec<f64>| {
@@ -478,12 +282,7 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
         )?;
     }
     out.set_item("summary", summary)?;
-    let pcaps = PyList::new(
-        py,
-        r.pcap_files
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned()),
-    )?;
+    let pcaps = PyList::new(py, r.pcap_files.iter().map(|p| p.to_string_lossy().into_owned()))?;
     out.set_item("pcaps", pcaps)?;
     Ok(out.unbind())
 }

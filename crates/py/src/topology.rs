@@ -202,8 +202,8 @@ fn scenario_topology(
                     .collect();
                 app.set_item("requests", rs)?;
             }
-            // Video players (issue 10) are not emulated on real Linux yet: named so the emulator
-            // can refuse them by kind instead of guessing.
+            // Video players (crates/sim/src/app/player.rs) have no real-Linux counterpart yet:
+            // the kind is passed on so the emulator can refuse it by name.
             AppDef::Video { live, .. } => {
                 app.set_item("kind", if *live { "live" } else { "vod" })?;
             }

@@ -31,12 +31,7 @@ trait Column: Sized {
         Self: 'a;
 }
 
-fn numeric(
-    py: Python<'_>,
-    kind: &str,
-    data: Vec<u8>,
-    valid: Option<Vec<u8>>,
-) -> PyResult<PyObject> {
+fn numeric(py: Python<'_>, kind: &str, data: Vec<u8>, valid: Option<Vec<u8>>) -> PyResult<PyObject> {
     let valid: PyObject = match valid {
         Some(v) => PyBytes::new(py, &v).into_any().unbind(),
         None => py.None(),
@@ -128,11 +123,7 @@ fn text<'s>(py: Python<'_>, it: impl Iterator<Item = Option<&'s str>>) -> PyResu
         bytes.extend_from_slice(c.as_bytes());
         offsets.extend_from_slice(&(bytes.len() as i32).to_le_bytes());
     }
-    let cats = (
-        cats.len(),
-        PyBytes::new(py, &offsets),
-        PyBytes::new(py, &bytes),
-    );
+    let cats = (cats.len(), PyBytes::new(py, &offsets), PyBytes::new(py, &bytes));
     ("dict", PyBytes::new(py, &codes), cats).into_py_any(py)
 }
 
@@ -195,29 +186,14 @@ fn options(d: Option<&Bound<'_, PyDict>>) -> PyResult<AnalyzeOptions> {
     let mut o = AnalyzeOptions::default();
     let Some(d) = d else { return Ok(o) };
     const KNOWN: [&str; 15] = [
-        "tau",
-        "server_ports",
-        "server_ips",
-        "threads",
-        "rto_style",
-        "min_rto_ms",
-        "initial_rto_ms",
-        "burst_gap_ms",
-        "burst_min_packets",
-        "timeout_reordering_ms",
-        "pairing_window_s",
-        "idle_timeout_s",
-        "channel_map",
-        "app_parse",
+        "tau", "server_ports", "server_ips", "threads", "rto_style", "min_rto_ms", "initial_rto_ms", "burst_gap_ms",
+        "burst_min_packets", "timeout_reordering_ms", "pairing_window_s", "idle_timeout_s", "channel_map", "app_parse",
         "keep_bursts",
     ];
     for k in d.keys() {
         let k: String = k.extract()?;
         if !KNOWN.contains(&k.as_str()) {
-            return Err(PyValueError::new_err(format!(
-                "unknown analyze option {k:?}; known: {}",
-                KNOWN.join(", ")
-            )));
+            return Err(PyValueError::new_err(format!("unknown analyze option {k:?}; known: {}", KNOWN.join(", "))));
         }
     }
     let ms = |x: f64| Duration::from_secs_f64(x / 1e3);
@@ -237,11 +213,7 @@ fn options(d: Option<&Bound<'_, PyDict>>) -> PyResult<AnalyzeOptions> {
         o.rto_style = match v.as_str() {
             "rfc6298" => RtoStyle::Rfc6298,
             "linux" => RtoStyle::Linux,
-            _ => {
-                return Err(PyValueError::new_err(
-                    "rto_style must be 'rfc6298' or 'linux'",
-                ))
-            }
+            _ => return Err(PyValueError::new_err("rto_style must be 'rfc6298' or 'linux'")),
         };
     }
     if let Some(v) = get(d, "min_rto_ms")? {
@@ -295,16 +267,7 @@ fn analyze_captures<'py>(
                 if let Some(f) = &progress {
                     Python::with_gil(|py| {
                         // A failing callback must not abort the analysis; report and go on.
-                        if let Err(e) = f.call1(
-                            py,
-                            (
-                                p.bytes_done,
-                                p.bytes_total,
-                                p.packets,
-                                p.file_index,
-                                p.files,
-                            ),
-                        ) {
+                        if let Err(e) = f.call1(py, (p.bytes_done, p.bytes_total, p.packets, p.file_index, p.files)) {
                             e.print(py);
                         }
                     });
@@ -316,171 +279,49 @@ fn analyze_captures<'py>(
     let out = PyDict::new(py);
     out.set_item(
         "flows",
-        table!(
-            py,
-            a.flows,
-            [
-                flow_id,
-                client_ip,
-                client_port,
-                server_ip,
-                server_port,
-                ip_version,
-                server_by,
-                handshake,
-                direction,
-                app,
-                channel,
-                name,
-                role,
-                start_ns,
-                end_ns,
-                fct_ns,
-                bytes,
-                bytes_up,
-                bytes_down,
-                throughput_bps,
-                goodput_bps,
-                rtt_3whs_ns,
-                rtt_samples,
-                rtt_min_ns,
-                rtt_mean_ns,
-                srtt_end_ns,
-                rto_end_ns,
-                mss,
-                packets_up,
-                packets_down,
-                data_packets,
-                retrans_packets,
-                fast_retrans,
-                timeout_retrans,
-                retrans_rate,
-                reordered_packets,
-                reordering_rate,
-                timeout_reorderings,
-                stall_count,
-                stall_time_ns,
-                stall_share,
-                zero_windows,
-                keepalives,
-                bursts,
-                max_in_flight,
-                syn_retrans,
-                closed_by,
-            ]
-        ),
+        table!(py, a.flows, [
+            flow_id, client_ip, client_port, server_ip, server_port, ip_version, server_by, handshake, direction,
+            app, channel, name, role, start_ns, end_ns, fct_ns, bytes, bytes_up, bytes_down, throughput_bps,
+            goodput_bps, rtt_3whs_ns, rtt_samples, rtt_min_ns, rtt_mean_ns, srtt_end_ns, rto_end_ns, mss,
+            packets_up, packets_down, data_packets, retrans_packets, fast_retrans, timeout_retrans, retrans_rate,
+            reordered_packets, reordering_rate, timeout_reorderings, stall_count, stall_time_ns, stall_share,
+            zero_windows, keepalives, bursts, max_in_flight, syn_retrans, closed_by,
+        ]),
     )?;
     out.set_item(
         "stalls",
-        table!(
-            py,
-            a.stalls,
-            [
-                flow_id,
-                direction,
-                start_ns,
-                end_ns,
-                duration_ns,
-                threshold_ns,
-                kind,
-                timeout_type,
-                frame,
-                in_flight,
-                paired,
-            ]
-        ),
+        table!(py, a.stalls, [
+            flow_id, direction, start_ns, end_ns, duration_ns, threshold_ns, kind, timeout_type, frame, in_flight, paired,
+        ]),
     )?;
     out.set_item(
         "retransmissions",
-        table!(
-            py,
-            a.retransmissions,
-            [
-                flow_id,
-                ts_ns,
-                seq,
-                len,
-                kind,
-                prior_retrans,
-                frame,
-                timeout_type,
-                max_outstanding_pkts,
-                segs_after,
-                dupacks,
-                spurious,
-                ack_beyond,
-                flow_tail,
-            ]
-        ),
+        table!(py, a.retransmissions, [
+            flow_id, ts_ns, seq, len, kind, prior_retrans, frame, timeout_type, max_outstanding_pkts, segs_after,
+            dupacks, spurious, ack_beyond, flow_tail,
+        ]),
     )?;
     out.set_item(
         "bursts",
-        table!(
-            py,
-            a.bursts,
-            [
-                flow_id,
-                direction,
-                start_ns,
-                end_ns,
-                packets,
-                bytes,
-                frame,
-                retransmitted
-            ]
-        ),
+        table!(py, a.bursts, [flow_id, direction, start_ns, end_ns, packets, bytes, frame, retransmitted]),
     )?;
     out.set_item(
         "http",
-        table!(
-            py,
-            a.http,
-            [
-                flow_id,
-                index,
-                method,
-                path,
-                status,
-                request_ns,
-                response_start_ns,
-                response_end_ns,
-                on_period_ns,
-                response_bytes,
-            ]
-        ),
+        table!(py, a.http, [
+            flow_id, index, method, path, status, request_ns, response_start_ns, response_end_ns, on_period_ns,
+            response_bytes,
+        ]),
     )?;
-    let ft = table!(
-        py,
-        a.frame_types,
-        [
-            frame,
-            frames,
-            frames_share,
-            mean_interval_s,
-            mean_size_bytes,
-            packets,
-            retrans_packets,
-            loss_rate,
-            timeout_retrans,
-            timeout_per_loss,
-        ]
-    );
+    let ft = table!(py, a.frame_types, [
+        frame, frames, frames_share, mean_interval_s, mean_size_bytes, packets, retrans_packets, loss_rate,
+        timeout_retrans, timeout_per_loss,
+    ]);
     for (i, t) in tcpvideo_trace::TimeoutType::ALL.iter().enumerate() {
         let col: Vec<u64> = a.frame_types.iter().map(|f| f.timeout_types[i]).collect();
-        ft.set_item(
-            format!("timeout_{}", t.as_str()),
-            Column::column(py, col.iter())?,
-        )?;
+        ft.set_item(format!("timeout_{}", t.as_str()), Column::column(py, col.iter())?)?;
     }
     out.set_item("frame_types", ft)?;
-    out.set_item(
-        "rtt_buckets",
-        table!(
-            py,
-            a.rtt_buckets,
-            [lo_kb, hi_kb, samples, mean_rtt_ms, mean_ratio]
-        ),
-    )?;
+    out.set_item("rtt_buckets", table!(py, a.rtt_buckets, [lo_kb, hi_kb, samples, mean_rtt_ms, mean_ratio]))?;
     out.set_item("summary", a.summary_json())?;
     Ok(out)
 }

@@ -70,10 +70,7 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue {
-            heap: BinaryHeap::with_capacity(1 << 12),
-            ..Default::default()
-        }
+        EventQueue { heap: BinaryHeap::with_capacity(1 << 12), ..Default::default() }
     }
 
     pub fn now(&self) -> Time {
@@ -85,11 +82,7 @@ impl EventQueue {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.0.max(self.now.0);
         self.seq += 1;
-        self.heap.push(Entry {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(Entry { at, seq: self.seq, ev });
     }
 
     /// Time of the next event, if any.
@@ -172,9 +165,7 @@ pub mod streams {
 /// neighbouring seeds and streams give unrelated sequences.
 pub fn sub_rng(seed: u64, stream: u64) -> Pcg64 {
     use tcpvideo_model::splitmix::splitmix64;
-    Pcg64::seed_from_u64(splitmix64(
-        splitmix64(seed) ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03),
-    ))
+    Pcg64::seed_from_u64(splitmix64(splitmix64(seed) ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03)))
 }
 
 #[cfg(test)]

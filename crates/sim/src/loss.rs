@@ -15,15 +15,8 @@ use rand_pcg::Pcg64;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LossSpec {
     None,
-    Bernoulli {
-        p: f64,
-    },
-    GilbertElliott {
-        p: f64,
-        r: f64,
-        loss_good: f64,
-        loss_bad: f64,
-    },
+    Bernoulli { p: f64 },
+    GilbertElliott { p: f64, r: f64, loss_good: f64, loss_bad: f64 },
 }
 
 /// A loss model with its state and its own random stream.
@@ -36,11 +29,7 @@ pub struct LossModel {
 
 impl LossModel {
     pub fn new(spec: LossSpec, rng: Pcg64) -> Self {
-        LossModel {
-            spec,
-            bad: false,
-            rng,
-        }
+        LossModel { spec, bad: false, rng }
     }
 
     /// Decide the fate of one packet: true = lost.
@@ -49,12 +38,7 @@ impl LossModel {
         match self.spec {
             LossSpec::None => false,
             LossSpec::Bernoulli { p } => p > 0.0 && self.rng.gen::<f64>() < p,
-            LossSpec::GilbertElliott {
-                p,
-                r,
-                loss_good,
-                loss_bad,
-            } => {
+            LossSpec::GilbertElliott { p, r, loss_good, loss_bad } => {
                 let u: f64 = self.rng.gen();
                 if self.bad {
                     if u < r {
@@ -104,12 +88,7 @@ mod tests {
     #[test]
     fn gilbert_elliott_matches_stationary_rate_and_is_bursty() {
         // pi_bad = p / (p + r) = 0.01/(0.01+0.25) ≈ 0.0385; all packets in Bad are lost.
-        let spec = LossSpec::GilbertElliott {
-            p: 0.01,
-            r: 0.25,
-            loss_good: 0.0,
-            loss_bad: 1.0,
-        };
+        let spec = LossSpec::GilbertElliott { p: 0.01, r: 0.25, loss_good: 0.0, loss_bad: 1.0 };
         let (r, burst) = rate(spec, 400_000);
         let expect = 0.01 / 0.26;
         assert!((r - expect).abs() < 0.004, "{r} vs {expect}");

@@ -96,29 +96,11 @@ pub struct Channel {
 }
 
 impl Channel {
-    pub fn new(
-        link: u32,
-        from: NodeId,
-        to: NodeId,
-        rate: Bandwidth,
-        delay: Duration,
-        limit: QueueLimit,
-        loss: LossModel,
-    ) -> Self {
+    pub fn new(link: u32, from: NodeId, to: NodeId, rate: Bandwidth, delay: Duration, limit: QueueLimit, loss: LossModel) -> Self {
         Channel {
-            link,
-            from,
-            to,
-            rate,
-            delay,
-            limit,
-            loss,
-            fifo: VecDeque::with_capacity(64),
-            fifo_bytes: 0,
-            busy_until: 0,
-            tap_tx: None,
-            tap_rx: None,
-            stats: ChannelStats::default(),
+            link, from, to, rate, delay, limit, loss,
+            fifo: VecDeque::with_capacity(64), fifo_bytes: 0, busy_until: 0,
+            tap_tx: None, tap_rx: None, stats: ChannelStats::default(),
         }
     }
 
@@ -137,10 +119,7 @@ impl Channel {
         self.purge(now.0);
         match self.fifo.front() {
             None => (0, 0),
-            Some(f) if f.start <= now.0 => (
-                (self.fifo.len() - 1) as u64,
-                self.fifo_bytes - f.bytes as u64,
-            ),
+            Some(f) if f.start <= now.0 => ((self.fifo.len() - 1) as u64, self.fifo_bytes - f.bytes as u64),
             Some(_) => (self.fifo.len() as u64, self.fifo_bytes),
         }
     }
@@ -230,57 +209,30 @@ impl Network {
             }
         }
         let mut net = Network {
-            nodes,
-            links,
-            channels,
-            routes: Vec::new(),
-            host_index,
-            n_hosts,
-            taps: Vec::new(),
-            next_uid: 0,
-            unroutable: 0,
+            nodes, links, channels, routes: Vec::new(), host_index, n_hosts,
+            taps: Vec::new(), next_uid: 0, unroutable: 0,
         };
         net.compute_routes();
         net
     }
 
     /// Build the network a validated scenario describes (taps are added by the simulation).
-    pub fn from_defs(
-        nodes: &[crate::scenario::NodeDef],
-        links: &[crate::scenario::LinkDef],
-        seed: u64,
-    ) -> Network {
+    pub fn from_defs(nodes: &[crate::scenario::NodeDef], links: &[crate::scenario::LinkDef], seed: u64) -> Network {
         let mut ns: Vec<Node> = nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| Node {
-                name: n.name.clone(),
-                kind: n.kind,
-                ip: Network::ip_of(i as u32),
-                out: vec![],
-            })
+            .map(|(i, n)| Node { name: n.name.clone(), kind: n.kind, ip: Network::ip_of(i as u32), out: vec![] })
             .collect();
         let mut ls = Vec::with_capacity(links.len());
         let mut chans = Vec::with_capacity(2 * links.len());
         for (li, l) in links.iter().enumerate() {
             for (f, t, d) in [(l.a, l.b, &l.ab), (l.b, l.a, &l.ba)] {
                 let ci = chans.len() as u32;
-                let loss = LossModel::new(
-                    d.loss,
-                    crate::engine::sub_rng(seed, crate::engine::streams::LOSS_BASE + ci as u64),
-                );
-                chans.push(Channel::new(
-                    li as u32, f, t, d.rate, d.delay, d.limit, loss,
-                ));
+                let loss = LossModel::new(d.loss, crate::engine::sub_rng(seed, crate::engine::streams::LOSS_BASE + ci as u64));
+                chans.push(Channel::new(li as u32, f, t, d.rate, d.delay, d.limit, loss));
                 ns[f as usize].out.push(ci);
             }
-            ls.push(Link {
-                name: l.name.clone(),
-                a: l.a,
-                b: l.b,
-                ab: 2 * li as u32,
-                ba: 2 * li as u32 + 1,
-            });
+            ls.push(Link { name: l.name.clone(), a: l.a, b: l.b, ab: 2 * li as u32, ba: 2 * li as u32 + 1 });
         }
         Network::new(ns, ls, chans)
     }
@@ -379,14 +331,7 @@ impl Network {
     }
 
     /// Offer the pooled packet `idx` to channel `c`.
-    pub fn offer(
-        &mut self,
-        now: Time,
-        c: u32,
-        idx: u32,
-        pool: &mut PacketPool,
-        q: &mut EventQueue,
-    ) {
+    pub fn offer(&mut self, now: Time, c: u32, idx: u32, pool: &mut PacketPool, q: &mut EventQueue) {
         let ch = &mut self.channels[c as usize];
         let bytes = pool.get(idx).ip_len();
         match ch.admit(now, bytes) {
@@ -410,14 +355,7 @@ impl Network {
 
     /// Packet `idx` arrived over channel `c`. Routers forward it; for a host, returns the packet
     /// (removed from the pool) to deliver.
-    pub fn arrive(
-        &mut self,
-        now: Time,
-        c: u32,
-        idx: u32,
-        pool: &mut PacketPool,
-        q: &mut EventQueue,
-    ) -> Option<(NodeId, Packet)> {
+    pub fn arrive(&mut self, now: Time, c: u32, idx: u32, pool: &mut PacketPool, q: &mut EventQueue) -> Option<(NodeId, Packet)> {
         let ch = &self.channels[c as usize];
         let node = ch.to;
         if let Some(t) = ch.tap_rx {
@@ -448,22 +386,11 @@ mod tests {
 
     /// h0 — r1 — h2, plus a longer detour h0 — r3 — r4 — h2, plus a parallel r1' path of equal length.
     fn net(limit: QueueLimit, rate_mbps: u64) -> Network {
-        let names = [
-            ("h0", NodeKind::Host),
-            ("r1", NodeKind::Router),
-            ("h2", NodeKind::Host),
-            ("r3", NodeKind::Router),
-            ("r4", NodeKind::Router),
-        ];
+        let names = [("h0", NodeKind::Host), ("r1", NodeKind::Router), ("h2", NodeKind::Host), ("r3", NodeKind::Router), ("r4", NodeKind::Router)];
         let mut nodes: Vec<Node> = names
             .iter()
             .enumerate()
-            .map(|(i, (n, k))| Node {
-                name: n.to_string(),
-                kind: *k,
-                ip: Network::ip_of(i as u32),
-                out: vec![],
-            })
+            .map(|(i, (n, k))| Node { name: n.to_string(), kind: *k, ip: Network::ip_of(i as u32), out: vec![] })
             .collect();
         let pairs = [(0u32, 1u32), (1, 2), (0, 3), (3, 4), (4, 2)];
         let mut links = vec![];
@@ -472,23 +399,12 @@ mod tests {
             for (f, t) in [(*a, *b), (*b, *a)] {
                 let ci = chans.len() as u32;
                 chans.push(Channel::new(
-                    li as u32,
-                    f,
-                    t,
-                    Bandwidth::from_mbps(rate_mbps),
-                    Duration::from_millis(1),
-                    limit,
+                    li as u32, f, t, Bandwidth::from_mbps(rate_mbps), Duration::from_millis(1), limit,
                     LossModel::new(LossSpec::None, sub_rng(0, ci as u64)),
                 ));
                 nodes[f as usize].out.push(ci);
             }
-            links.push(Link {
-                name: format!("l{li}"),
-                a: *a,
-                b: *b,
-                ab: 2 * li as u32,
-                ba: 2 * li as u32 + 1,
-            });
+            links.push(Link { name: format!("l{li}"), a: *a, b: *b, ab: 2 * li as u32, ba: 2 * li as u32 + 1 });
         }
         Network::new(nodes, links, chans)
     }
@@ -531,10 +447,7 @@ mod tests {
         }
         // 1 on the wire + 3 waiting; 2 dropped.
         let s = n.channels[0].stats;
-        assert_eq!(
-            (s.tx_packets, s.queue_drops, s.max_queue_packets),
-            (4, 2, 3)
-        );
+        assert_eq!((s.tx_packets, s.queue_drops, s.max_queue_packets), (4, 2, 3));
         // Waiting times 0,120,240,360 us -> integral 720 us.
         assert_eq!(s.wait_ns, 720_000);
     }

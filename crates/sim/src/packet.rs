@@ -122,21 +122,8 @@ mod tests {
         let mut o = TcpOptions::default();
         o.timestamps = Some((1, 2));
         let p = Packet {
-            uid: 0,
-            flow: 0,
-            src_node: 0,
-            dst_node: 1,
-            src_ip: 0,
-            dst_ip: 0,
-            src_port: 1,
-            dst_port: 2,
-            ip_id: 0,
-            seq: 0,
-            ack: 0,
-            flags: flags::ACK,
-            window: 0,
-            options: o,
-            payload_len: 1448,
+            uid: 0, flow: 0, src_node: 0, dst_node: 1, src_ip: 0, dst_ip: 0, src_port: 1, dst_port: 2,
+            ip_id: 0, seq: 0, ack: 0, flags: flags::ACK, window: 0, options: o, payload_len: 1448,
             sent_at: Time::ZERO,
         };
         assert_eq!(p.ip_len(), 1500);
@@ -145,10 +132,7 @@ mod tests {
     #[test]
     fn syn_options_fit_in_forty_bytes() {
         let o = TcpOptions {
-            mss: Some(1460),
-            window_scale: Some(7),
-            sack_permitted: true,
-            timestamps: Some((1, 0)),
+            mss: Some(1460), window_scale: Some(7), sack_permitted: true, timestamps: Some((1, 0)),
             ..Default::default()
         };
         assert_eq!(o.wire_len(), 20); // Linux SYN: 40-byte TCP header
@@ -164,22 +148,10 @@ pub mod tests_support {
     /// A bare ACK-flagged segment from `src` to `dst` with `payload_len` bytes of payload.
     pub fn packet(src: NodeId, dst: NodeId, payload_len: u32) -> Packet {
         Packet {
-            uid: 0,
-            flow: 0,
-            src_node: src,
-            dst_node: dst,
-            src_ip: 0x0a00_0000 | (src + 1),
-            dst_ip: 0x0a00_0000 | (dst + 1),
-            src_port: 40000,
-            dst_port: 80,
-            ip_id: 0,
-            seq: 1,
-            ack: 1,
-            flags: flags::ACK,
-            window: 1000,
-            options: TcpOptions::default(),
-            payload_len,
-            sent_at: Time::ZERO,
+            uid: 0, flow: 0, src_node: src, dst_node: dst,
+            src_ip: 0x0a00_0000 | (src + 1), dst_ip: 0x0a00_0000 | (dst + 1),
+            src_port: 40000, dst_port: 80, ip_id: 0, seq: 1, ack: 1, flags: flags::ACK,
+            window: 1000, options: TcpOptions::default(), payload_len, sent_at: Time::ZERO,
         }
     }
 }

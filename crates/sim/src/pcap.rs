@@ -46,14 +46,7 @@ pub const ETH_HEADER: usize = 14;
 
 /// The MAC address the simulator gives a node.
 pub fn mac_of(node: NodeId) -> [u8; 6] {
-    [
-        0x02,
-        0,
-        (node >> 24) as u8,
-        (node >> 16) as u8,
-        (node >> 8) as u8,
-        node as u8,
-    ]
+    [0x02, 0, (node >> 24) as u8, (node >> 16) as u8, (node >> 8) as u8, node as u8]
 }
 
 /// RFC 1071 ones'-complement sum of `data` added to `acc` (not folded).
@@ -180,14 +173,7 @@ impl<W: Write> PcapWriter<W> {
         h.extend_from_slice(&snaplen.to_le_bytes());
         h.extend_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
         w.write_all(&h)?;
-        Ok(PcapWriter {
-            w,
-            snaplen,
-            res,
-            scratch: Vec::with_capacity(128),
-            zeros: Vec::new(),
-            frames: 0,
-        })
+        Ok(PcapWriter { w, snaplen, res, scratch: Vec::with_capacity(128), zeros: Vec::new(), frames: 0 })
     }
 
     /// Append one frame stamped `ts` (payload as zeros).
@@ -196,12 +182,7 @@ impl<W: Write> PcapWriter<W> {
     }
 
     /// Append one frame stamped `ts` whose payload is `payload` (`p.payload_len` bytes), or zeros.
-    pub fn write_with_payload(
-        &mut self,
-        ts: Time,
-        p: &Packet,
-        payload: Option<&[u8]>,
-    ) -> io::Result<()> {
+    pub fn write_with_payload(&mut self, ts: Time, p: &Packet, payload: Option<&[u8]>) -> io::Result<()> {
         let orig = build_headers(p, &mut self.scratch);
         if let Some(data) = payload {
             // Fold the payload into the TCP checksum (it starts at an even offset of the segment).
@@ -283,11 +264,7 @@ pub struct PcapSink {
 impl PcapSink {
     pub fn new(w: Box<dyn Write + Send>, snaplen: u32, res: TsResolution) -> io::Result<Self> {
         Ok(PcapSink {
-            writer: PcapWriter::new(w, snaplen, res)?,
-            pending: BinaryHeap::new(),
-            seq: 0,
-            error: None,
-            payloads: None,
+            writer: PcapWriter::new(w, snaplen, res)?, pending: BinaryHeap::new(), seq: 0, error: None, payloads: None,
             payload_buf: Vec::new(),
         })
     }
@@ -295,11 +272,7 @@ impl PcapSink {
     /// Record `p` at `ts >= now`; writes every pending record stamped at or before `now`.
     pub fn record(&mut self, now: Time, ts: Time, p: &Packet) {
         self.seq += 1;
-        self.pending.push(Reverse(Pending {
-            ts: ts.0,
-            seq: self.seq,
-            pkt: *p,
-        }));
+        self.pending.push(Reverse(Pending { ts: ts.0, seq: self.seq, pkt: *p }));
         self.drain(now);
     }
 
@@ -314,11 +287,8 @@ impl PcapSink {
                 let res = match (&self.payloads, r.pkt.payload_len) {
                     (Some(book), n) if n > 0 => {
                         self.payload_buf.resize(n as usize, 0);
-                        book.lock()
-                            .expect("payload book")
-                            .fill(&r.pkt, &mut self.payload_buf);
-                        self.writer
-                            .write_with_payload(Time(r.ts), &r.pkt, Some(&self.payload_buf))
+                        book.lock().expect("payload book").fill(&r.pkt, &mut self.payload_buf);
+                        self.writer.write_with_payload(Time(r.ts), &r.pkt, Some(&self.payload_buf))
                     }
                     _ => self.writer.write(Time(r.ts), &r.pkt),
                 };
@@ -371,19 +341,13 @@ mod tests {
         let mut p = packet(1, 2, 0);
         p.flags = flags::SYN;
         p.options = TcpOptions {
-            mss: Some(1460),
-            window_scale: Some(7),
-            sack_permitted: true,
-            timestamps: Some((9, 0)),
+            mss: Some(1460), window_scale: Some(7), sack_permitted: true, timestamps: Some((9, 0)),
             ..Default::default()
         };
         let mut buf = Vec::new();
         build_headers(&p, &mut buf);
         let opts = &buf[54..];
-        assert_eq!(
-            opts,
-            &[2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 9, 0, 0, 0, 0, 1, 3, 3, 7]
-        );
+        assert_eq!(opts, &[2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 9, 0, 0, 0, 0, 1, 3, 3, 7]);
         assert_eq!(buf[46] >> 4, 10); // data offset: 40-byte TCP header
     }
 
@@ -411,15 +375,9 @@ mod tests {
         assert_eq!(&b[0..4], &0xa1b2_3c4du32.to_le_bytes());
         let rec = &b[24..40];
         assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 1);
-        assert_eq!(
-            u32::from_le_bytes(rec[4..8].try_into().unwrap()),
-            500_000_123
-        );
+        assert_eq!(u32::from_le_bytes(rec[4..8].try_into().unwrap()), 500_000_123);
         assert_eq!(u32::from_le_bytes(rec[8..12].try_into().unwrap()), 96);
-        assert_eq!(
-            u32::from_le_bytes(rec[12..16].try_into().unwrap()),
-            14 + 40 + 1448
-        );
+        assert_eq!(u32::from_le_bytes(rec[12..16].try_into().unwrap()), 14 + 40 + 1448);
         assert_eq!(b.len(), 24 + 16 + 96);
     }
 

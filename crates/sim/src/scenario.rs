@@ -44,22 +44,14 @@ pub enum Qty {
 
 fn split_unit(s: &str) -> Option<(f64, String)> {
     let s = s.trim();
-    let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
-        .unwrap_or(s.len());
+    let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+')).unwrap_or(s.len());
     let (num, unit) = s.split_at(idx);
     let v: f64 = num.trim().parse().ok()?;
     Some((v, unit.trim().to_string()))
 }
 
 impl Qty {
-    fn value(
-        &self,
-        path: &str,
-        kind: &str,
-        units: &[(&str, f64)],
-        default_unit: f64,
-    ) -> Result<f64, ScenarioError> {
+    fn value(&self, path: &str, kind: &str, units: &[(&str, f64)], default_unit: f64) -> Result<f64, ScenarioError> {
         let v = match self {
             Qty::Num(v) => *v * default_unit,
             Qty::Str(s) => {
@@ -68,18 +60,8 @@ impl Qty {
                 };
                 let unit_l = unit.replace(' ', "");
                 let Some((_, mult)) = units.iter().find(|(u, _)| *u == unit_l) else {
-                    let known: Vec<&str> = units
-                        .iter()
-                        .map(|(u, _)| *u)
-                        .filter(|u| !u.is_empty())
-                        .collect();
-                    return err(
-                        path,
-                        format!(
-                            "unknown unit {unit:?} in {kind} {s:?} (use one of {})",
-                            known.join(", ")
-                        ),
-                    );
+                    let known: Vec<&str> = units.iter().map(|(u, _)| *u).filter(|u| !u.is_empty()).collect();
+                    return err(path, format!("unknown unit {unit:?} in {kind} {s:?} (use one of {})", known.join(", ")));
                 };
                 v * mult
             }
@@ -95,19 +77,8 @@ impl Qty {
 
     pub fn rate(&self, path: &str) -> Result<Bandwidth, ScenarioError> {
         const U: &[(&str, f64)] = &[
-            ("", 1.0),
-            ("bps", 1.0),
-            ("bit/s", 1.0),
-            ("kbps", 1e3),
-            ("kbit", 1e3),
-            ("kbit/s", 1e3),
-            ("Kbps", 1e3),
-            ("Mbps", 1e6),
-            ("Mbit", 1e6),
-            ("Mbit/s", 1e6),
-            ("Gbps", 1e9),
-            ("Gbit", 1e9),
-            ("Gbit/s", 1e9),
+            ("", 1.0), ("bps", 1.0), ("bit/s", 1.0), ("kbps", 1e3), ("kbit", 1e3), ("kbit/s", 1e3), ("Kbps", 1e3),
+            ("Mbps", 1e6), ("Mbit", 1e6), ("Mbit/s", 1e6), ("Gbps", 1e9), ("Gbit", 1e9), ("Gbit/s", 1e9),
         ];
         let v = self.value(path, "rate", U, 1.0)?;
         if v < 1.0 {
@@ -117,29 +88,15 @@ impl Qty {
     }
 
     pub fn duration(&self, path: &str) -> Result<Duration, ScenarioError> {
-        const U: &[(&str, f64)] = &[
-            ("s", 1e9),
-            ("ms", 1e6),
-            ("us", 1e3),
-            ("µs", 1e3),
-            ("ns", 1.0),
-            ("min", 60e9),
-        ];
+        const U: &[(&str, f64)] = &[("s", 1e9), ("ms", 1e6), ("us", 1e3), ("µs", 1e3), ("ns", 1.0), ("min", 60e9)];
         let v = self.value(path, "duration", U, 1e9)?;
         Ok(Duration::from_nanos(v.round() as u64))
     }
 
     pub fn bytes(&self, path: &str) -> Result<u64, ScenarioError> {
         const U: &[(&str, f64)] = &[
-            ("", 1.0),
-            ("B", 1.0),
-            ("kB", 1e3),
-            ("KB", 1e3),
-            ("MB", 1e6),
-            ("GB", 1e9),
-            ("KiB", 1024.0),
-            ("MiB", 1048576.0),
-            ("GiB", 1073741824.0),
+            ("", 1.0), ("B", 1.0), ("kB", 1e3), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9),
+            ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0),
         ];
         let v = self.value(path, "size", U, 1.0)?;
         Ok(v.round() as u64)
@@ -358,21 +315,12 @@ pub struct FlowSpec {
 impl FlowSpec {
     fn template(&self) -> FlowTemplate {
         FlowTemplate {
-            app: self.app.clone(),
-            start: self.start.clone(),
-            start_jitter: self.start_jitter.clone(),
-            bytes: self.bytes.clone(),
-            direction: self.direction.clone(),
-            close: self.close,
-            requests: self.requests.clone(),
-            period: self.period.clone(),
-            count: self.count,
-            response_bytes: self.response_bytes.clone(),
-            request_bytes: self.request_bytes.clone(),
-            reader: self.reader.clone(),
-            cwnd_clamp: self.cwnd_clamp,
-            cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(),
-            tcp: self.tcp.clone(),
+            app: self.app.clone(), start: self.start.clone(), start_jitter: self.start_jitter.clone(),
+            bytes: self.bytes.clone(), direction: self.direction.clone(), close: self.close,
+            requests: self.requests.clone(), period: self.period.clone(), count: self.count,
+            response_bytes: self.response_bytes.clone(), request_bytes: self.request_bytes.clone(),
+            reader: self.reader.clone(), cwnd_clamp: self.cwnd_clamp,
+            cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(), tcp: self.tcp.clone(),
             player: self.player.clone(),
         }
     }
@@ -412,30 +360,9 @@ impl TcpSpec {
         macro_rules! pick {
             ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
-        pick!(
-            cc,
-            cc_params,
-            mss,
-            initial_cwnd,
-            rcv_buf,
-            snd_buf,
-            sack,
-            timestamps,
-            window_scaling,
-            min_rto,
-            initial_rto,
-            max_rto,
-            delayed_ack,
-            quickack_segments,
-            slow_start_after_idle,
-            dupack_threshold,
-            nagle,
-            keepalive_idle,
-            keepalive_interval,
-            keepalive_probes,
-            rack_tlp,
-            frto
-        )
+        pick!(cc, cc_params, mss, initial_cwnd, rcv_buf, snd_buf, sack, timestamps, window_scaling, min_rto,
+              initial_rto, max_rto, delayed_ack, quickack_segments, slow_start_after_idle, dupack_threshold, nagle,
+              keepalive_idle, keepalive_interval, keepalive_probes, rack_tlp, frto)
     }
 }
 
@@ -469,12 +396,7 @@ pub fn parse_toml(text: &str) -> Result<ScenarioFile, ScenarioError> {
         let msg = inner.message().to_string();
         let line = inner
             .span()
-            .map(|s| {
-                format!(
-                    " (line {})",
-                    text[..s.start.min(text.len())].matches('\n').count() + 1
-                )
-            })
+            .map(|s| format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1))
             .unwrap_or_default();
         if path == "." || path.is_empty() {
             ScenarioError(format!("scenario: {msg}{line}"))
@@ -490,11 +412,7 @@ pub fn parse_json(text: &str) -> Result<ScenarioFile, ScenarioError> {
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        let msg = inner
-            .split(" at line ")
-            .next()
-            .unwrap_or(&inner)
-            .to_string();
+        let msg = inner.split(" at line ").next().unwrap_or(&inner).to_string();
         if path == "." || path.is_empty() {
             ScenarioError(format!("scenario: {msg}"))
         } else {
@@ -546,11 +464,7 @@ pub struct Request {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppDef {
     /// Send `bytes` (None = unlimited) in `direction`, then close if `close`.
-    Bulk {
-        bytes: Option<u64>,
-        direction: Direction,
-        close: bool,
-    },
+    Bulk { bytes: Option<u64>, direction: Direction, close: bool },
     /// Client sends requests on one persistent connection; server answers each in full. A request is
     /// issued at max(its time, completion of the previous response) (one outstanding request).
     ReqResp { requests: Vec<Request> },
@@ -641,25 +555,16 @@ pub struct Scenario {
 const DEFAULT_QUEUE_PACKETS: u64 = 1000; // Linux txqueuelen default
 
 fn loss_of(l: &Option<LossToml>, path: &str) -> Result<LossSpec, ScenarioError> {
-    let Some(l) = l else {
-        return Ok(LossSpec::None);
-    };
+    let Some(l) = l else { return Ok(LossSpec::None) };
     let prob = |v: f64, k: &str| -> Result<f64, ScenarioError> {
         if !(0.0..=1.0).contains(&v) {
-            return err(
-                format!("{path}.{k}"),
-                format!("probability {v} is not in [0, 1]"),
-            );
+            return err(format!("{path}.{k}"), format!("probability {v} is not in [0, 1]"));
         }
         Ok(v)
     };
     match l.model.as_str() {
         "bernoulli" => {
-            for (k, v) in [
-                ("r", l.r),
-                ("loss_good", l.loss_good),
-                ("loss_bad", l.loss_bad),
-            ] {
+            for (k, v) in [("r", l.r), ("loss_good", l.loss_good), ("loss_bad", l.loss_bad)] {
                 if v.is_some() {
                     return err(format!("{path}.{k}"), "only for model \"gilbert_elliott\"");
                 }
@@ -667,9 +572,7 @@ fn loss_of(l: &Option<LossToml>, path: &str) -> Result<LossSpec, ScenarioError> 
             Ok(LossSpec::Bernoulli { p: prob(l.p, "p")? })
         }
         "gilbert_elliott" => {
-            let Some(r) = l.r else {
-                return err(format!("{path}.r"), "missing (Bad→Good probability)");
-            };
+            let Some(r) = l.r else { return err(format!("{path}.r"), "missing (Bad→Good probability)") };
             Ok(LossSpec::GilbertElliott {
                 p: prob(l.p, "p")?,
                 r: prob(r, "r")?,
@@ -677,24 +580,13 @@ fn loss_of(l: &Option<LossToml>, path: &str) -> Result<LossSpec, ScenarioError> 
                 loss_bad: prob(l.loss_bad.unwrap_or(1.0), "loss_bad")?,
             })
         }
-        other => err(
-            format!("{path}.model"),
-            format!("unknown loss model {other:?} (bernoulli, gilbert_elliott)"),
-        ),
+        other => err(format!("{path}.model"), format!("unknown loss model {other:?} (bernoulli, gilbert_elliott)")),
     }
 }
 
-fn limit_of(
-    queue: Option<u64>,
-    queue_bytes: &Option<Qty>,
-    path: &str,
-    default: u64,
-) -> Result<QueueLimit, ScenarioError> {
+fn limit_of(queue: Option<u64>, queue_bytes: &Option<Qty>, path: &str, default: u64) -> Result<QueueLimit, ScenarioError> {
     match (queue, queue_bytes) {
-        (Some(_), Some(_)) => err(
-            format!("{path}.queue_bytes"),
-            "give either queue (packets) or queue_bytes, not both",
-        ),
+        (Some(_), Some(_)) => err(format!("{path}.queue_bytes"), "give either queue (packets) or queue_bytes, not both"),
         (Some(p), None) => Ok(QueueLimit::Packets(p)),
         (None, Some(b)) => Ok(QueueLimit::Bytes(b.bytes(&format!("{path}.queue_bytes"))?)),
         (None, None) => Ok(QueueLimit::Packets(default)),
@@ -725,12 +617,7 @@ impl Builder {
     }
 }
 
-fn dir_of(
-    base: &LinkSpec,
-    d: &Option<DirSpec>,
-    path: &str,
-    which: &str,
-) -> Result<DirDef, ScenarioError> {
+fn dir_of(base: &LinkSpec, d: &Option<DirSpec>, path: &str, which: &str) -> Result<DirDef, ScenarioError> {
     let empty = DirSpec::default();
     let d = d.as_ref().unwrap_or(&empty);
     let dp = format!("{path}.{which}");
@@ -748,28 +635,11 @@ fn dir_of(
     } else {
         limit_of(base.queue, &base.queue_bytes, path, DEFAULT_QUEUE_PACKETS)?
     };
-    let loss = if d.loss.is_some() {
-        loss_of(&d.loss, &format!("{dp}.loss"))?
-    } else {
-        loss_of(&base.loss, &format!("{path}.loss"))?
-    };
-    Ok(DirDef {
-        rate,
-        delay,
-        limit,
-        loss,
-    })
+    let loss = if d.loss.is_some() { loss_of(&d.loss, &format!("{dp}.loss"))? } else { loss_of(&base.loss, &format!("{path}.loss"))? };
+    Ok(DirDef { rate, delay, limit, loss })
 }
 
-fn flow_of(
-    t: &FlowTemplate,
-    path: &str,
-    name: String,
-    client: u32,
-    server: u32,
-    default_tcp: &TcpSpec,
-    jitter_rng: &mut rand_pcg::Pcg64,
-) -> Result<FlowDef, ScenarioError> {
+fn flow_of(t: &FlowTemplate, path: &str, name: String, client: u32, server: u32, default_tcp: &TcpSpec, jitter_rng: &mut rand_pcg::Pcg64) -> Result<FlowDef, ScenarioError> {
     use rand::Rng;
     let p = |k: &str| format!("{path}.{k}");
     let start = match &t.start {
@@ -794,16 +664,8 @@ fn flow_of(
     };
     let app = match app_name.as_str() {
         "bulk" => {
-            only(
-                &[
-                    ("requests", t.requests.is_some()),
-                    ("period", t.period.is_some()),
-                    ("count", t.count.is_some()),
-                    ("response_bytes", t.response_bytes.is_some()),
-                    ("request_bytes", t.request_bytes.is_some()),
-                ],
-                "bulk",
-            )?;
+            only(&[("requests", t.requests.is_some()), ("period", t.period.is_some()), ("count", t.count.is_some()),
+                   ("response_bytes", t.response_bytes.is_some()), ("request_bytes", t.request_bytes.is_some())], "bulk")?;
             let bytes = match &t.bytes {
                 Some(b) => Some(b.bytes(&p("bytes"))?),
                 None => None,
@@ -811,28 +673,12 @@ fn flow_of(
             let direction = match t.direction.as_deref() {
                 None | Some("down") => Direction::Down,
                 Some("up") => Direction::Up,
-                Some(o) => {
-                    return err(
-                        p("direction"),
-                        format!("unknown direction {o:?} (down, up)"),
-                    )
-                }
+                Some(o) => return err(p("direction"), format!("unknown direction {o:?} (down, up)")),
             };
-            AppDef::Bulk {
-                bytes,
-                direction,
-                close: t.close.unwrap_or(bytes.is_some()),
-            }
+            AppDef::Bulk { bytes, direction, close: t.close.unwrap_or(bytes.is_some()) }
         }
         "reqresp" => {
-            only(
-                &[
-                    ("bytes", t.bytes.is_some()),
-                    ("direction", t.direction.is_some()),
-                    ("close", t.close.is_some()),
-                ],
-                "reqresp",
-            )?;
+            only(&[("bytes", t.bytes.is_some()), ("direction", t.direction.is_some()), ("close", t.close.is_some())], "reqresp")?;
             let default_req = match &t.request_bytes {
                 Some(q) => q.bytes(&p("request_bytes"))?,
                 None => 300,
@@ -840,10 +686,7 @@ fn flow_of(
             let mut requests = Vec::new();
             if let Some(list) = &t.requests {
                 if t.period.is_some() || t.count.is_some() {
-                    return err(
-                        p("period"),
-                        "give either requests = [...] or period/count/response_bytes",
-                    );
+                    return err(p("period"), "give either requests = [...] or period/count/response_bytes");
                 }
                 for (i, r) in list.iter().enumerate() {
                     let rp = format!("{path}.requests[{i}]");
@@ -857,78 +700,41 @@ fn flow_of(
                     });
                 }
             } else {
-                let Some(period) = &t.period else {
-                    return err(
-                        p("requests"),
-                        "reqresp needs requests = [...] or period/count/response_bytes",
-                    );
-                };
+                let Some(period) = &t.period else { return err(p("requests"), "reqresp needs requests = [...] or period/count/response_bytes") };
                 let period = period.duration(&p("period"))?;
-                let Some(count) = t.count else {
-                    return err(p("count"), "missing (number of requests)");
-                };
+                let Some(count) = t.count else { return err(p("count"), "missing (number of requests)") };
                 if count > 10_000_000 {
                     return err(p("count"), "more than 10000000 requests");
                 }
                 if period.as_nanos() * count as u128 > u64::MAX as u128 {
                     return err(p("count"), "period × count overflows");
                 }
-                let Some(resp) = &t.response_bytes else {
-                    return err(p("response_bytes"), "missing");
-                };
+                let Some(resp) = &t.response_bytes else { return err(p("response_bytes"), "missing") };
                 let resp = resp.bytes(&p("response_bytes"))?;
                 for k in 0..count {
-                    requests.push(Request {
-                        at: period * k,
-                        request_bytes: default_req,
-                        response_bytes: resp,
-                    });
+                    requests.push(Request { at: period * k, request_bytes: default_req, response_bytes: resp });
                 }
             }
             for (i, r) in requests.iter().enumerate() {
                 if r.request_bytes == 0 {
-                    return err(
-                        format!("{path}.requests[{i}].request_bytes"),
-                        "must be at least 1 byte",
-                    );
+                    return err(format!("{path}.requests[{i}].request_bytes"), "must be at least 1 byte");
                 }
             }
             AppDef::ReqResp { requests }
         }
         "live" | "vod" => {
-            only(
-                &[
-                    ("requests", t.requests.is_some()),
-                    ("period", t.period.is_some()),
-                    ("count", t.count.is_some()),
-                    ("response_bytes", t.response_bytes.is_some()),
-                    ("request_bytes", t.request_bytes.is_some()),
-                    ("bytes", t.bytes.is_some()),
-                    ("direction", t.direction.is_some()),
-                    ("close", t.close.is_some()),
-                ],
-                &app_name,
-            )?;
-            AppDef::Video {
-                live: app_name == "live",
-                player: player_of(t.player.as_ref(), &p("player"))?,
-            }
+            only(&[("requests", t.requests.is_some()), ("period", t.period.is_some()), ("count", t.count.is_some()),
+                   ("response_bytes", t.response_bytes.is_some()), ("request_bytes", t.request_bytes.is_some()),
+                   ("bytes", t.bytes.is_some()), ("direction", t.direction.is_some()), ("close", t.close.is_some())], &app_name)?;
+            AppDef::Video { live: app_name == "live", player: player_of(t.player.as_ref(), &p("player"))? }
         }
-        other => {
-            return err(
-                p("app"),
-                format!("unknown app {other:?} (bulk, reqresp, live, vod)"),
-            )
-        }
+        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod)")),
     };
     if t.player.is_some() && !matches!(app, AppDef::Video { .. }) {
         return err(p("player"), format!("not used by app {app_name:?}"));
     }
     let reader = match &t.reader {
-        None => ReaderDef {
-            rate: None,
-            pauses: vec![],
-        },
+        None => ReaderDef { rate: None, pauses: vec![] },
         Some(r) => {
             let rate = match &r.rate {
                 Some(q) => Some(q.rate(&p("reader.rate"))?),
@@ -937,9 +743,7 @@ fn flow_of(
             let mut pauses = Vec::new();
             for (i, ps) in r.pauses.iter().enumerate() {
                 let a = ps.at.duration(&format!("{path}.reader.pauses[{i}].at"))?;
-                let d = ps
-                    .duration
-                    .duration(&format!("{path}.reader.pauses[{i}].duration"))?;
+                let d = ps.duration.duration(&format!("{path}.reader.pauses[{i}].duration"))?;
                 pauses.push((a, a.saturating_add(d)));
             }
             pauses.sort();
@@ -954,8 +758,7 @@ fn flow_of(
         clamps.push((Duration::ZERO, Some(c)));
     }
     for (i, c) in t.cwnd_clamp_schedule.iter().enumerate() {
-        let at =
-            c.at.duration(&format!("{path}.cwnd_clamp_schedule[{i}].at"))?;
+        let at = c.at.duration(&format!("{path}.cwnd_clamp_schedule[{i}].at"))?;
         clamps.push((at, (c.packets > 0).then_some(c.packets)));
     }
     clamps.sort_by_key(|c| c.0);
@@ -963,17 +766,7 @@ fn flow_of(
         Some(o) => default_tcp.merged(o),
         None => default_tcp.clone(),
     };
-    Ok(FlowDef {
-        name,
-        client,
-        server,
-        start,
-        app,
-        reader,
-        clamps,
-        tcp,
-        base_rtt: Duration::ZERO,
-    })
+    Ok(FlowDef { name, client, server, start, app, reader, clamps, tcp, base_rtt: Duration::ZERO })
 }
 
 fn player_of(ps: Option<&PlayerSpec>, path: &str) -> Result<PlayerDef, ScenarioError> {
@@ -1107,20 +900,12 @@ impl ScenarioFile {
         if duration.is_zero() {
             return err("duration", "must be positive");
         }
-        let mut b = Builder {
-            nodes: Vec::new(),
-            links: Vec::new(),
-        };
+        let mut b = Builder { nodes: Vec::new(), links: Vec::new() };
         for (i, n) in self.node.iter().enumerate() {
             let kind = match n.kind.as_deref() {
                 None | Some("host") => NodeKind::Host,
                 Some("router") => NodeKind::Router,
-                Some(o) => {
-                    return err(
-                        format!("node[{i}].kind"),
-                        format!("unknown kind {o:?} (host, router)"),
-                    )
-                }
+                Some(o) => return err(format!("node[{i}].kind"), format!("unknown kind {o:?} (host, router)")),
             };
             b.add_node(n.name.clone(), kind, &format!("node[{i}].name"))?;
         }
@@ -1133,20 +918,11 @@ impl ScenarioFile {
             }
             let name = l.name.clone().unwrap_or_else(|| format!("{}-{}", l.a, l.b));
             if b.links.iter().any(|x| x.name == name) {
-                return err(
-                    format!("{path}.name"),
-                    format!("duplicate link name {name:?}"),
-                );
+                return err(format!("{path}.name"), format!("duplicate link name {name:?}"));
             }
             let ab = dir_of(l, &l.ab, &path, "ab")?;
             let ba = dir_of(l, &l.ba, &path, "ba")?;
-            b.links.push(LinkDef {
-                name,
-                a,
-                b: bb,
-                ab,
-                ba,
-            });
+            b.links.push(LinkDef { name, a, b: bb, ab, ba });
         }
         let mut flows = Vec::new();
         let mut jitter_rng = sub_rng(seed, streams::START_JITTER);
@@ -1160,54 +936,20 @@ impl ScenarioFile {
             let s = b.node(&f.server, &format!("{path}.server"))?;
             for (k, n) in [("client", c), ("server", s)] {
                 if b.nodes[n as usize].kind != NodeKind::Host {
-                    return err(
-                        format!("{path}.{k}"),
-                        format!(
-                            "{:?} is a router; flows run between hosts",
-                            b.nodes[n as usize].name
-                        ),
-                    );
+                    return err(format!("{path}.{k}"), format!("{:?} is a router; flows run between hosts", b.nodes[n as usize].name));
                 }
             }
             if c == s {
-                return err(
-                    format!("{path}.server"),
-                    "client and server are the same node",
-                );
+                return err(format!("{path}.server"), "client and server are the same node");
             }
-            let name = f
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("flow{}", flows.len()));
-            flows.push(flow_of(
-                &f.template(),
-                &path,
-                name,
-                c,
-                s,
-                &default_tcp,
-                &mut jitter_rng,
-            )?);
+            let name = f.name.clone().unwrap_or_else(|| format!("flow{}", flows.len()));
+            flows.push(flow_of(&f.template(), &path, name, c, s, &default_tcp, &mut jitter_rng)?);
         }
         // Reachability and base RTT (sum of propagation delays along both routes).
         let probe = crate::network::Network::from_defs(&b.nodes, &b.links, seed);
         for (i, f) in flows.iter_mut().enumerate() {
-            let path = if i < self
-                .dumbbell
-                .as_ref()
-                .map(|d| d.clients as usize)
-                .unwrap_or(0)
-            {
-                format!("dumbbell.flow[{i}]")
-            } else {
-                format!(
-                    "flow[{}]",
-                    i - self
-                        .dumbbell
-                        .as_ref()
-                        .map(|d| d.clients as usize)
-                        .unwrap_or(0)
-                )
+            let path = if i < self.dumbbell.as_ref().map(|d| d.clients as usize).unwrap_or(0) { format!("dumbbell.flow[{i}]") } else {
+                format!("flow[{}]", i - self.dumbbell.as_ref().map(|d| d.clients as usize).unwrap_or(0))
             };
             let mut rtt = Duration::ZERO;
             for (from, to) in [(f.client, f.server), (f.server, f.client)] {
@@ -1215,13 +957,8 @@ impl ScenarioFile {
                 let mut hops = 0;
                 while n != to {
                     let Some(c) = probe.route(n, to) else {
-                        return err(
-                            format!("{path}.server"),
-                            format!(
-                                "no route from {:?} to {:?}",
-                                b.nodes[from as usize].name, b.nodes[to as usize].name
-                            ),
-                        );
+                        return err(format!("{path}.server"), format!(
+                            "no route from {:?} to {:?}", b.nodes[from as usize].name, b.nodes[to as usize].name));
                     };
                     rtt += probe.channels[c as usize].delay;
                     n = probe.channels[c as usize].to;
@@ -1235,9 +972,7 @@ impl ScenarioFile {
             // Validate the congestion control name and parameters now, so a typo fails up front.
             let cc = f.tcp.cc.clone().unwrap_or_else(|| default_cc().to_string());
             let params = tcpvideo_model::cc::Params(f.tcp.cc_params.clone().unwrap_or_default());
-            if let Err(e) =
-                tcpvideo_model::cc::build(&cc, &tcpvideo_model::cc::CcConfig::default(), &params)
-            {
+            if let Err(e) = tcpvideo_model::cc::build(&cc, &tcpvideo_model::cc::CcConfig::default(), &params) {
                 return err(format!("{path}.tcp.cc"), e);
             }
         }
@@ -1245,10 +980,7 @@ impl ScenarioFile {
         let mut pcaps = Vec::new();
         for (i, pc) in r.pcap.iter().enumerate() {
             let Some(li) = b.links.iter().position(|l| l.name == pc.link) else {
-                return err(
-                    format!("record.pcap[{i}].link"),
-                    format!("unknown link {:?}", pc.link),
-                );
+                return err(format!("record.pcap[{i}].link"), format!("unknown link {:?}", pc.link));
             };
             let l = &b.links[li];
             let at = match &pc.at {
@@ -1256,39 +988,21 @@ impl ScenarioFile {
                 Some(n) => {
                     let id = b.node(n, &format!("record.pcap[{i}].at"))?;
                     if id != l.a && id != l.b {
-                        return err(
-                            format!("record.pcap[{i}].at"),
-                            format!("{n:?} is not an end of link {:?}", l.name),
-                        );
+                        return err(format!("record.pcap[{i}].at"), format!("{n:?} is not an end of link {:?}", l.name));
                     }
                     id
                 }
             };
-            let file = pc
-                .file
-                .clone()
-                .unwrap_or_else(|| format!("{}@{}.pcap", l.name, b.nodes[at as usize].name));
+            let file = pc.file.clone().unwrap_or_else(|| format!("{}@{}.pcap", l.name, b.nodes[at as usize].name));
             if file.contains('/') || file.contains('\\') {
-                return err(
-                    format!("record.pcap[{i}].file"),
-                    "a file name, not a path (files go to the output directory)",
-                );
+                return err(format!("record.pcap[{i}].file"), "a file name, not a path (files go to the output directory)");
             }
-            pcaps.push(PcapDef {
-                link: li as u32,
-                at,
-                file,
-            });
+            pcaps.push(PcapDef { link: li as u32, at, file });
         }
         let nanosecond_pcap = match r.pcap_timestamps.as_deref() {
             None | Some("us") => false,
             Some("ns") => true,
-            Some(o) => {
-                return err(
-                    "record.pcap_timestamps",
-                    format!("unknown resolution {o:?} (us, ns)"),
-                )
-            }
+            Some(o) => return err("record.pcap_timestamps", format!("unknown resolution {o:?} (us, ns)")),
         };
         let sample_interval = match &r.sample_interval {
             Some(q) => {
@@ -1302,40 +1016,20 @@ impl ScenarioFile {
         };
         let snaplen = r.snaplen.unwrap_or(128);
         if snaplen < 54 {
-            return err(
-                "record.snaplen",
-                "must be at least 54 (Ethernet + IPv4 + TCP headers)",
-            );
+            return err("record.snaplen", "must be at least 54 (Ethernet + IPv4 + TCP headers)");
         }
         if b.nodes.is_empty() {
-            return err(
-                "node",
-                "the scenario has no nodes (declare [[node]]/[[link]] or a [dumbbell])",
-            );
+            return err("node", "the scenario has no nodes (declare [[node]]/[[link]] or a [dumbbell])");
         }
         let video = match &self.video {
             Some(v) => Some(video_of(v, duration)?),
             None => None,
         };
         if video.is_none() {
-            if let Some(i) = flows
-                .iter()
-                .position(|f| matches!(f.app, AppDef::Video { .. }))
-            {
-                let n_db = self
-                    .dumbbell
-                    .as_ref()
-                    .map(|d| d.clients as usize)
-                    .unwrap_or(0);
-                let path = if i < n_db {
-                    "dumbbell.flow.app".to_string()
-                } else {
-                    format!("flow[{}].app", i - n_db)
-                };
-                return err(
-                    path,
-                    "a video app needs a [video] table (the stream to fetch)",
-                );
+            if let Some(i) = flows.iter().position(|f| matches!(f.app, AppDef::Video { .. })) {
+                let n_db = self.dumbbell.as_ref().map(|d| d.clients as usize).unwrap_or(0);
+                let path = if i < n_db { "dumbbell.flow.app".to_string() } else { format!("flow[{}].app", i - n_db) };
+                return err(path, "a video app needs a [video] table (the stream to fetch)");
             }
         }
         Ok(Scenario {
@@ -1345,87 +1039,38 @@ impl ScenarioFile {
             nodes: b.nodes,
             links: b.links,
             flows,
-            record: RecordDef {
-                pcaps,
-                snaplen,
-                nanosecond_pcap,
-                sample_interval,
-                events: r.events.unwrap_or(true),
-            },
+            record: RecordDef { pcaps, snaplen, nanosecond_pcap, sample_interval, events: r.events.unwrap_or(true) },
             video,
         })
     }
 
-    fn expand_dumbbell(
-        &self,
-        d: &DumbbellSpec,
-        seed: u64,
-        b: &mut Builder,
-        flows: &mut Vec<FlowDef>,
-        default_tcp: &TcpSpec,
-        jitter_rng: &mut rand_pcg::Pcg64,
-    ) -> Result<(), ScenarioError> {
+    fn expand_dumbbell(&self, d: &DumbbellSpec, seed: u64, b: &mut Builder, flows: &mut Vec<FlowDef>, default_tcp: &TcpSpec, jitter_rng: &mut rand_pcg::Pcg64) -> Result<(), ScenarioError> {
         let p = |k: &str| format!("dumbbell.{k}");
         if d.clients == 0 {
             return err(p("clients"), "must be at least 1");
         }
         let bn_rate = d.bottleneck_rate.rate(&p("bottleneck_rate"))?;
-        let bn_delay = match &d.bottleneck_delay {
-            Some(q) => q.duration(&p("bottleneck_delay"))?,
-            None => Duration::ZERO,
-        };
-        let access_rate = match &d.access_rate {
-            Some(q) => q.rate(&p("access_rate"))?,
-            None => Bandwidth::from_mbps(1000),
-        };
-        let server_rate = match &d.server_rate {
-            Some(q) => q.rate(&p("server_rate"))?,
-            None => Bandwidth::from_mbps(10_000),
-        };
-        let server_delay = match &d.server_delay {
-            Some(q) => q.duration(&p("server_delay"))?,
-            None => Duration::ZERO,
-        };
+        let bn_delay = match &d.bottleneck_delay { Some(q) => q.duration(&p("bottleneck_delay"))?, None => Duration::ZERO };
+        let access_rate = match &d.access_rate { Some(q) => q.rate(&p("access_rate"))?, None => Bandwidth::from_mbps(1000) };
+        let server_rate = match &d.server_rate { Some(q) => q.rate(&p("server_rate"))?, None => Bandwidth::from_mbps(10_000) };
+        let server_delay = match &d.server_delay { Some(q) => q.duration(&p("server_delay"))?, None => Duration::ZERO };
         let rtt = d.rtt.duration(&p("rtt"))?;
-        let rtt_std = match &d.rtt_std {
-            Some(q) => q.duration(&p("rtt_std"))?,
-            None => Duration::ZERO,
-        };
+        let rtt_std = match &d.rtt_std { Some(q) => q.duration(&p("rtt_std"))?, None => Duration::ZERO };
         let limit = limit_of(d.queue, &d.queue_bytes, "dumbbell", DEFAULT_QUEUE_PACKETS)?;
         let loss = loss_of(&d.loss, &p("loss"))?;
         let access_limit = QueueLimit::Packets(d.access_queue.unwrap_or(DEFAULT_QUEUE_PACKETS));
         let fixed_one_way = server_delay + bn_delay;
         if rtt < fixed_one_way * 2 {
-            return err(
-                p("rtt"),
-                "smaller than twice server_delay + bottleneck_delay",
-            );
+            return err(p("rtt"), "smaller than twice server_delay + bottleneck_delay");
         }
         let srv = b.add_node("server".into(), NodeKind::Host, "dumbbell")?;
         let r1 = b.add_node("r1".into(), NodeKind::Router, "dumbbell")?;
         let r2 = b.add_node("r2".into(), NodeKind::Router, "dumbbell")?;
-        let sym = |rate, delay, limit, loss| DirDef {
-            rate,
-            delay,
-            limit,
-            loss,
-        };
+        let sym = |rate, delay, limit, loss| DirDef { rate, delay, limit, loss };
         let none = LossSpec::None;
-        b.links.push(LinkDef {
-            name: "server".into(),
-            a: srv,
-            b: r1,
-            ab: sym(server_rate, server_delay, access_limit, none),
-            ba: sym(server_rate, server_delay, access_limit, none),
-        });
+        b.links.push(LinkDef { name: "server".into(), a: srv, b: r1, ab: sym(server_rate, server_delay, access_limit, none), ba: sym(server_rate, server_delay, access_limit, none) });
         // The bottleneck is R1→R2 (server side, seed 004 Fig. 1); the reverse carries ACKs.
-        b.links.push(LinkDef {
-            name: "bottleneck".into(),
-            a: r1,
-            b: r2,
-            ab: sym(bn_rate, bn_delay, limit, loss),
-            ba: sym(bn_rate, bn_delay, limit, none),
-        });
+        b.links.push(LinkDef { name: "bottleneck".into(), a: r1, b: r2, ab: sym(bn_rate, bn_delay, limit, loss), ba: sym(bn_rate, bn_delay, limit, none) });
         let mut rng = sub_rng(seed, streams::TOPOLOGY);
         let normal = Normal::new(rtt.as_nanos() as f64, rtt_std.as_nanos() as f64)
             .map_err(|e| ScenarioError(format!("dumbbell.rtt_std: {e}")))?;
@@ -1433,27 +1078,14 @@ impl ScenarioFile {
         for i in 0..d.clients {
             // Truncate the normal at the fixed part of the path (a negative access delay is
             // impossible); with seed 004's 55±5 ms this never triggers.
-            let draw = normal
-                .sample(&mut rng)
-                .max((fixed_one_way * 2).as_nanos() as f64);
+            let draw = normal.sample(&mut rng).max((fixed_one_way * 2).as_nanos() as f64);
             let one_way = Duration::from_nanos((draw / 2.0) as u64) - fixed_one_way;
             let c = b.add_node(format!("c{i}"), NodeKind::Host, "dumbbell")?;
             b.links.push(LinkDef {
-                name: format!("c{i}"),
-                a: r2,
-                b: c,
-                ab: sym(access_rate, one_way, access_limit, none),
-                ba: sym(access_rate, one_way, access_limit, none),
+                name: format!("c{i}"), a: r2, b: c,
+                ab: sym(access_rate, one_way, access_limit, none), ba: sym(access_rate, one_way, access_limit, none),
             });
-            flows.push(flow_of(
-                &tmpl,
-                &format!("dumbbell.flow[{i}]"),
-                format!("c{i}"),
-                c,
-                srv,
-                default_tcp,
-                jitter_rng,
-            )?);
+            flows.push(flow_of(&tmpl, &format!("dumbbell.flow[{i}]"), format!("c{i}"), c, srv, default_tcp, jitter_rng)?);
         }
         Ok(())
     }
@@ -1508,14 +1140,7 @@ bytes = "1MB"
         assert_eq!(s.links[1].ab.limit, QueueLimit::Bytes(65536));
         assert_eq!(s.links[0].ab.limit, QueueLimit::Packets(1000));
         assert_eq!(s.flows[0].base_rtt, Duration::from_millis(50));
-        assert_eq!(
-            s.flows[0].app,
-            AppDef::Bulk {
-                bytes: Some(1_000_000),
-                direction: Direction::Down,
-                close: true
-            }
-        );
+        assert_eq!(s.flows[0].app, AppDef::Bulk { bytes: Some(1_000_000), direction: Direction::Down, close: true });
     }
 
     #[test]
@@ -1531,11 +1156,7 @@ rtt_std = "5ms"
 "#;
         let s = load_toml(text, Some(4)).unwrap();
         assert_eq!(s.nodes.len(), 203);
-        let rtts: Vec<f64> = s
-            .flows
-            .iter()
-            .map(|f| f.base_rtt.as_secs_f64() * 1e3)
-            .collect();
+        let rtts: Vec<f64> = s.flows.iter().map(|f| f.base_rtt.as_secs_f64() * 1e3).collect();
         let mean = rtts.iter().sum::<f64>() / rtts.len() as f64;
         let sd = (rtts.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rtts.len() as f64).sqrt();
         assert!((mean - 55.0).abs() < 1.5, "{mean}");
@@ -1554,10 +1175,7 @@ rtt_std = "5ms"
     #[test]
     fn unknown_key_names_its_path() {
         let e = fails(&TWO_HOSTS.replace("delay = \"10ms\"", "delay = \"10ms\"\ncolour = 3"));
-        assert!(
-            e.starts_with("link[0].colour: unknown field `colour`"),
-            "{e}"
-        );
+        assert!(e.starts_with("link[0].colour: unknown field `colour`"), "{e}");
     }
 
     #[test]
@@ -1576,8 +1194,7 @@ rtt_std = "5ms"
 
     #[test]
     fn unreachable_flow_endpoint_is_reported() {
-        let text = TWO_HOSTS.to_string()
-            + "[[node]]\nname = \"island\"\n[[flow]]\nclient = \"a\"\nserver = \"island\"\n";
+        let text = TWO_HOSTS.to_string() + "[[node]]\nname = \"island\"\n[[flow]]\nclient = \"a\"\nserver = \"island\"\n";
         let e = fails(&text);
         assert_eq!(e, "flow[1].server: no route from \"a\" to \"island\"");
     }
@@ -1589,9 +1206,7 @@ rtt_std = "5ms"
                     "flow": [{"client": "a", "server": "b"}]}"#;
         let t = "duration = \"2s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"10Mbps\"\ndelay = \"5ms\"\n[[flow]]\nclient = \"a\"\nserver = \"b\"\n";
         assert_eq!(load_json(j, None).unwrap(), load_toml(t, None).unwrap());
-        let e = load_json(r#"{"duration": "2s", "bogus": 1}"#, None)
-            .unwrap_err()
-            .0;
+        let e = load_json(r#"{"duration": "2s", "bogus": 1}"#, None).unwrap_err().0;
         assert!(e.starts_with("bogus: unknown field `bogus`"), "{e}");
     }
 
@@ -1600,11 +1215,7 @@ rtt_std = "5ms"
         let on = load_toml(TWO_HOSTS, None).unwrap();
         let cfg = crate::sim::tcp_config(&on.flows[0].tcp, "tcp").unwrap();
         assert!(cfg.rack_tlp && cfg.frto, "Linux defaults: both on");
-        let off = load_toml(
-            &(TWO_HOSTS.to_string() + "[tcp]\nrack_tlp = false\nfrto = false\n"),
-            None,
-        )
-        .unwrap();
+        let off = load_toml(&(TWO_HOSTS.to_string() + "[tcp]\nrack_tlp = false\nfrto = false\n"), None).unwrap();
         let cfg = crate::sim::tcp_config(&off.flows[0].tcp, "tcp").unwrap();
         assert!(!cfg.rack_tlp && !cfg.frto);
     }
@@ -1624,24 +1235,10 @@ mod edge_tests {
         let e = load_toml(&format!("{base}start = 1e300\n"), None).unwrap_err();
         assert_eq!(e.0, "flow[0].start: duration is not a finite number");
         // Huge but finite: saturates instead of overflowing.
-        assert!(load_toml(
-            &format!(
-                "{base}start = 1e10\nreader = {{ pauses = [{{ at = 1e10, duration = 1e10 }}] }}\n"
-            ),
-            None
-        )
-        .is_ok());
+        assert!(load_toml(&format!("{base}start = 1e10\nreader = {{ pauses = [{{ at = 1e10, duration = 1e10 }}] }}\n"), None).is_ok());
         let e = load_toml(&base.replace("rate = \"1Mbps\"", "rate = \"fast\""), None).unwrap_err();
         assert_eq!(e.0, "link[0].rate: cannot read rate \"fast\"");
-        let e = load_toml(
-            &base.replace("rate = \"1Mbps\"", "rate = \"1 furlong\""),
-            None,
-        )
-        .unwrap_err();
-        assert!(
-            e.0.starts_with("link[0].rate: unknown unit \"furlong\""),
-            "{}",
-            e.0
-        );
+        let e = load_toml(&base.replace("rate = \"1Mbps\"", "rate = \"1 furlong\""), None).unwrap_err();
+        assert!(e.0.starts_with("link[0].rate: unknown unit \"furlong\""), "{}", e.0);
     }
 }

@@ -26,17 +26,17 @@ use rand::Rng;
 use tcpvideo_model::Time;
 
 use crate::app::bulk::Bulk;
+use crate::app::reader::{ReadOutcome, Reader};
+use crate::app::reqresp::{ReqResp, RequestRecord};
 use crate::app::http::HttpWire;
 use crate::app::kind;
 use crate::app::origin::{OriginConn, StreamFormat, VideoSite};
 use crate::app::player::{Completed, PlayerApp, PlaylistRefresh};
-use crate::app::reader::{ReadOutcome, Reader};
-use crate::app::reqresp::{ReqResp, RequestRecord};
 use crate::app::video_outputs::{self, BufferSample, ClientQoe, SegmentRow, StallRow};
+use crate::payload::{PayloadBook, SharedPayloads};
 use crate::engine::{streams, sub_rng, Event, EventQueue, PacketPool};
 use crate::network::{Network, NodeKind};
 use crate::packet::Packet;
-use crate::payload::{PayloadBook, SharedPayloads};
 use crate::pcap::{PcapSink, TsResolution};
 use crate::scenario::{AppDef, Direction, Qty, Scenario, ScenarioError, TcpSpec};
 use crate::tcp::{Addr, KeepAliveConfig, SocketEvent, TcpConfig, TcpEndpoint, TcpLogEvent};
@@ -45,9 +45,7 @@ use crate::tcp::{Addr, KeepAliveConfig, SocketEvent, TcpConfig, TcpEndpoint, Tcp
 pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError> {
     let mut c = TcpConfig::default();
     let d = |q: &Option<Qty>, k: &str| -> Result<Option<Duration>, ScenarioError> {
-        q.as_ref()
-            .map(|q| q.duration(&format!("{path}.{k}")))
-            .transpose()
+        q.as_ref().map(|q| q.duration(&format!("{path}.{k}"))).transpose()
     };
     if let Some(cc) = &spec.cc {
         c.cc = cc.clone();
@@ -57,17 +55,13 @@ pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError
     }
     if let Some(m) = spec.mss {
         if m < 88 {
-            return Err(ScenarioError(format!(
-                "{path}.mss: must be at least 88 bytes"
-            )));
+            return Err(ScenarioError(format!("{path}.mss: must be at least 88 bytes")));
         }
         c.mss = m;
     }
     if let Some(w) = spec.initial_cwnd {
         if w == 0 {
-            return Err(ScenarioError(format!(
-                "{path}.initial_cwnd: must be at least 1 segment"
-            )));
+            return Err(ScenarioError(format!("{path}.initial_cwnd: must be at least 1 segment")));
         }
         c.initial_cwnd_segments = w;
     }
@@ -77,14 +71,10 @@ pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError
         Some(Qty::Str(s)) if s.trim() == "auto" => c.rcv_buf_autotune = true,
         Some(q) => {
             // A fixed size is SO_RCVBUF, which locks autotuning off in Linux.
-            c.rcv_buf_bytes = q
-                .bytes(&format!("{path}.rcv_buf"))
-                .map_err(|e| ScenarioError(format!("{} (or \"auto\")", e.0)))?;
+            c.rcv_buf_bytes = q.bytes(&format!("{path}.rcv_buf")).map_err(|e| ScenarioError(format!("{} (or \"auto\")", e.0)))?;
             c.rcv_buf_autotune = false;
             if c.rcv_buf_bytes < 2 * c.mss as u64 {
-                return Err(ScenarioError(format!(
-                    "{path}.rcv_buf: must hold at least two segments"
-                )));
+                return Err(ScenarioError(format!("{path}.rcv_buf: must hold at least two segments")));
             }
         }
     }
@@ -418,44 +408,26 @@ impl Simulation {
         let mut pcap_files = Vec::new();
         if !sc.record.pcaps.is_empty() {
             let Some(dir) = out_dir else {
-                return Err(ScenarioError(
-                    "record.pcap: pcap capture needs an output directory (--out)".into(),
-                )
-                .into());
+                return Err(ScenarioError("record.pcap: pcap capture needs an output directory (--out)".into()).into());
             };
-            std::fs::create_dir_all(dir)
-                .map_err(|e| SimError::Io(format!("{}: {e}", dir.display())))?;
-            let res = if sc.record.nanosecond_pcap {
-                TsResolution::Nano
-            } else {
-                TsResolution::Micro
-            };
+            std::fs::create_dir_all(dir).map_err(|e| SimError::Io(format!("{}: {e}", dir.display())))?;
+            let res = if sc.record.nanosecond_pcap { TsResolution::Nano } else { TsResolution::Micro };
             for pc in &sc.record.pcaps {
                 let path = dir.join(&pc.file);
-                let f = std::fs::File::create(&path)
+                let f = std::fs::File::create(&path).map_err(|e| SimError::Io(format!("{}: {e}", path.display())))?;
+                let sink = PcapSink::new(Box::new(BufWriter::with_capacity(1 << 16, f)), sc.record.snaplen, res)
                     .map_err(|e| SimError::Io(format!("{}: {e}", path.display())))?;
-                let sink = PcapSink::new(
-                    Box::new(BufWriter::with_capacity(1 << 16, f)),
-                    sc.record.snaplen,
-                    res,
-                )
-                .map_err(|e| SimError::Io(format!("{}: {e}", path.display())))?;
                 let t = net.taps.len() as u16;
                 net.taps.push(sink);
                 let l = &net.links[pc.link as usize];
-                let (tx, rx) = if pc.at == l.a {
-                    (l.ab, l.ba)
-                } else {
-                    (l.ba, l.ab)
-                };
+                let (tx, rx) = if pc.at == l.a { (l.ab, l.ba) } else { (l.ba, l.ab) };
                 net.channels[tx as usize].tap_tx = Some(t);
                 net.channels[rx as usize].tap_rx = Some(t);
                 pcap_files.push(path);
             }
         }
         let site = video_site(&sc)?;
-        let payloads = (site.is_some() && !net.taps.is_empty())
-            .then(|| SharedPayloads::new(PayloadBook::default().into()));
+        let payloads = (site.is_some() && !net.taps.is_empty()).then(|| SharedPayloads::new(PayloadBook::default().into()));
         for t in net.taps.iter_mut() {
             t.payloads = payloads.clone();
         }
@@ -467,122 +439,52 @@ impl Simulation {
         for (i, f) in sc.flows.iter().enumerate() {
             let cfg = tcp_config(&f.tcp, &format!("flow[{i}].tcp"))?;
             // Build once to validate cc name/params with this flow's MSS.
-            tcpvideo_model::cc::build(
-                &cfg.cc,
-                &tcpvideo_model::cc::CcConfig::default(),
-                &cfg.cc_params,
-            )
-            .map_err(|e| ScenarioError(format!("flow[{i}].tcp.cc: {e}")))?;
+            tcpvideo_model::cc::build(&cfg.cc, &tcpvideo_model::cc::CcConfig::default(), &cfg.cc_params)
+                .map_err(|e| ScenarioError(format!("flow[{i}].tcp.cc: {e}")))?;
             cfgs.push(cfg);
             isns.push((isn_rng.gen::<u32>(), isn_rng.gen::<u32>()));
             let start = Time::ZERO + f.start;
             let (app, sender, receiver) = match &f.app {
-                AppDef::Bulk {
-                    bytes,
-                    direction,
-                    close,
-                } => {
+                AppDef::Bulk { bytes, direction, close } => {
                     let (s, r) = match direction {
                         Direction::Down => (2 * i as u32 + 1, 2 * i as u32),
                         Direction::Up => (2 * i as u32, 2 * i as u32 + 1),
                     };
                     (AppState::Bulk(Bulk::new(*bytes, *close)), s, r)
                 }
-                AppDef::ReqResp { requests } => (
-                    AppState::ReqResp(ReqResp::new(requests.clone(), start)),
-                    2 * i as u32 + 1,
-                    2 * i as u32,
-                ),
+                AppDef::ReqResp { requests } => {
+                    (AppState::ReqResp(ReqResp::new(requests.clone(), start)), 2 * i as u32 + 1, 2 * i as u32)
+                }
                 AppDef::Video { live, player } => {
-                    let site = site.as_ref().ok_or_else(|| {
-                        ScenarioError(format!("flow[{i}].app: a video app needs a [video] table"))
-                    })?;
+                    let site = site.as_ref().ok_or_else(|| ScenarioError(format!("flow[{i}].app: a video app needs a [video] table")))?;
                     let path = format!("{}.player", f.name);
                     let app = player_app(site, player, *live, start, &path)?;
-                    let conn = VideoConn {
-                        client: app,
-                        origin: OriginConn::default(),
-                        wire: HttpWire::default(),
-                        srtt_at_done: Vec::new(),
-                        done_buf: Vec::new(),
-                    };
-                    (
-                        AppState::Video(Box::new(conn)),
-                        2 * i as u32 + 1,
-                        2 * i as u32,
-                    )
+                    let conn = VideoConn { client: app, origin: OriginConn::default(), wire: HttpWire::default(), srtt_at_done: Vec::new(), done_buf: Vec::new() };
+                    (AppState::Video(Box::new(conn)), 2 * i as u32 + 1, 2 * i as u32)
                 }
             };
             let reader = Reader::new(f.reader.clone(), start);
             for t in reader.pause_ends() {
-                q.push(
-                    t,
-                    Event::App {
-                        app: i as u32,
-                        kind: kind::READ,
-                    },
-                );
+                q.push(t, Event::App { app: i as u32, kind: kind::READ });
             }
             for (k, (at, _)) in f.clamps.iter().enumerate() {
-                q.push(
-                    start + *at,
-                    Event::App {
-                        app: i as u32,
-                        kind: kind::CLAMP + k as u32,
-                    },
-                );
+                q.push(start + *at, Event::App { app: i as u32, kind: kind::CLAMP + k as u32 });
             }
-            q.push(
-                start,
-                Event::App {
-                    app: i as u32,
-                    kind: kind::START,
-                },
-            );
+            q.push(start, Event::App { app: i as u32, kind: kind::START });
             flows.push(FlowRt {
-                client: f.client,
-                server: f.server,
-                start,
-                app,
-                data_sender: sender,
-                data_receiver: receiver,
-                reader,
-                completed_at: None,
-                clamp_packets: None,
+                client: f.client, server: f.server, start, app, data_sender: sender, data_receiver: receiver,
+                reader, completed_at: None, clamp_packets: None,
             });
         }
         if let Some(iv) = sc.record.sample_interval {
             q.push(Time::ZERO + iv, Event::Sample);
         }
         let end = Time::ZERO + sc.duration;
-        let eps = (0..2 * flows.len())
-            .map(|_| EpSlot {
-                ep: None,
-                gen: 0,
-                armed: None,
-            })
-            .collect();
+        let eps = (0..2 * flows.len()).map(|_| EpSlot { ep: None, gen: 0, armed: None }).collect();
         Ok(Simulation {
-            sc,
-            net,
-            pool: PacketPool::default(),
-            q,
-            eps,
-            cfgs,
-            flows,
-            out: Vec::with_capacity(64),
-            log: Vec::with_capacity(16),
-            ev_bufs: Vec::new(),
-            events: Vec::new(),
-            flow_samples: Vec::new(),
-            queue_samples: Vec::new(),
-            isns,
-            end,
-            pcap_files,
-            packets_sent: 0,
-            site,
-            payloads,
-            video_buffer: Vec::new(),
+            sc, net, pool: PacketPool::default(), q, eps, cfgs, flows, out: Vec::with_capacity(64),
+            log: Vec::with_capacity(16), ev_bufs: Vec::new(), events: Vec::new(), flow_samples: Vec::new(),
+            queue_samples: Vec::new(), isns, end, pcap_files, packets_sent: 0, site, payloads, video_buffer: Vec::new(),
         })
     }
 
@@ -610,9 +512,7 @@ impl Simulation {
         while let Some((now, ev)) = self.q.pop_until(horizon) {
             match ev {
                 Event::Arrive { chan, pkt } => {
-                    if let Some((node, p)) =
-                        self.net.arrive(now, chan, pkt, &mut self.pool, &mut self.q)
-                    {
+                    if let Some((node, p)) = self.net.arrive(now, chan, pkt, &mut self.pool, &mut self.q) {
                         self.deliver(now, node, &p);
                     }
                 }
@@ -646,16 +546,8 @@ impl Simulation {
 
     fn deliver(&mut self, now: Time, node: u32, p: &Packet) {
         let f = p.flow as usize;
-        let Some(flow) = self.flows.get(f) else {
-            return;
-        };
-        let ep = if node == flow.client {
-            2 * f as u32
-        } else if node == flow.server {
-            2 * f as u32 + 1
-        } else {
-            return;
-        };
+        let Some(flow) = self.flows.get(f) else { return };
+        let ep = if node == flow.client { 2 * f as u32 } else if node == flow.server { 2 * f as u32 + 1 } else { return };
         if let Some(e) = self.eps[ep as usize].ep.as_mut() {
             e.on_packet(now, p, &mut self.out, &mut self.log);
             self.settle(now, ep);
@@ -726,14 +618,7 @@ impl Simulation {
                             v.origin.push(e)
                         } else if sev == SocketEvent::Connected {
                             let site = self.site.as_ref().expect("video site");
-                            let wake = v.client.on_connected(
-                                now,
-                                site,
-                                &mut v.wire,
-                                f as u32,
-                                self.payloads.as_ref(),
-                                e,
-                            );
+                            let wake = v.client.on_connected(now, site, &mut v.wire, f as u32, self.payloads.as_ref(), e);
                             if let Some(t) = wake {
                                 Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
                             }
@@ -748,13 +633,7 @@ impl Simulation {
                             let t = r.push_client(e);
                             if sev == SocketEvent::Connected {
                                 if let Some(at) = r.next_request_time() {
-                                    self.q.push(
-                                        at.max(now),
-                                        Event::App {
-                                            app: f as u32,
-                                            kind: kind::REQUEST,
-                                        },
-                                    );
+                                    self.q.push(at.max(now), Event::App { app: f as u32, kind: kind::REQUEST });
                                 }
                             }
                             t
@@ -775,16 +654,7 @@ impl Simulation {
                     let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
                     let n = e.recv(u64::MAX);
                     let site = self.site.as_ref().expect("video site");
-                    if v.origin.on_read(
-                        now,
-                        n,
-                        site,
-                        &mut v.wire,
-                        f as u32,
-                        self.payloads.as_ref(),
-                        e,
-                    ) || n > 0
-                    {
+                    if v.origin.on_read(now, n, site, &mut v.wire, f as u32, self.payloads.as_ref(), e) || n > 0 {
                         self.touch(now, ep);
                     }
                 } else if let AppState::ReqResp(r) = &mut self.flows[f].app {
@@ -810,15 +680,10 @@ impl Simulation {
     fn read(&mut self, now: Time, f: usize) {
         let ep = self.flows[f].data_receiver;
         let sender_srtt = match self.flows[f].app {
-            AppState::Video(_) => self.eps[self.flows[f].data_sender as usize]
-                .ep
-                .as_ref()
-                .and_then(|s| s.srtt()),
+            AppState::Video(_) => self.eps[self.flows[f].data_sender as usize].ep.as_ref().and_then(|s| s.srtt()),
             _ => None,
         };
-        let Some(e) = self.eps[ep as usize].ep.as_mut() else {
-            return;
-        };
+        let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
         let flow = &mut self.flows[f];
         let (n, outcome) = flow.reader.read(now, e);
         if let AppState::Bulk(b) = &flow.app {
@@ -837,18 +702,13 @@ impl Simulation {
         let mut video_touch = false;
         if let AppState::Video(v) = &mut flow.app {
             if n > 0 && v.client.on_read(now, n, &mut v.wire, &mut v.done_buf) {
-                if !v.done_buf.is_empty() {
-                    for c in v.done_buf.drain(..) {
-                        if let Some(s) = sender_srtt {
-                            v.srtt_at_done.push((c.segment, s));
-                        }
+                for c in v.done_buf.drain(..) {
+                    if let Some(s) = sender_srtt {
+                        v.srtt_at_done.push((c.segment, s));
                     }
                 }
                 let site = self.site.as_ref().expect("video site");
-                if let Some(t) =
-                    v.client
-                        .drive(now, site, &mut v.wire, f as u32, self.payloads.as_ref())
-                {
+                if let Some(t) = v.client.drive(now, site, &mut v.wire, f as u32, self.payloads.as_ref()) {
                     Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
                 }
                 video_touch = v.client.push(e);
@@ -857,23 +717,11 @@ impl Simulation {
         if let ReadOutcome::WakeAt(t) = outcome {
             if flow.reader.wake_at.is_none_or(|w| w <= now || t < w) {
                 flow.reader.wake_at = Some(t);
-                self.q.push(
-                    t,
-                    Event::App {
-                        app: f as u32,
-                        kind: kind::READ,
-                    },
-                );
+                self.q.push(t, Event::App { app: f as u32, kind: kind::READ });
             }
         }
         if let Some(t) = next_req {
-            self.q.push(
-                t.max(now),
-                Event::App {
-                    app: f as u32,
-                    kind: kind::REQUEST,
-                },
-            );
+            self.q.push(t.max(now), Event::App { app: f as u32, kind: kind::REQUEST });
         }
         if n > 0 || video_touch {
             self.touch(now, ep);
@@ -884,13 +732,7 @@ impl Simulation {
     fn schedule_wake(q: &mut EventQueue, app: &mut PlayerApp, f: usize, now: Time, t: Time) {
         if app.wake_at.is_none_or(|w| w <= now || t < w) {
             app.wake_at = Some(t);
-            q.push(
-                t.max(now),
-                Event::App {
-                    app: f as u32,
-                    kind: kind::REQUEST,
-                },
-            );
+            q.push(t.max(now), Event::App { app: f as u32, kind: kind::REQUEST });
         }
     }
 
@@ -905,20 +747,13 @@ impl Simulation {
             }
             kind::REQUEST if matches!(self.flows[f].app, AppState::Video(_)) => {
                 let ep = 2 * f as u32;
-                let Some(e) = self.eps[ep as usize].ep.as_mut() else {
-                    return;
-                };
-                let AppState::Video(v) = &mut self.flows[f].app else {
-                    return;
-                };
+                let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
+                let AppState::Video(v) = &mut self.flows[f].app else { return };
                 if v.client.wake_at.is_some_and(|w| w <= now) {
                     v.client.wake_at = None;
                 }
                 let site = self.site.as_ref().expect("video site");
-                if let Some(t) =
-                    v.client
-                        .drive(now, site, &mut v.wire, f as u32, self.payloads.as_ref())
-                {
+                if let Some(t) = v.client.drive(now, site, &mut v.wire, f as u32, self.payloads.as_ref()) {
                     Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
                 }
                 if v.client.push(e) {
@@ -927,9 +762,7 @@ impl Simulation {
             }
             kind::REQUEST => {
                 let ep = 2 * f as u32;
-                let Some(e) = self.eps[ep as usize].ep.as_mut() else {
-                    return;
-                };
+                let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
                 if let AppState::ReqResp(r) = &mut self.flows[f].app {
                     if r.next_request_time().is_some_and(|t| t <= now) && r.issue(now, e) {
                         self.touch(now, ep);
@@ -965,16 +798,8 @@ impl Simulation {
     fn start_flow(&mut self, now: Time, f: usize) {
         let (client, server) = (self.flows[f].client, self.flows[f].server);
         let port = 32768 + (f % 28000) as u16; // Linux ip_local_port_range 32768–60999
-        let ca = Addr {
-            node: client,
-            ip: Network::ip_of(client),
-            port,
-        };
-        let sa = Addr {
-            node: server,
-            ip: Network::ip_of(server),
-            port: 80,
-        };
+        let ca = Addr { node: client, ip: Network::ip_of(client), port };
+        let sa = Addr { node: server, ip: Network::ip_of(server), port: 80 };
         let (ci, si) = self.isns[f];
         let cfg = &self.cfgs[f];
         let server_ep = TcpEndpoint::listen(cfg, f as u32, sa, ca, si);
@@ -982,9 +807,7 @@ impl Simulation {
         match (client_ep, server_ep) {
             (Ok(c), Ok(s)) => {
                 if let Some(b) = &self.payloads {
-                    b.lock()
-                        .expect("payload book")
-                        .open(f as u32, client, ci, si);
+                    b.lock().expect("payload book").open(f as u32, client, ci, si);
                 }
                 self.eps[2 * f].ep = Some(c);
                 self.eps[2 * f + 1].ep = Some(s);
@@ -1005,44 +828,26 @@ impl Simulation {
         for (i, fl) in self.flows.iter_mut().enumerate() {
             if let AppState::Video(v) = &mut fl.app {
                 v.client.player.advance(now);
-                self.video_buffer
-                    .push(BufferSample::of(i as u32, now, &v.client.player));
+                self.video_buffer.push(BufferSample::of(i as u32, now, &v.client.player));
             }
         }
         for (i, fl) in self.flows.iter().enumerate() {
-            let (Some(s), Some(r)) = (
-                self.eps[fl.data_sender as usize].ep.as_ref(),
-                self.eps[fl.data_receiver as usize].ep.as_ref(),
-            ) else {
+            let (Some(s), Some(r)) = (self.eps[fl.data_sender as usize].ep.as_ref(), self.eps[fl.data_receiver as usize].ep.as_ref()) else {
                 continue;
             };
             self.flow_samples.push(FlowSample {
-                t_ns: now.as_nanos(),
-                flow: i as u32,
-                cwnd_bytes: s.cwnd_bytes(),
-                ssthresh_bytes: s.ssthresh_bytes(),
-                srtt_ns: s.srtt().map(|d| d.as_nanos() as u64),
-                bytes_in_flight: s.bytes_in_flight(),
-                bytes_acked: s.stats().bytes_acked,
-                bytes_received: r.stats().bytes_received,
+                t_ns: now.as_nanos(), flow: i as u32, cwnd_bytes: s.cwnd_bytes(), ssthresh_bytes: s.ssthresh_bytes(),
+                srtt_ns: s.srtt().map(|d| d.as_nanos() as u64), bytes_in_flight: s.bytes_in_flight(),
+                bytes_acked: s.stats().bytes_acked, bytes_received: r.stats().bytes_received,
                 peer_window_bytes: s.peer_window_bytes(),
             });
         }
         for (ci, ch) in self.net.channels.iter_mut().enumerate() {
-            if self.net.nodes[ch.from as usize].kind != NodeKind::Router
-                && self.sc.record.sample_interval.is_some()
-                && self.net.nodes.len() > 16
-            {
+            if self.net.nodes[ch.from as usize].kind != NodeKind::Router && self.sc.record.sample_interval.is_some() && self.net.nodes.len() > 16 {
                 continue; // large topologies: sample router queues only
             }
             let (p, b) = ch.queue_at(now);
-            self.queue_samples.push(QueueSample {
-                t_ns: now.as_nanos(),
-                channel: ci as u32,
-                packets: p,
-                bytes: b,
-                tx_bytes: ch.stats.tx_bytes,
-            });
+            self.queue_samples.push(QueueSample { t_ns: now.as_nanos(), channel: ci as u32, packets: p, bytes: b, tx_bytes: ch.stats.tx_bytes });
         }
     }
 
@@ -1052,8 +857,7 @@ impl Simulation {
         let end = self.end;
         for (i, t) in self.net.taps.iter_mut().enumerate() {
             t.drain(end);
-            t.finish()
-                .map_err(|e| SimError::Io(format!("{}: {e}", self.pcap_files[i].display())))?;
+            t.finish().map_err(|e| SimError::Io(format!("{}: {e}", self.pcap_files[i].display())))?;
         }
         let dur_ns = self.sc.duration.as_nanos() as f64;
         let mut flows = Vec::with_capacity(self.flows.len());
@@ -1064,18 +868,8 @@ impl Simulation {
             let c = self.eps[2 * i].ep.as_ref();
             let ss = s.map(|e| *e.stats()).unwrap_or_default();
             let rs = r.map(|e| *e.stats()).unwrap_or_default();
-            let other = self.eps[if fl.data_sender == 2 * i as u32 {
-                2 * i + 1
-            } else {
-                2 * i
-            }]
-            .ep
-            .as_ref()
-            .map(|e| *e.stats())
-            .unwrap_or_default();
-            let fct = fl
-                .completed_at
-                .map(|t| t.saturating_since(fl.start).as_nanos() as u64);
+            let other = self.eps[if fl.data_sender == 2 * i as u32 { 2 * i + 1 } else { 2 * i }].ep.as_ref().map(|e| *e.stats()).unwrap_or_default();
+            let fct = fl.completed_at.map(|t| t.saturating_since(fl.start).as_nanos() as u64);
             let until = fl.completed_at.unwrap_or(end);
             let active = until.saturating_since(fl.start).as_nanos() as f64;
             flows.push(FlowMetrics {
@@ -1088,27 +882,17 @@ impl Simulation {
                 base_rtt_ns: def.base_rtt.as_nanos() as u64,
                 bytes: rs.bytes_received,
                 bytes_read: rs.bytes_read,
-                goodput_bps: if active > 0.0 {
-                    rs.bytes_received as f64 * 8e9 / active
-                } else {
-                    0.0
-                },
+                goodput_bps: if active > 0.0 { rs.bytes_received as f64 * 8e9 / active } else { 0.0 },
                 fct_ns: fct,
                 retrans_fast: ss.retrans_fast,
                 retrans_timeout: ss.retrans_timeout,
                 rto_count: ss.rto_count,
                 retrans_tlp: ss.retrans_tlp,
-                retrans_both_directions: ss.retrans_fast
-                    + ss.retrans_timeout
-                    + ss.retrans_tlp
-                    + other.retrans_fast
-                    + other.retrans_timeout
-                    + other.retrans_tlp,
+                retrans_both_directions: ss.retrans_fast + ss.retrans_timeout + ss.retrans_tlp
+                    + other.retrans_fast + other.retrans_timeout + other.retrans_tlp,
                 srtt_end_ns: s.and_then(|e| e.srtt()).map(|d| d.as_nanos() as u64),
                 min_rtt_ns: ss.min_rtt.map(|d| d.as_nanos() as u64),
-                handshake_rtt_ns: c
-                    .and_then(|e| e.stats().handshake_rtt)
-                    .map(|d| d.as_nanos() as u64),
+                handshake_rtt_ns: c.and_then(|e| e.stats().handshake_rtt).map(|d| d.as_nanos() as u64),
                 max_cwnd_bytes: ss.max_cwnd_bytes,
                 cwnd_end_bytes: s.map(|e| e.cwnd_bytes()).unwrap_or(0),
                 zero_window_probes: ss.zero_window_probes,
@@ -1125,19 +909,12 @@ impl Simulation {
             let to = self.net.nodes[ch.to as usize].name.clone();
             channels.push((link.name.clone(), from.clone(), to.clone()));
             links.push(LinkMetrics {
-                link: link.name.clone(),
-                from,
-                to,
-                rate_bps: ch.rate.bits_per_sec,
-                delay_ns: ch.delay.as_nanos() as u64,
-                tx_packets: st.tx_packets,
-                tx_bytes: st.tx_bytes,
-                queue_drops: st.queue_drops,
-                loss_drops: st.loss_drops,
+                link: link.name.clone(), from, to,
+                rate_bps: ch.rate.bits_per_sec, delay_ns: ch.delay.as_nanos() as u64,
+                tx_packets: st.tx_packets, tx_bytes: st.tx_bytes, queue_drops: st.queue_drops, loss_drops: st.loss_drops,
                 mean_queue_packets: (st.wait_ns - wa) as f64 / dur_ns,
                 mean_queue_bytes: (st.wait_byte_ns - wba) as f64 / dur_ns,
-                max_queue_packets: st.max_queue_packets,
-                max_queue_bytes: st.max_queue_bytes,
+                max_queue_packets: st.max_queue_packets, max_queue_bytes: st.max_queue_bytes,
                 utilization: st.tx_bytes as f64 * 8e9 / (ch.rate.bits_per_sec as f64 * dur_ns),
             });
         }
@@ -1147,20 +924,12 @@ impl Simulation {
                 requests.extend(r.records.iter().map(|rec| (i as u32, *rec)));
             }
         }
-        let (mut video_clients, mut video_segments, mut video_stalls) =
-            (Vec::new(), Vec::new(), Vec::new());
+        let (mut video_clients, mut video_segments, mut video_stalls) = (Vec::new(), Vec::new(), Vec::new());
         for (i, fl) in self.flows.iter_mut().enumerate() {
             if let AppState::Video(v) = &mut fl.app {
                 let def = &self.sc.flows[i];
                 let rep = video_outputs::report(
-                    i as u32,
-                    &def.name,
-                    fl.start,
-                    end,
-                    &mut v.client.player,
-                    &v.srtt_at_done,
-                    &self.events,
-                    fl.server,
+                    i as u32, &def.name, fl.start, end, &mut v.client.player, &v.srtt_at_done, &self.events, fl.server,
                     def.base_rtt,
                 );
                 video_clients.push(rep.qoe);
@@ -1169,25 +938,12 @@ impl Simulation {
             }
         }
         Ok(Results {
-            video_clients,
-            video_segments,
-            video_stalls,
-            video_buffer: std::mem::take(&mut self.video_buffer),
-            scenario: self.sc.name.clone(),
-            seed: self.sc.seed,
-            duration_ns: self.sc.duration.as_nanos() as u64,
-            flows,
-            links,
-            events: std::mem::take(&mut self.events),
-            flow_samples: std::mem::take(&mut self.flow_samples),
-            queue_samples: std::mem::take(&mut self.queue_samples),
-            requests,
-            channels,
-            pcap_files: self.pcap_files.clone(),
+            video_clients, video_segments, video_stalls, video_buffer: std::mem::take(&mut self.video_buffer),
+            scenario: self.sc.name.clone(), seed: self.sc.seed, duration_ns: self.sc.duration.as_nanos() as u64,
+            flows, links, events: std::mem::take(&mut self.events), flow_samples: std::mem::take(&mut self.flow_samples),
+            queue_samples: std::mem::take(&mut self.queue_samples), requests, channels, pcap_files: self.pcap_files.clone(),
             node_names: self.sc.nodes.iter().map(|n| n.name.clone()).collect(),
-            events_processed: self.q.processed,
-            packets_sent: self.packets_sent,
-            unroutable: self.net.unroutable,
+            events_processed: self.q.processed, packets_sent: self.packets_sent, unroutable: self.net.unroutable,
         })
     }
 }

@@ -52,8 +52,5 @@ events = false
     let packets = p1 - p0;
     let allocs = a1 - a0;
     assert!(packets > 50_000, "{packets}");
-    assert!(
-        allocs * 1000 < packets,
-        "{allocs} allocations for {packets} packets"
-    );
+    assert!(allocs * 1000 < packets, "{allocs} allocations for {packets} packets");
 }

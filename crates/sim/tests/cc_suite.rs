@@ -18,7 +18,7 @@
 //! (tens of simulated seconds at up to 100 Mbit/s): run them in release mode,
 //! `cargo test -p tcpvideo-sim --release --test cc_suite -- --nocapture`, which prints the numbers.
 
-use tcpvideo_model::cc::{ParamInfo, ALGORITHMS};
+use tcpvideo_model::cc::{ALGORITHMS, ParamInfo};
 use tcpvideo_sim::scenario::load_toml;
 use tcpvideo_sim::sim::{run_scenario, FlowMetrics, LinkMetrics, Results};
 
@@ -33,12 +33,7 @@ struct FlowSpec {
 
 impl FlowSpec {
     fn new(cc: &'static str, access_delay_ms: f64) -> FlowSpec {
-        FlowSpec {
-            cc,
-            params: Vec::new(),
-            access_delay_ms,
-            start_ms: 0,
-        }
+        FlowSpec { cc, params: Vec::new(), access_delay_ms, start_ms: 0 }
     }
     fn param(mut self, name: &'static str, v: f64) -> FlowSpec {
         self.params.push((name, v));
@@ -65,18 +60,9 @@ struct Path {
 
 impl Path {
     fn toml(&self) -> String {
-        let mut t = format!(
-            "name = \"{}\"\nduration = \"{}s\"\nseed = {}\n\n",
-            self.name, self.duration_s, self.seed
-        );
+        let mut t = format!("name = \"{}\"\nduration = \"{}s\"\nseed = {}\n\n", self.name, self.duration_s, self.seed);
         let n_bottlenecks = if self.shared { 1 } else { self.flows.len() };
-        let router = |side: u32, k: usize| {
-            if self.shared {
-                format!("r{side}")
-            } else {
-                format!("r{side}_{k}")
-            }
-        };
+        let router = |side: u32, k: usize| if self.shared { format!("r{side}") } else { format!("r{side}_{k}") };
         for k in 0..n_bottlenecks {
             t += &format!("[[node]]\nname = \"{}\"\nkind = \"router\"\n[[node]]\nname = \"{}\"\nkind = \"router\"\n", router(1, k), router(2, k));
         }
@@ -84,11 +70,7 @@ impl Path {
             t += &format!("[[node]]\nname = \"s{i}\"\n[[node]]\nname = \"c{i}\"\n");
         }
         for k in 0..n_bottlenecks {
-            let name = if self.shared {
-                "bottleneck".to_string()
-            } else {
-                format!("bottleneck{k}")
-            };
+            let name = if self.shared { "bottleneck".to_string() } else { format!("bottleneck{k}") };
             t += &format!(
                 "\n[[link]]\nname = \"{name}\"\na = \"{}\"\nb = \"{}\"\nrate = \"{}Mbps\"\ndelay = \"{}ms\"\nqueue = {}\n",
                 router(1, k), router(2, k), self.rate_mbps, self.bottleneck_delay_ms, self.queue_packets
@@ -112,11 +94,7 @@ impl Path {
                 f.cc, f.start_ms, f.cc
             );
             if !f.params.is_empty() {
-                let kv: Vec<String> = f
-                    .params
-                    .iter()
-                    .map(|(k, v)| format!("{k} = {v:?}"))
-                    .collect();
+                let kv: Vec<String> = f.params.iter().map(|(k, v)| format!("{k} = {v:?}")).collect();
                 t += &format!("cc_params = {{ {} }}\n", kv.join(", "));
             }
         }
@@ -126,8 +104,7 @@ impl Path {
 
     fn run(&self) -> Results {
         let text = self.toml();
-        let sc = load_toml(&text, None)
-            .unwrap_or_else(|e| panic!("scenario {}: {e}\n{text}", self.name));
+        let sc = load_toml(&text, None).unwrap_or_else(|e| panic!("scenario {}: {e}\n{text}", self.name));
         run_scenario(sc, None).unwrap_or_else(|e| panic!("run {}: {e}", self.name))
     }
 
@@ -138,10 +115,7 @@ impl Path {
 
 /// The data direction of the (first) bottleneck.
 fn bottleneck(r: &Results) -> &LinkMetrics {
-    r.links
-        .iter()
-        .find(|l| l.link.starts_with("bottleneck") && l.from.starts_with("r1"))
-        .expect("bottleneck r1->r2")
+    r.links.iter().find(|l| l.link.starts_with("bottleneck") && l.from.starts_with("r1")).expect("bottleneck r1->r2")
 }
 
 fn mbps(bps: f64) -> f64 {
@@ -202,12 +176,7 @@ fn ccp_keeps_three_times_cubic_goodput_under_one_percent_random_loss() {
     print_run("seed001 ccp", &ccp_path, &ccp);
     print_run("seed001 cubic", &cubic_path, &cubic);
     let (g_ccp, g_cubic) = (ccp.flows[0].goodput_bps, cubic.flows[0].goodput_bps);
-    println!(
-        "  CCP / CUBIC goodput = {:.2} / {:.2} Mbit/s = {:.1}x",
-        mbps(g_ccp),
-        mbps(g_cubic),
-        g_ccp / g_cubic
-    );
+    println!("  CCP / CUBIC goodput = {:.2} / {:.2} Mbit/s = {:.1}x", mbps(g_ccp), mbps(g_cubic), g_ccp / g_cubic);
     // The loss really happened on both runs (about 1 % of the data packets).
     for r in [&ccp, &cubic] {
         let b = bottleneck(r);
@@ -215,12 +184,7 @@ fn ccp_keeps_three_times_cubic_goodput_under_one_percent_random_loss() {
         assert!((0.007..0.013).contains(&rate), "random loss rate {rate}");
     }
     assert!(g_cubic > 0.0);
-    assert!(
-        g_ccp >= 3.0 * g_cubic,
-        "CCP {:.2} Mbit/s < 3 x CUBIC {:.2} Mbit/s",
-        mbps(g_ccp),
-        mbps(g_cubic)
-    );
+    assert!(g_ccp >= 3.0 * g_cubic, "CCP {:.2} Mbit/s < 3 x CUBIC {:.2} Mbit/s", mbps(g_ccp), mbps(g_cubic));
 }
 
 // ------------------------------------------------------------------ BBR with different RTTs
@@ -263,20 +227,11 @@ fn two_bbr_flows_with_different_rtts_and_cubic_coexist_without_starvation() {
     let rtts: Vec<u64> = r.flows.iter().map(|f| f.base_rtt_ns / 1_000_000).collect();
     assert_eq!(rtts, vec![20, 40, 20], "base RTTs as designed");
     let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
-    assert!(
-        total >= 0.9 * path.capacity_bps(),
-        "the three flows together fill the link: {:.2} Mbit/s",
-        mbps(total)
-    );
+    assert!(total >= 0.9 * path.capacity_bps(), "the three flows together fill the link: {:.2} Mbit/s", mbps(total));
     for f in &r.flows {
         let share = f.goodput_bps / path.capacity_bps();
         println!("  {} share of the link {:.3}", f.name, share);
-        assert!(
-            share >= 0.10,
-            "{} starves: {:.1} % of the link",
-            f.name,
-            share * 100.0
-        );
+        assert!(share >= 0.10, "{} starves: {:.1} % of the link", f.name, share * 100.0);
     }
 }
 
@@ -291,19 +246,9 @@ fn bbr_v1_favours_the_longer_rtt() {
     let rtts: Vec<u64> = r.flows.iter().map(|f| f.base_rtt_ns / 1_000_000).collect();
     assert_eq!(rtts, vec![20, 80, 20], "base RTTs as designed");
     let share = |i: usize| r.flows[i].goodput_bps / path.capacity_bps();
-    println!(
-        "  shares: bbr 20 ms {:.3}, bbr 80 ms {:.3}, cubic {:.3}",
-        share(0),
-        share(1),
-        share(2)
-    );
+    println!("  shares: bbr 20 ms {:.3}, bbr 80 ms {:.3}, cubic {:.3}", share(0), share(1), share(2));
     assert!(share(0) + share(1) + share(2) >= 0.9, "link not full");
-    assert!(
-        share(1) >= 2.0 * share(0),
-        "80 ms BBR {:.3} vs 20 ms BBR {:.3}",
-        share(1),
-        share(0)
-    );
+    assert!(share(1) >= 2.0 * share(0), "80 ms BBR {:.3} vs 20 ms BBR {:.3}", share(1), share(0));
 }
 
 // ------------------------------------------------------------------ every algorithm
@@ -320,12 +265,7 @@ fn single_flow(cc: &'static str, params: Vec<(&'static str, f64)>, duration_s: u
         duration_s,
         seed: 1,
         shared: true,
-        flows: vec![FlowSpec {
-            cc,
-            params,
-            access_delay_ms: 1.0,
-            start_ms: 0,
-        }],
+        flows: vec![FlowSpec { cc, params, access_delay_ms: 1.0, start_ms: 0 }],
     }
 }
 
@@ -343,11 +283,7 @@ fn single_flow(cc: &'static str, params: Vec<(&'static str, f64)>, duration_s: u
 fn every_algorithm_fills_a_bdp_buffered_path() {
     let mut failures = Vec::new();
     for info in ALGORITHMS {
-        let params = if info.name == "ccplb" {
-            vec![("pob_segments", 16.0)]
-        } else {
-            vec![]
-        };
+        let params = if info.name == "ccplb" { vec![("pob_segments", 16.0)] } else { vec![] };
         let path = single_flow(info.name, params, 20);
         let r = path.run();
         print_run(info.name, &path, &r);
@@ -394,22 +330,9 @@ fn srtt_stays_within_what_the_path_can_delay_through_rto_storms() {
     let path = single_flow("ccplb", vec![("pob_segments", 200.0)], 20);
     let r = path.run();
     print_run("ccplb POB 200", &path, &r);
-    let worst = r
-        .flow_samples
-        .iter()
-        .filter_map(|s| s.srtt_ns)
-        .max()
-        .expect("srtt samples");
-    println!(
-        "  largest srtt sampled: {:.1} ms, RTOs {}",
-        worst as f64 / 1e6,
-        r.flows[0].rto_count
-    );
-    assert!(
-        worst < 300_000_000,
-        "srtt reached {:.1} ms on a path whose longest RTT is ~80 ms",
-        worst as f64 / 1e6
-    );
+    let worst = r.flow_samples.iter().filter_map(|s| s.srtt_ns).max().expect("srtt samples");
+    println!("  largest srtt sampled: {:.1} ms, RTOs {}", worst as f64 / 1e6, r.flows[0].rto_count);
+    assert!(worst < 300_000_000, "srtt reached {:.1} ms on a path whose longest RTT is ~80 ms", worst as f64 / 1e6);
 }
 
 /// For every algorithm with parameters: a parameter set on one flow of a scenario reaches that
@@ -441,48 +364,19 @@ fn a_per_flow_parameter_override_changes_each_algorithm() {
             .iter()
             .find(|o| o.0 == info.name)
             .unwrap_or_else(|| panic!("no override chosen for {} (params: {known:?})", info.name));
-        let default = info
-            .params
-            .iter()
-            .find(|p| p.name == *param)
-            .unwrap_or_else(|| panic!("{}: no param {param}", info.name))
-            .default;
-        assert_ne!(
-            default, *value,
-            "{}: override equals the default",
-            info.name
-        );
-        let path = two_disjoint_flows(
-            FlowSpec::new(info.name, 1.0),
-            FlowSpec::new(info.name, 1.0).param(param, *value),
-            10,
-        );
+        let default = info.params.iter().find(|p| p.name == *param).unwrap_or_else(|| panic!("{}: no param {param}", info.name)).default;
+        assert_ne!(default, *value, "{}: override equals the default", info.name);
+        let path = two_disjoint_flows(FlowSpec::new(info.name, 1.0), FlowSpec::new(info.name, 1.0).param(param, *value), 10);
         let r = path.run();
         let (a, b) = (&r.flows[0], &r.flows[1]);
-        println!(
-            "{} {param}={value} (default {default}):\n  default  {}\n  override {}",
-            info.name,
-            describe(a),
-            describe(b)
-        );
+        println!("{} {param}={value} (default {default}):\n  default  {}\n  override {}", info.name, describe(a), describe(b));
         // Behaviour = the sender's trajectory: the cwnd series sampled every 10 ms (plus totals).
-        let cwnd_series = |flow: u32| {
-            r.flow_samples
-                .iter()
-                .filter(|s| s.flow == flow)
-                .map(|s| s.cwnd_bytes)
-                .collect::<Vec<_>>()
-        };
+        let cwnd_series = |flow: u32| r.flow_samples.iter().filter(|s| s.flow == flow).map(|s| s.cwnd_bytes).collect::<Vec<_>>();
         let (ca, cb) = (cwnd_series(0), cwnd_series(1));
-        assert!(
-            ca.len() > 100 && ca.len() == cb.len(),
-            "{}: flow samples",
-            info.name
-        );
+        assert!(ca.len() > 100 && ca.len() == cb.len(), "{}: flow samples", info.name);
         let differing = ca.iter().zip(&cb).filter(|(x, y)| x != y).count();
         println!("  cwnd differs in {differing} of {} samples", ca.len());
-        let differs =
-            differing > 0 || a.data_segments_sent != b.data_segments_sent || a.bytes != b.bytes;
+        let differs = differing > 0 || a.data_segments_sent != b.data_segments_sent || a.bytes != b.bytes;
         if !differs {
             failures.push(format!("{}: {param}={value} changed nothing", info.name));
         }
@@ -511,33 +405,23 @@ fn two_disjoint_flows(a: FlowSpec, b: FlowSpec, duration_s: u64) -> Path {
 fn cubic_beta_override_sets_the_per_flow_multiplicative_decrease() {
     let path = two_disjoint_flows(
         FlowSpec::new("cubic", 1.0).param("hystart", 0.0),
-        FlowSpec::new("cubic", 1.0)
-            .param("hystart", 0.0)
-            .param("beta", 0.5),
+        FlowSpec::new("cubic", 1.0).param("hystart", 0.0).param("beta", 0.5),
         5,
     );
     let mut text_check = path.toml();
     text_check.retain(|c| c != ' ');
-    assert!(
-        text_check.contains("beta=0.5"),
-        "override written into the scenario"
-    );
+    assert!(text_check.contains("beta=0.5"), "override written into the scenario");
     let r = path.run();
     for (flow, beta) in [(0u32, 0.7), (1, 0.5)] {
         let samples: Vec<_> = r.flow_samples.iter().filter(|s| s.flow == flow).collect();
         // An infinite ssthresh is u64::MAX (capped at u64::MAX >> 1 before commit cde1355).
-        let first = samples
-            .iter()
-            .position(|s| s.ssthresh_bytes < u64::MAX >> 1)
-            .expect("a loss ended slow start");
+        let first = samples.iter().position(|s| s.ssthresh_bytes < u64::MAX >> 1).expect("a loss ended slow start");
         // The window the loss cut: the largest cwnd sampled before ssthresh was set (samples are
         // 10 ms apart, so it may under-estimate the window at the loss by up to a sample's growth).
         let w = samples[..first].iter().map(|s| s.cwnd_bytes).max().unwrap() as f64;
         let ratio = samples[first].ssthresh_bytes as f64 / w;
         println!("cubic flow {flow}: cwnd before loss {:.0} seg, ssthresh {} seg, ratio {ratio:.3} (beta {beta})", w / 1448.0, samples[first].ssthresh_bytes / 1448);
-        assert!(
-            (ratio - beta).abs() <= 0.08,
-            "flow {flow}: ssthresh/cwnd {ratio:.3}, beta {beta}"
-        );
+        assert!((ratio - beta).abs() <= 0.08, "flow {flow}: ssthresh/cwnd {ratio:.3}, beta {beta}");
     }
 }
+

@@ -19,34 +19,18 @@ fn run(text: &str, seed: Option<u64>, dir: &Path) -> Results {
 }
 
 fn have_tshark() -> bool {
-    Command::new("tshark")
-        .arg("-v")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    Command::new("tshark").arg("-v").output().map(|o| o.status.success()).unwrap_or(false)
 }
 
 fn tshark(pcap: &Path, filter: &str, fields: &[&str]) -> Vec<String> {
     let mut c = Command::new("tshark");
-    c.args([
-        "-n",
-        "-r",
-        pcap.to_str().unwrap(),
-        "-Y",
-        filter,
-        "-T",
-        "fields",
-    ]);
+    c.args(["-n", "-r", pcap.to_str().unwrap(), "-Y", filter, "-T", "fields"]);
     for f in fields {
         c.args(["-e", f]);
     }
     let o = c.output().expect("tshark");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
+    String::from_utf8(o.stdout).unwrap().lines().map(str::to_string).collect()
 }
 
 fn count(pcap: &Path, filter: &str) -> usize {
@@ -54,25 +38,13 @@ fn count(pcap: &Path, filter: &str) -> usize {
 }
 
 fn assert_not_malformed(pcap: &Path) {
-    assert_eq!(
-        count(pcap, "_ws.malformed || _ws.expert.severity >= \"error\""),
-        0,
-        "{}",
-        pcap.display()
-    );
+    assert_eq!(count(pcap, "_ws.malformed || _ws.expert.severity >= \"error\""), 0, "{}", pcap.display());
 }
 
 /// Server — router — client; the WAN link (router→client) may be lossy; pcap at the server.
 fn path(rate: &str, loss: &str, flow: &str, extra: &str) -> String {
-    common::Path {
-        rate,
-        queue: 200,
-        wan_extra: loss,
-        flow,
-        pcap_at: ("access", "server"),
-        record_extra: extra,
-    }
-    .toml()
+    common::Path { rate, queue: 200, wan_extra: loss, flow, pcap_at: ("access", "server"), record_extra: extra }
+        .toml()
 }
 
 #[test]
@@ -95,11 +67,7 @@ fn tshark_counts_the_same_retransmissions_as_the_simulator() {
     let ts = count(pcap, "tcp.analysis.retransmission || tcp.analysis.fast_retransmission || tcp.analysis.out_of_order");
     assert_eq!(ts, sim, "tshark vs simulator retransmissions (bulk)");
     // The ground-truth log has one Retransmit event per retransmitted segment.
-    let logged = r
-        .events
-        .iter()
-        .filter(|e| matches!(e, TcpLogEvent::Retransmit { .. }))
-        .count();
+    let logged = r.events.iter().filter(|e| matches!(e, TcpLogEvent::Retransmit { .. })).count();
     assert_eq!(logged, sim);
 
     // (2) One segment per request: no duplicate ACKs are possible, every loss is repaired by a
@@ -111,19 +79,8 @@ fn tshark_counts_the_same_retransmissions_as_the_simulator() {
     let pcap = &r.pcap_files[0];
     assert_not_malformed(pcap);
     let sim = r.flows[0].retrans_both_directions as usize;
-    assert!(
-        sim >= 1,
-        "some response was lost: {:?} {:?}",
-        r.flows[0],
-        r.links
-    );
-    assert_eq!(
-        count(
-            pcap,
-            "tcp.analysis.retransmission || tcp.analysis.fast_retransmission"
-        ),
-        sim
-    );
+    assert!(sim >= 1, "some response was lost: {:?} {:?}", r.flows[0], r.links);
+    assert_eq!(count(pcap, "tcp.analysis.retransmission || tcp.analysis.fast_retransmission"), sim);
 }
 
 #[test]
@@ -151,11 +108,7 @@ pcap_timestamps = "ns"
     let r = run(text, Some(11), &d);
     let pcap = &r.pcap_files[0];
     assert_not_malformed(pcap);
-    let rows = tshark(
-        pcap,
-        "tcp.analysis.initial_rtt && tcp.flags.syn == 0 && ip.dst == 10.0.0.1 && tcp.len == 0",
-        &["ip.src", "tcp.analysis.initial_rtt"],
-    );
+    let rows = tshark(pcap, "tcp.analysis.initial_rtt && tcp.flags.syn == 0 && ip.dst == 10.0.0.1 && tcp.len == 0", &["ip.src", "tcp.analysis.initial_rtt"]);
     let mut seen = std::collections::BTreeMap::new();
     for row in rows {
         let mut it = row.split('\t');
@@ -169,28 +122,15 @@ pcap_timestamps = "ns"
         let ip = format!("10.0.0.{}", 4 + i);
         let ts = seen[&ip];
         let base = f.base_rtt_ns as f64 / 1e9;
-        assert!(
-            (ts - base).abs() < 1e-3,
-            "flow {i}: tshark {ts} vs base {base}"
-        );
+        assert!((ts - base).abs() < 1e-3, "flow {i}: tshark {ts} vs base {base}");
     }
     let distinct: std::collections::BTreeSet<u64> = r.flows.iter().map(|f| f.base_rtt_ns).collect();
     assert!(distinct.len() > 1, "RTTs are drawn per client");
 }
 
 fn bottleneck_utilisation(r: &Results, link: &str, from: &str, t0: f64, t1: f64) -> f64 {
-    let ci = r
-        .channels
-        .iter()
-        .position(|c| c.0 == link && c.1 == from)
-        .expect("channel");
-    let at = |t: f64| {
-        r.queue_samples
-            .iter()
-            .find(|s| s.channel == ci as u32 && (s.t_ns as f64 / 1e9 - t).abs() < 1e-6)
-            .expect("sample")
-            .tx_bytes
-    };
+    let ci = r.channels.iter().position(|c| c.0 == link && c.1 == from).expect("channel");
+    let at = |t: f64| r.queue_samples.iter().find(|s| s.channel == ci as u32 && (s.t_ns as f64 / 1e9 - t).abs() < 1e-6).expect("sample").tx_bytes;
     let rate = r.links[ci].rate_bps as f64;
     (at(t1) - at(t0)) as f64 * 8.0 / (rate * (t1 - t0))
 }
@@ -231,10 +171,7 @@ sample_interval = "1s"
     assert_eq!(r.flows[0].cc, "cubic");
     let u = bottleneck_utilisation(&r, "bottleneck", "router", 5.0, 35.0);
     assert!(u >= 0.95, "utilisation {u:.4}");
-    assert!(
-        r.links.iter().any(|l| l.queue_drops > 0),
-        "CUBIC probes until the queue overflows"
-    );
+    assert!(r.links.iter().any(|l| l.queue_drops > 0), "CUBIC probes until the queue overflows");
 }
 
 #[test]
@@ -253,8 +190,7 @@ tcp = { cc = "cubic" }
     let d = out_dir("fairness");
     let r = run(text, Some(2), &d);
     let x: Vec<f64> = r.flows.iter().map(|f| f.bytes as f64).collect();
-    let jain =
-        x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>());
+    let jain = x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>());
     assert!(jain >= 0.95, "Jain index {jain:.4}: {x:?}");
     let total_mbps = x.iter().sum::<f64>() * 8.0 / 60.0 / 1e6;
     assert!(total_mbps > 90.0, "aggregate {total_mbps}");
@@ -266,60 +202,23 @@ fn a_reader_that_stops_drives_the_window_to_zero_and_the_sender_probes_until_it_
 reader = { pauses = [{ at = "1s", duration = "3s" }] }
 tcp = { rcv_buf = "256KiB" }"#;
     let d = out_dir("zero_window");
-    let r = run(
-        &path("20Mbps", "", flow, "sample_interval = \"100ms\""),
-        Some(1),
-        &d,
-    );
+    let r = run(&path("20Mbps", "", flow, "sample_interval = \"100ms\""), Some(1), &d);
     let f = &r.flows[0];
     // Metrics: a zero window was advertised, the sender probed, and the transfer resumed.
-    assert!(
-        r.events
-            .iter()
-            .any(|e| matches!(e, TcpLogEvent::ZeroWindow { from_node: 2, .. })),
-        "receiver (client) advertised zero"
-    );
+    assert!(r.events.iter().any(|e| matches!(e, TcpLogEvent::ZeroWindow { from_node: 2, .. })), "receiver (client) advertised zero");
     assert!(f.zero_window_probes >= 2, "probes {}", f.zero_window_probes);
-    let recv_at = |t: f64| {
-        r.flow_samples
-            .iter()
-            .find(|s| (s.t_ns as f64 / 1e9 - t).abs() < 1e-6)
-            .unwrap()
-            .bytes_received
-    };
-    let window_at = |t: f64| {
-        r.flow_samples
-            .iter()
-            .find(|s| (s.t_ns as f64 / 1e9 - t).abs() < 1e-6)
-            .unwrap()
-            .peer_window_bytes
-    };
-    assert_eq!(
-        window_at(3.0),
-        0,
-        "sender sees a zero window during the pause"
-    );
-    assert_eq!(
-        recv_at(3.9) - recv_at(2.0),
-        0,
-        "nothing is delivered while the window is closed"
-    );
-    assert!(
-        recv_at(6.0) - recv_at(4.2) > 2_000_000,
-        "transfer resumes after the pause"
-    );
+    let recv_at = |t: f64| r.flow_samples.iter().find(|s| (s.t_ns as f64 / 1e9 - t).abs() < 1e-6).unwrap().bytes_received;
+    let window_at = |t: f64| r.flow_samples.iter().find(|s| (s.t_ns as f64 / 1e9 - t).abs() < 1e-6).unwrap().peer_window_bytes;
+    assert_eq!(window_at(3.0), 0, "sender sees a zero window during the pause");
+    assert_eq!(recv_at(3.9) - recv_at(2.0), 0, "nothing is delivered while the window is closed");
+    assert!(recv_at(6.0) - recv_at(4.2) > 2_000_000, "transfer resumes after the pause");
     // The pcap shows the same story.
     if have_tshark() {
         let pcap = &r.pcap_files[0];
         assert_not_malformed(pcap);
         assert!(count(pcap, "tcp.analysis.zero_window && ip.src == 10.0.0.3") >= 1);
         // Linux probes with SND.UNA − 1 and no data; Wireshark labels those "TCP Keep-Alive".
-        assert!(
-            count(
-                pcap,
-                "(tcp.analysis.zero_window_probe || tcp.analysis.keep_alive) && ip.src == 10.0.0.1"
-            ) >= 2
-        );
+        assert!(count(pcap, "(tcp.analysis.zero_window_probe || tcp.analysis.keep_alive) && ip.src == 10.0.0.1") >= 2);
         let during = count(pcap, "ip.src == 10.0.0.1 && tcp.len > 1 && frame.time_relative > 2.0 && frame.time_relative < 3.95");
         let after = count(pcap, "ip.src == 10.0.0.1 && tcp.len > 1 && frame.time_relative > 4.1 && frame.time_relative < 5.0");
         assert_eq!(during, 0, "no data while the window is zero");
@@ -336,24 +235,11 @@ fn after_an_idle_period_the_next_burst_starts_from_the_restart_window() {
     let restarts: Vec<u64> = r
         .events
         .iter()
-        .filter_map(|e| match e {
-            TcpLogEvent::RestartAfterIdle {
-                from_node: 0,
-                cwnd_bytes,
-                ..
-            } => Some(*cwnd_bytes),
-            _ => None,
-        })
+        .filter_map(|e| match e { TcpLogEvent::RestartAfterIdle { from_node: 0, cwnd_bytes, .. } => Some(*cwnd_bytes), _ => None })
         .collect();
     assert_eq!(restarts.len(), 2, "bursts 2 and 3 restart: {restarts:?}");
-    assert!(
-        restarts.iter().all(|&w| w == 10 * 1448),
-        "restart window = IW10: {restarts:?}"
-    );
-    assert!(
-        r.requests.iter().all(|(_, q)| q.completed_at.is_some()),
-        "all responses complete"
-    );
+    assert!(restarts.iter().all(|&w| w == 10 * 1448), "restart window = IW10: {restarts:?}");
+    assert!(r.requests.iter().all(|(_, q)| q.completed_at.is_some()), "all responses complete");
     if have_tshark() {
         // In the first RTT after request 2 reaches the server, exactly 10 segments leave.
         let pcap = &r.pcap_files[0];
@@ -368,18 +254,9 @@ fn after_an_idle_period_the_next_burst_starts_from_the_restart_window() {
 fn a_cwnd_clamp_set_by_the_application_caps_the_window() {
     let flow = "cwnd_clamp = 20";
     let d = out_dir("clamp");
-    let r = run(
-        &path("100Mbps", "", flow, "sample_interval = \"50ms\""),
-        Some(1),
-        &d,
-    );
+    let r = run(&path("100Mbps", "", flow, "sample_interval = \"50ms\""), Some(1), &d);
     let cap = 20 * 1448;
-    assert!(
-        r.flow_samples
-            .iter()
-            .all(|s| s.cwnd_bytes <= cap && s.bytes_in_flight <= cap),
-        "cwnd stays under the clamp"
-    );
+    assert!(r.flow_samples.iter().all(|s| s.cwnd_bytes <= cap && s.bytes_in_flight <= cap), "cwnd stays under the clamp");
     let f = &r.flows[0];
     // 20 segments per 40 ms RTT ≈ 5.8 Mbit/s, far below the 100 Mbit/s path.
     let mbps = f.goodput_bps / 1e6;
@@ -417,34 +294,14 @@ sample_interval = "100ms"
     assert!(pa.len() > 100_000);
     assert!(pa == pb, "same seed ⇒ byte-identical pcap");
     let (a, b, c) = (strip(a), strip(b), strip(c));
-    assert_eq!(
-        format!("{a:?}"),
-        format!("{b:?}"),
-        "same seed ⇒ identical metrics"
-    );
+    assert_eq!(format!("{a:?}"), format!("{b:?}"), "same seed ⇒ identical metrics");
     assert!(pa != pc, "another seed ⇒ another pcap");
     // The seed reaches every source of randomness: RTT draws, start jitter, and (via the pcap) ISNs.
-    assert_ne!(
-        a.flows.iter().map(|f| f.base_rtt_ns).collect::<Vec<_>>(),
-        c.flows.iter().map(|f| f.base_rtt_ns).collect::<Vec<_>>()
-    );
-    assert_ne!(
-        a.flows.iter().map(|f| f.start_ns).collect::<Vec<_>>(),
-        c.flows.iter().map(|f| f.start_ns).collect::<Vec<_>>()
-    );
+    assert_ne!(a.flows.iter().map(|f| f.base_rtt_ns).collect::<Vec<_>>(), c.flows.iter().map(|f| f.base_rtt_ns).collect::<Vec<_>>());
+    assert_ne!(a.flows.iter().map(|f| f.start_ns).collect::<Vec<_>>(), c.flows.iter().map(|f| f.start_ns).collect::<Vec<_>>());
     if have_tshark() {
-        let syn = |p: &Path| {
-            tshark(
-                p,
-                "tcp.flags.syn == 1 && tcp.flags.ack == 0",
-                &["tcp.seq_raw"],
-            )
-        };
-        assert_ne!(
-            syn(&d1.join("bottleneck@r1.pcap")),
-            syn(&d3.join("bottleneck@r1.pcap")),
-            "ISNs depend on the seed"
-        );
+        let syn = |p: &Path| tshark(p, "tcp.flags.syn == 1 && tcp.flags.ack == 0", &["tcp.seq_raw"]);
+        assert_ne!(syn(&d1.join("bottleneck@r1.pcap")), syn(&d3.join("bottleneck@r1.pcap")), "ISNs depend on the seed");
     }
 }
 
@@ -453,35 +310,11 @@ fn bad_input_fails_with_one_line_naming_the_field() {
     let good = path("20Mbps", "", "", "");
     assert!(load_toml(&good, None).is_ok());
     let cases = [
-        (
-            good.replace("delay = \"19ms\"", "delay = \"19ms\"\ncolour = \"red\""),
-            "link[1].colour: unknown field `colour`",
-        ),
-        (
-            good.replace("rate = \"20Mbps\"", "rate = \"-20Mbps\""),
-            "link[1].rate: negative rate",
-        ),
-        (
-            good.replace(
-                "a = \"router\"\nb = \"client\"",
-                "a = \"router\"\nb = \"r9\"",
-            ),
-            "link[1].b: unknown node \"r9\"",
-        ),
-        (
-            good.replace(
-                "[[flow]]\nclient = \"client\"",
-                "[[node]]\nname = \"island\"\n[[flow]]\nclient = \"island\"",
-            ),
-            "flow[0].server: no route from \"island\" to \"server\"",
-        ),
-        (
-            good.replace(
-                "[[flow]]\nclient = \"client\"\nserver = \"server\"",
-                "[[flow]]\nclient = \"client\"\nserver = \"server\"\ntcp = { cc = \"nosuch\" }",
-            ),
-            "flow[0].tcp.cc: unknown congestion control",
-        ),
+        (good.replace("delay = \"19ms\"", "delay = \"19ms\"\ncolour = \"red\""), "link[1].colour: unknown field `colour`"),
+        (good.replace("rate = \"20Mbps\"", "rate = \"-20Mbps\""), "link[1].rate: negative rate"),
+        (good.replace("a = \"router\"\nb = \"client\"", "a = \"router\"\nb = \"r9\""), "link[1].b: unknown node \"r9\""),
+        (good.replace("[[flow]]\nclient = \"client\"", "[[node]]\nname = \"island\"\n[[flow]]\nclient = \"island\""), "flow[0].server: no route from \"island\" to \"server\""),
+        (good.replace("[[flow]]\nclient = \"client\"\nserver = \"server\"", "[[flow]]\nclient = \"client\"\nserver = \"server\"\ntcp = { cc = \"nosuch\" }"), "flow[0].tcp.cc: unknown congestion control"),
     ];
     for (text, want) in cases {
         let e = load_toml(&text, None).expect_err(want).0;
@@ -515,9 +348,6 @@ sample_interval = "50ms"
         t += 137; // chunk edges that fall between and on event times
     }
     let chunked = sim.finish().unwrap();
-    assert!(
-        once.links.iter().any(|l| l.loss_drops > 0),
-        "Gilbert–Elliott loses packets"
-    );
+    assert!(once.links.iter().any(|l| l.loss_drops > 0), "Gilbert–Elliott loses packets");
     assert_eq!(format!("{once:?}"), format!("{chunked:?}"));
 }

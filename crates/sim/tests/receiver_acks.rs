@@ -42,6 +42,7 @@ fn scenario() -> String {
     .toml()
 }
 
+
 /// The TCP fields of one captured frame that the check needs.
 struct Seg {
     from_client: bool,
@@ -114,16 +115,9 @@ fn receiver_acks_every_second_segment_after_the_window_reaches_the_buffer() {
     let sc = load_toml(&scenario(), Some(1)).unwrap_or_else(|e| panic!("scenario: {e}"));
     let r = run_scenario(sc, Some(&d)).expect("run");
     let f = &r.flows[0];
-    assert!(
-        f.retrans_fast + f.retrans_timeout > 0,
-        "the 50-packet queue makes CUBIC lose packets: {f:?}"
-    );
+    assert!(f.retrans_fast + f.retrans_timeout > 0, "the 50-packet queue makes CUBIC lose packets: {f:?}");
     let segs = read_pcap(&r.pcap_files[0]);
-    let wscale = segs
-        .iter()
-        .find(|s| s.syn && s.from_client)
-        .and_then(|s| s.wscale)
-        .expect("client SYN with window scale");
+    let wscale = segs.iter().find(|s| s.syn && s.from_client).and_then(|s| s.wscale).expect("client SYN with window scale");
 
     // From the first ACK whose window is (nearly) the whole buffer — a receiver may keep a few
     // segments of it back, as Linux does — to the end of the run.
@@ -151,18 +145,12 @@ fn receiver_acks_every_second_segment_after_the_window_reaches_the_buffer() {
         }
         prev = Some(s);
     }
-    assert!(
-        data > 10_000,
-        "the flow kept the link busy: {data} data segments after frame {start}"
-    );
+    assert!(data > 10_000, "the flow kept the link busy: {data} data segments after frame {start}");
     assert!(
         stretch.is_empty(),
         "{} of {acks} ACKs acknowledged more than two full segments of in-order data (frame, bytes): {:?}",
         stretch.len(),
         &stretch[..stretch.len().min(10)]
     );
-    assert!(
-        data <= 2 * acks + 2,
-        "{acks} ACKs for {data} full-sized data segments (fewer than one per two)"
-    );
+    assert!(data <= 2 * acks + 2, "{acks} ACKs for {data} full-sized data segments (fewer than one per two)");
 }

@@ -7,6 +7,7 @@ import typer
 from tcpvideo.cli import analyze as _analyze
 from tcpvideo.cli import cc as _cc
 from tcpvideo.cli import demo as _demo
+from tcpvideo.cli import edge as _edge
 from tcpvideo.cli import emulate as _emulate
 from tcpvideo.cli import run as _run
 from tcpvideo.cli import study as _study
@@ -21,7 +22,7 @@ app = typer.Typer(
 )
 app.add_typer(_cc.app, name="cc")
 
-for _module in (_run, _analyze, _demo, _emulate, _sweep, _study):
+for _module in (_run, _analyze, _demo, _emulate, _edge, _sweep, _study):
     _module.register(app)
 
 

@@ -41,7 +41,7 @@ import pyarrow as pa
 from tcpvideo.emulate import network as netmod
 from tcpvideo.emulate.capture import Captures
 from tcpvideo.emulate.plan import PORT_BASE, Plan, ScenarioRefused, make_plan, read_scenario
-from tcpvideo.simulate import TABLES, SimResult, _table
+from tcpvideo.simulate import _SCHEMAS, TABLES, SimResult, _table
 
 APPS = Path(__file__).with_name("apps.py")
 READY_TIMEOUT_S = 30.0
@@ -382,5 +382,9 @@ def _tables(plan, hosts, t0, mono0, before_linkem, after_linkem, samples, before
         "queues": _table("queues", queues),
         "requests": _table("requests", requests),
     }
+    # Video tables (simulator video apps): empty, with their columns, until real players run here.
+    for name in TABLES:
+        if name.startswith("video_"):
+            tables[name] = _table(name, {k: [] for k in _SCHEMAS[name]})
     assert set(tables) == set(TABLES)
     return SimResult(summary=summary, pcaps=[Path(p) for p in pcaps], **tables)

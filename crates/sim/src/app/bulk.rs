@@ -14,12 +14,7 @@ pub struct Bulk {
 
 impl Bulk {
     pub fn new(bytes: Option<u64>, close: bool) -> Bulk {
-        Bulk {
-            remaining: bytes.unwrap_or(u64::MAX),
-            total: bytes,
-            close,
-            closed: false,
-        }
+        Bulk { remaining: bytes.unwrap_or(u64::MAX), total: bytes, close, closed: false }
     }
 
     /// Fill the send buffer (on Connected and Writable). Returns true if the socket was touched.

@@ -34,13 +34,7 @@ pub enum ReadOutcome {
 
 impl Reader {
     pub fn new(def: ReaderDef, start: Time) -> Reader {
-        Reader {
-            def,
-            start,
-            tokens: 0.0,
-            last: start,
-            wake_at: None,
-        }
+        Reader { def, start, tokens: 0.0, last: start, wake_at: None }
     }
 
     fn depth(rate: Bandwidth) -> f64 {
@@ -62,8 +56,7 @@ impl Reader {
         if let Some(rate) = self.def.rate {
             // Tokens accrue even while paused (the playout keeps draining) up to the bucket depth.
             let dt = now.saturating_since(self.last).as_nanos() as f64 / 1e9;
-            self.tokens =
-                (self.tokens + dt * rate.bits_per_sec as f64 / 8.0).min(Self::depth(rate));
+            self.tokens = (self.tokens + dt * rate.bits_per_sec as f64 / 8.0).min(Self::depth(rate));
             self.last = now;
         }
         if let Some(end) = self.paused_until(now) {
@@ -85,13 +78,8 @@ impl Reader {
                 }
                 // Wake when a chunk (up to 16 KiB, or what is left) worth of tokens has accrued.
                 let want = (left.min(16_384) as f64 - self.tokens).max(1.0);
-                let wait = Duration::from_nanos(
-                    (want * 8.0 * 1e9 / rate.bits_per_sec as f64).ceil() as u64,
-                );
-                (
-                    got,
-                    ReadOutcome::WakeAt(now + wait.max(Duration::from_micros(1))),
-                )
+                let wait = Duration::from_nanos((want * 8.0 * 1e9 / rate.bits_per_sec as f64).ceil() as u64);
+                (got, ReadOutcome::WakeAt(now + wait.max(Duration::from_micros(1))))
             }
         }
     }

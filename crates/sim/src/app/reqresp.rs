@@ -47,27 +47,12 @@ impl ReqResp {
         let records = requests
             .iter()
             .enumerate()
-            .map(|(i, r)| RequestRecord {
-                index: i as u32,
-                scheduled_at: start + r.at,
-                sent_at: None,
-                completed_at: None,
-                response_bytes: r.response_bytes,
-            })
+            .map(|(i, r)| RequestRecord { index: i as u32, scheduled_at: start + r.at, sent_at: None, completed_at: None, response_bytes: r.response_bytes })
             .collect();
         let first_end = requests.first().map(|r| r.request_bytes).unwrap_or(0);
         ReqResp {
-            requests,
-            records,
-            next: 0,
-            outstanding: false,
-            client_pending: 0,
-            server_read: 0,
-            server_next: 0,
-            server_req_end: first_end,
-            server_pending: 0,
-            client_read: 0,
-            client_resp_end: 0,
+            requests, records, next: 0, outstanding: false, client_pending: 0, server_read: 0, server_next: 0,
+            server_req_end: first_end, server_pending: 0, client_read: 0, client_resp_end: 0,
         }
     }
 

@@ -109,10 +109,7 @@ impl TcpEndpoint {
     fn ack_update_window(&mut self, pkt: &Packet, ack: u64, seg: i64) -> u64 {
         let nwin = (pkt.window as u64) << self.snd_wscale;
         let seg_u = seg.max(0) as u64;
-        if ack > self.snd_una
-            || seg_u > self.snd_wl1
-            || (seg_u == self.snd_wl1 && nwin > self.snd_wnd)
-        {
+        if ack > self.snd_una || seg_u > self.snd_wl1 || (seg_u == self.snd_wl1 && nwin > self.snd_wnd) {
             self.snd_wnd = nwin;
             self.snd_wl1 = seg_u;
         }
@@ -124,16 +121,10 @@ impl TcpEndpoint {
     fn sacktag(&mut self, now: Time, pkt: &Packet, ack: u64, f: &mut AckFlags) {
         // RFC 2883 §4: a first block below the cumulative ACK, or inside the second, is a D-SACK.
         let sk = pkt.options.sack();
-        let (l0, r0) = (
-            unwrap(self.iss, self.snd_una, sk[0].0),
-            unwrap(self.iss, self.snd_una, sk[0].1),
-        );
+        let (l0, r0) = (unwrap(self.iss, self.snd_una, sk[0].0), unwrap(self.iss, self.snd_una, sk[0].1));
         f.dsack = r0 <= ack as i64
             || (sk.len() > 1 && {
-                let (l1, r1) = (
-                    unwrap(self.iss, self.snd_una, sk[1].0),
-                    unwrap(self.iss, self.snd_una, sk[1].1),
-                );
+                let (l1, r1) = (unwrap(self.iss, self.snd_una, sk[1].0), unwrap(self.iss, self.snd_una, sk[1].1));
                 l1 <= l0 && r0 <= r1
             });
         let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
@@ -242,11 +233,7 @@ impl TcpEndpoint {
             f.first_ackt = None;
             f.last_ackt = None;
         }
-        let ts = if f.first_ackt.is_none() && f.first_sackt.is_none() && f.una_advanced {
-            self.ts_sample(now, pkt)
-        } else {
-            None
-        };
+        let ts = if f.first_ackt.is_none() && f.first_sackt.is_none() && f.una_advanced { self.ts_sample(now, pkt) } else { None };
         let sample = f.first_ackt.or(f.first_sackt).map(|t| now - t).or(ts);
         let ca_sample = f.last_sackt.or(f.last_ackt).map(|t| now - t).or(ts);
         if let (Some(m), Some(ca)) = (sample, ca_sample) {
@@ -261,25 +248,14 @@ impl TcpEndpoint {
     /// Linux `tcp_rearm_rto` after SND.UNA advanced: restart the timer while data is outstanding;
     /// an open window ends zero-window probing's backoff.
     fn rearm_rto(&mut self, now: Time) {
-        self.timers.rto = if self.sb.packets_out.pkts > 0 {
-            Some(now + self.rtt.backed_off_rto())
-        } else {
-            None
-        };
+        self.timers.rto = if self.sb.packets_out.pkts > 0 { Some(now + self.rtt.backed_off_rto()) } else { None };
         if self.snd_wnd > 0 {
             self.persist_backoff = 0;
         }
     }
 
     /// Linux `tcp_process_tlp_ack`: the tail-loss probe's outcome.
-    fn process_tlp_ack(
-        &mut self,
-        now: Time,
-        pkt: &Packet,
-        ack: u64,
-        f: &AckFlags,
-        prior_in_flight: u64,
-    ) {
+    fn process_tlp_ack(&mut self, now: Time, pkt: &Packet, ack: u64, f: &AckFlags, prior_in_flight: u64) {
         if self.tlp_high_seq == 0 || ack < self.tlp_high_seq {
             return;
         }
@@ -287,8 +263,7 @@ impl TcpEndpoint {
             self.tlp_high_seq = 0;
         } else if ack > self.tlp_high_seq {
             // The probe repaired a loss nobody detected: reduce the window once (CWR).
-            self.cc
-                .on_congestion_event(now, CongestionSignal::FastRetransmit, prior_in_flight);
+            self.cc.on_congestion_event(now, CongestionSignal::FastRetransmit, prior_in_flight);
             self.cc.on_recovery_exit(now);
             self.tlp_high_seq = 0;
         } else if !f.una_advanced && f.newly_sacked_pkts == 0 && pkt.payload_len == 0 {
@@ -298,17 +273,8 @@ impl TcpEndpoint {
 
     /// Linux `tcp_cong_control`: the algorithm reacts to the delivery (with the rate sample); the
     /// cwnd clamp holds; during fast recovery PRR sets the window.
-    fn cong_control(
-        &mut self,
-        now: Time,
-        f: &AckFlags,
-        newly_lost: u64,
-        ca_rtt: Option<Duration>,
-        prior_in_flight: u64,
-    ) {
-        let rs = self
-            .rate
-            .generate(now, f.delivered_bytes, newly_lost, self.rtt.min_rtt());
+    fn cong_control(&mut self, now: Time, f: &AckFlags, newly_lost: u64, ca_rtt: Option<Duration>, prior_in_flight: u64) {
+        let rs = self.rate.generate(now, f.delivered_bytes, newly_lost, self.rtt.min_rtt());
         if f.delivered_bytes == 0 && f.newly_sacked_pkts == 0 {
             return;
         }
@@ -335,12 +301,7 @@ impl TcpEndpoint {
             }
         }
         if in_recovery && !self.cc.owns_recovery() {
-            if let Some(c) = self.prr.on_ack(
-                f.delivered_pkts,
-                newly_lost > 0,
-                f.una_advanced,
-                self.sb.in_flight_pkts(),
-            ) {
+            if let Some(c) = self.prr.on_ack(f.delivered_pkts, newly_lost > 0, f.una_advanced, self.sb.in_flight_pkts()) {
                 self.prr_cwnd_pkts = c;
             }
         }

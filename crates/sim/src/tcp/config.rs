@@ -28,11 +28,7 @@ pub struct KeepAliveConfig {
 
 impl Default for KeepAliveConfig {
     fn default() -> Self {
-        KeepAliveConfig {
-            idle: Duration::from_secs(7200),
-            interval: Duration::from_secs(75),
-            probes: 9,
-        }
+        KeepAliveConfig { idle: Duration::from_secs(7200), interval: Duration::from_secs(75), probes: 9 }
     }
 }
 

@@ -69,9 +69,9 @@ use super::output::Kind;
 use super::prr::Prr;
 use super::rack::Rack;
 use super::rate::RateSampler;
-use super::recovery::CaState;
 use super::recv::Receiver;
 use super::rtt::RttEstimator;
+use super::recovery::CaState;
 use super::scoreboard::Scoreboard;
 use super::seq::{to_wire, unwrap};
 use super::stats::TcpStats;
@@ -240,30 +240,16 @@ fn cc_seed(isn: u32, flow: u32) -> u64 {
 }
 
 impl TcpEndpoint {
-    pub(super) fn new(
-        cfg: &TcpConfig,
-        flow: u32,
-        local: Addr,
-        remote: Addr,
-        isn: u32,
-        state: TcpState,
-    ) -> Result<TcpEndpoint, String> {
+    pub(super) fn new(cfg: &TcpConfig, flow: u32, local: Addr, remote: Addr, isn: u32, state: TcpState) -> Result<TcpEndpoint, String> {
         let guess_mss = cfg.mss as u64 - if cfg.timestamps { 12 } else { 0 };
-        let cc_cfg = CcConfig {
-            mss_bytes: guess_mss,
-            initial_cwnd_segments: cfg.initial_cwnd_segments,
-        };
+        let cc_cfg = CcConfig { mss_bytes: guess_mss, initial_cwnd_segments: cfg.initial_cwnd_segments };
         let mut cc = cc::build(&cfg.cc, &cc_cfg, &cfg.cc_params).map_err(|e| e.to_string())?;
         cc.on_init(cc_seed(isn, flow));
         if cfg.mss < 64 {
             return Err(format!("mss {} too small", cfg.mss));
         }
         let mut rcv = Receiver::for_config(cfg, guess_mss);
-        rcv.wscale = if cfg.window_scaling {
-            wscale_for(cfg.rcv_buf_bytes)
-        } else {
-            0
-        };
+        rcv.wscale = if cfg.window_scaling { wscale_for(cfg.rcv_buf_bytes) } else { 0 };
         Ok(TcpEndpoint {
             flow,
             local,
@@ -333,15 +319,7 @@ impl TcpEndpoint {
     }
 
     /// An active opener (client): sends the SYN.
-    pub fn connect(
-        cfg: &TcpConfig,
-        flow: u32,
-        local: Addr,
-        remote: Addr,
-        isn: u32,
-        now: Time,
-        out: &mut Vec<Packet>,
-    ) -> Result<TcpEndpoint, String> {
+    pub fn connect(cfg: &TcpConfig, flow: u32, local: Addr, remote: Addr, isn: u32, now: Time, out: &mut Vec<Packet>) -> Result<TcpEndpoint, String> {
         let mut ep = TcpEndpoint::new(cfg, flow, local, remote, isn, TcpState::SynSent)?;
         ep.snd_nxt = 1;
         ep.syn_sent_at = now;
@@ -352,13 +330,7 @@ impl TcpEndpoint {
     }
 
     /// A passive opener in LISTEN for exactly this flow.
-    pub fn listen(
-        cfg: &TcpConfig,
-        flow: u32,
-        local: Addr,
-        remote: Addr,
-        isn: u32,
-    ) -> Result<TcpEndpoint, String> {
+    pub fn listen(cfg: &TcpConfig, flow: u32, local: Addr, remote: Addr, isn: u32) -> Result<TcpEndpoint, String> {
         TcpEndpoint::new(cfg, flow, local, remote, isn, TcpState::Listen)
     }
 
@@ -442,12 +414,7 @@ impl TcpEndpoint {
 
     /// Queue up to `bytes` for sending; returns how many the send buffer accepted.
     pub fn send(&mut self, bytes: u64) -> u64 {
-        if self.fin_queued
-            || matches!(
-                self.state,
-                TcpState::Closed | TcpState::TimeWait | TcpState::Listen
-            )
-        {
+        if self.fin_queued || matches!(self.state, TcpState::Closed | TcpState::TimeWait | TcpState::Listen) {
             return 0;
         }
         let n = bytes.min(self.send_buffer_free());
@@ -477,8 +444,7 @@ impl TcpEndpoint {
         // Linux tcp_recvmsg: tcp_rcv_space_adjust, then tcp_cleanup_rbuf's window update.
         let clamp = self.rcv.window_clamp();
         self.rcv.space_adjust(now);
-        if self.rcv.window_clamp() > clamp && self.rcv.window_update_due() && !self.rcv.fin_received
-        {
+        if self.rcv.window_clamp() > clamp && self.rcv.window_update_due() && !self.rcv.fin_received {
             self.window_update_pending = true;
         }
         self.try_send(now, out, log);
@@ -519,13 +485,7 @@ impl TcpEndpoint {
         into.append(&mut self.events);
     }
 
-    pub fn on_packet(
-        &mut self,
-        now: Time,
-        pkt: &Packet,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-    ) {
+    pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         if self.state == TcpState::Closed {
             // The socket is gone: the host answers with a reset (RFC 9293 §3.10.7.1), e.g. a
             // FIN retransmitted after our (shortened) TIME_WAIT ended.
@@ -622,20 +582,14 @@ impl TcpEndpoint {
         self.snd_mss = mss;
         self.sb.set_mss(mss);
         self.rcv = {
-            let mut r = Receiver::for_config(
-                &self.cfg,
-                self.cfg.mss as u64 - if self.ts_ok { 12 } else { 0 },
-            );
+            let mut r = Receiver::for_config(&self.cfg, self.cfg.mss as u64 - if self.ts_ok { 12 } else { 0 });
             r.wscale = self.rcv.wscale;
             r.grow_on_ooo = self.sack_ok;
             r
         };
         if !self.cc_custom && mss != self.cc_mss {
             self.cc_mss = mss;
-            let cc_cfg = CcConfig {
-                mss_bytes: mss,
-                initial_cwnd_segments: self.cfg.initial_cwnd_segments,
-            };
+            let cc_cfg = CcConfig { mss_bytes: mss, initial_cwnd_segments: self.cfg.initial_cwnd_segments };
             if let Ok(mut c) = cc::build(&self.cfg.cc, &cc_cfg, &self.cfg.cc_params) {
                 c.on_init(cc_seed(self.iss, self.flow));
                 self.cc = c;
@@ -658,11 +612,7 @@ impl TcpEndpoint {
     }
 
     pub(super) fn establish(&mut self, now: Time) {
-        self.state = if self.fin_queued {
-            TcpState::FinWait1
-        } else {
-            TcpState::Established
-        };
+        self.state = if self.fin_queued { TcpState::FinWait1 } else { TcpState::Established };
         self.stats.established_at = Some(now);
         self.lsndtime = now;
         self.cwnd_stamp = now;
@@ -701,10 +651,7 @@ impl TcpEndpoint {
     }
 
     pub(super) fn can_ack(&self) -> bool {
-        !matches!(
-            self.state,
-            TcpState::Listen | TcpState::SynSent | TcpState::Closed
-        )
+        !matches!(self.state, TcpState::Listen | TcpState::SynSent | TcpState::Closed)
     }
 
     pub(super) fn has_data_to_send(&self) -> bool {
@@ -717,13 +664,7 @@ impl TcpEndpoint {
     }
 
     /// An established-state segment (RFC 9293 §3.10.7.4).
-    pub(super) fn on_segment(
-        &mut self,
-        now: Time,
-        pkt: &Packet,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-    ) {
+    pub(super) fn on_segment(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         let seg = unwrap(self.irs, self.rcv.rcv_nxt, pkt.seq);
         // RFC 7323 §4.3: remember the peer's TSval if the segment starts at or before the last
         // ACK we sent (Linux `tcp_store_ts_recent` with rcv_wup).
@@ -756,24 +697,14 @@ impl TcpEndpoint {
             } else {
                 let o = self.rcv.on_segment(start, len, fin);
                 if o.new_bytes > 0 && !o.out_of_order {
-                    let echo = pkt
-                        .options
-                        .timestamps
-                        .filter(|_| self.ts_ok)
-                        .map(|(_, ecr)| (ecr, self.ts_val(now).wrapping_sub(ecr)));
+                    let echo = pkt.options.timestamps.filter(|_| self.ts_ok).map(|(_, ecr)| (ecr, self.ts_val(now).wrapping_sub(ecr)));
                     self.rcv.measure_rcv_rtt(now, echo, len);
                 }
                 if o.new_bytes > 0 {
                     self.stats.bytes_received += o.new_bytes;
                     self.events.push(SocketEvent::Readable);
                 }
-                if o.old
-                    || o.out_of_order
-                    || o.duplicate
-                    || o.filled_hole
-                    || o.beyond_window
-                    || o.fin
-                {
+                if o.old || o.out_of_order || o.duplicate || o.filled_hole || o.beyond_window || o.fin {
                     ack_needed = true;
                     if o.duplicate {
                         // Linux tcp_enter_quickack_mode: a retransmission means our ACKs are lost
@@ -783,29 +714,15 @@ impl TcpEndpoint {
                         self.rcv.ato = self.cfg.delayed_ack;
                     }
                     if o.new_bytes > 0 {
-                        self.rcv.on_data_event(
-                            now,
-                            self.cfg.delayed_ack,
-                            self.rtt.rto(),
-                            self.cfg.quickack_segments.max(1),
-                        );
+                        self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto(), self.cfg.quickack_segments.max(1));
                     }
                 } else if o.new_bytes > 0 {
                     // In-order data (Linux tcp_event_data_recv + __tcp_ack_snd_check).
-                    self.rcv.on_data_event(
-                        now,
-                        self.cfg.delayed_ack,
-                        self.rtt.rto(),
-                        self.cfg.quickack_segments.max(1),
-                    );
+                    self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto(), self.cfg.quickack_segments.max(1));
                     if self.rcv.in_quickack_mode() || self.rcv.two_segments_pending() {
                         ack_needed = true;
                     } else if self.rcv.delack_at.is_none() {
-                        self.rcv.delack_at = Some(
-                            now + self
-                                .rcv
-                                .delack_timeout(self.cfg.delayed_ack, self.rtt.srtt()),
-                        );
+                        self.rcv.delack_at = Some(now + self.rcv.delack_timeout(self.cfg.delayed_ack, self.rtt.srtt()));
                     }
                 }
                 if o.fin {

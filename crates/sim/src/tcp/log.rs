@@ -34,54 +34,13 @@ pub enum RetransmitCause {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TcpLogEvent {
-    Retransmit {
-        at: Time,
-        flow: u32,
-        from_node: NodeId,
-        seq: u32,
-        len: u32,
-        cause: RetransmitCause,
-    },
-    Rto {
-        at: Time,
-        flow: u32,
-        from_node: NodeId,
-        backoff: u32,
-        rto: Duration,
-    },
-    EnterRecovery {
-        at: Time,
-        flow: u32,
-        from_node: NodeId,
-        cwnd_bytes: u64,
-        ssthresh_bytes: u64,
-    },
-    ExitRecovery {
-        at: Time,
-        flow: u32,
-        from_node: NodeId,
-        cwnd_bytes: u64,
-    },
+    Retransmit { at: Time, flow: u32, from_node: NodeId, seq: u32, len: u32, cause: RetransmitCause },
+    Rto { at: Time, flow: u32, from_node: NodeId, backoff: u32, rto: Duration },
+    EnterRecovery { at: Time, flow: u32, from_node: NodeId, cwnd_bytes: u64, ssthresh_bytes: u64 },
+    ExitRecovery { at: Time, flow: u32, from_node: NodeId, cwnd_bytes: u64 },
     /// This endpoint (the receiver) advertised a zero window.
-    ZeroWindow {
-        at: Time,
-        flow: u32,
-        from_node: NodeId,
-    },
-    ZeroWindowProbe {
-        at: Time,
-        flow: u32,
-        from_node: NodeId,
-    },
-    KeepAliveProbe {
-        at: Time,
-        flow: u32,
-        from_node: NodeId,
-    },
-    RestartAfterIdle {
-        at: Time,
-        flow: u32,
-        from_node: NodeId,
-        cwnd_bytes: u64,
-    },
+    ZeroWindow { at: Time, flow: u32, from_node: NodeId },
+    ZeroWindowProbe { at: Time, flow: u32, from_node: NodeId },
+    KeepAliveProbe { at: Time, flow: u32, from_node: NodeId },
+    RestartAfterIdle { at: Time, flow: u32, from_node: NodeId, cwnd_bytes: u64 },
 }

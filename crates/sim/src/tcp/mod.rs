@@ -10,12 +10,12 @@
 //! | `prr.rs` | RFC 6937 proportional rate reduction (Linux `tcp_cwnd_reduction`) |
 //! | `rate.rs` | delivery-rate samples for the congestion control (BBR) |
 //! | `recv.rs` | receive queue, SACK generation, window advertisement, delayed-ACK state |
+//! | `rcvbuf.rs` | receive-buffer autotuning (Linux `tcp_rcv_space_adjust`) |
 //! | `endpoint.rs` | connection state, handshake, segment arrival (tcp_input.c's entry points) |
 //! | `ack.rs` | one incoming ACK, step by step (Linux `tcp_ack`) |
 //! | `recovery.rs` | CA states Open/Disorder/Recovery/Loss, loss marking, undo (`tcp_fastretrans_alert`) |
 //! | `output.rs` | sending, retransmission, tail-loss probe, pacing (tcp_output.c) |
 //! | `timers.rs` | RTO, persist, keep-alive, TIME_WAIT as one `Timers` value (tcp_timer.c) |
-//! | `rcvbuf.rs` | receive-buffer autotuning (Linux `tcp_rcv_space_adjust`) |
 //! | `stats.rs`, `log.rs` | per-socket counters and ground-truth events |
 //! | `testing.rs` | a two-endpoint wire with a synthetic clock for protocol tests |
 //!
@@ -30,17 +30,17 @@ pub mod prr;
 pub mod rack;
 pub mod rate;
 pub mod rcvbuf;
-mod recovery;
 pub mod recv;
+mod recovery;
 pub mod rtt;
 pub mod scoreboard;
 pub mod seq;
 pub mod stats;
+mod timers;
 #[doc(hidden)]
 pub mod testing;
 #[cfg(test)]
 mod tests;
-mod timers;
 
 pub use config::{KeepAliveConfig, TcpConfig};
 pub use endpoint::{Addr, SocketEvent, TcpEndpoint, TcpState};

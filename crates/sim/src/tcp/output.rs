@@ -24,11 +24,7 @@ pub(super) enum Kind {
     Syn,
     SynAck,
     /// Data/FIN segment of a scoreboard record.
-    Data {
-        start: u64,
-        len: u32,
-        fin: bool,
-    },
+    Data { start: u64, len: u32, fin: bool },
     /// Pure ACK at SND.NXT.
     Ack,
     /// Zero-window or keep-alive probe: SND.UNA − 1, no data.
@@ -44,11 +40,7 @@ impl TcpEndpoint {
     pub(super) fn can_send_data(&self) -> bool {
         matches!(
             self.state,
-            TcpState::Established
-                | TcpState::CloseWait
-                | TcpState::FinWait1
-                | TcpState::Closing
-                | TcpState::LastAck
+            TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::Closing | TcpState::LastAck
         )
     }
 
@@ -68,12 +60,7 @@ impl TcpEndpoint {
         }
     }
 
-    pub(super) fn try_send(
-        &mut self,
-        now: Time,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-    ) {
+    pub(super) fn try_send(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         if !self.can_send_data() {
             return;
         }
@@ -125,10 +112,7 @@ impl TcpEndpoint {
             if self.pacing_blocks(now) {
                 break;
             }
-            if self.sb.packets_out.pkts == 0
-                && self.cfg.slow_start_after_idle
-                && !self.cc.owns_recovery()
-            {
+            if self.sb.packets_out.pkts == 0 && self.cfg.slow_start_after_idle && !self.cc.owns_recovery() {
                 self.restart_after_idle(now, log);
             }
             self.send_new_segment(now, len, is_fin, out, log);
@@ -142,23 +126,13 @@ impl TcpEndpoint {
             self.cwnd_validate(now, limited);
         }
         // Linux tcp_rate_check_app_limited: nothing left to send and room in the window.
-        if !self.has_data_to_send()
-            && self.sb.in_flight_pkts() < self.cwnd_pkts()
-            && self.sb.pending_rexmit() == 0
-        {
+        if !self.has_data_to_send() && self.sb.in_flight_pkts() < self.cwnd_pkts() && self.sb.pending_rexmit() == 0 {
             self.rate.mark_app_limited(self.sb.in_flight_bytes());
         }
     }
 
     /// Put a new segment of `len` bytes (plus FIN) at SND.NXT on the wire and in the queue.
-    pub(super) fn send_new_segment(
-        &mut self,
-        now: Time,
-        len: u64,
-        is_fin: bool,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-    ) {
+    pub(super) fn send_new_segment(&mut self, now: Time, len: u64, is_fin: bool, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         let rec_len = len as u32;
         let nothing_in_flight = self.sb.packets_out.pkts == 0;
         if len > 0 {
@@ -191,11 +165,7 @@ impl TcpEndpoint {
         if len > 0 {
             self.lsndtime = now;
             // Linux tcp_event_data_sent: data sent soon after data was received → interactive.
-            if self
-                .rcv
-                .last_data_at
-                .is_some_and(|t| now.saturating_since(t) < self.rcv.ato)
-            {
+            if self.rcv.last_data_at.is_some_and(|t| now.saturating_since(t) < self.rcv.ato) {
                 self.rcv.pingpong = true;
             }
             if self.stats.first_data_sent_at.is_none() {
@@ -209,20 +179,10 @@ impl TcpEndpoint {
         if self.ca == CaState::Recovery {
             self.prr.out += 1;
         }
-        let ip_len = self.emit(
-            now,
-            out,
-            log,
-            Kind::Data {
-                start: rec.start,
-                len: rec_len,
-                fin: is_fin,
-            },
-        );
+        let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec_len, fin: is_fin });
         self.after_transmit(now, ip_len);
         let app_limited = self.rate.is_app_limited();
-        self.cc
-            .on_packet_sent(now, len, self.sb.in_flight_bytes(), app_limited);
+        self.cc.on_packet_sent(now, len, self.sb.in_flight_bytes(), app_limited);
     }
 
     /// Linux `tcp_cwnd_validate` (after a transmission): track whether the window is used, and
@@ -231,10 +191,7 @@ impl TcpEndpoint {
     /// raises ssthresh to max(ssthresh, ¾·cwnd) first; the CC trait cannot set ssthresh.
     pub(super) fn cwnd_validate(&mut self, now: Time, limited: bool) {
         let packets_out = self.sb.packets_out.pkts;
-        if self.snd_una >= self.cwnd_usage_seq
-            || limited
-            || (!self.is_cwnd_limited && packets_out > self.max_packets_out)
-        {
+        if self.snd_una >= self.cwnd_usage_seq || limited || (!self.is_cwnd_limited && packets_out > self.max_packets_out) {
             self.is_cwnd_limited = limited;
             self.max_packets_out = packets_out;
             self.cwnd_usage_seq = self.snd_nxt;
@@ -269,11 +226,7 @@ impl TcpEndpoint {
     /// Linux `tcp_schedule_loss_probe`: PTO = 2·SRTT (+ 200 ms if a single segment is out, for a
     /// delayed ACK; else + 2 ms), never later than the RTO. Only in the Open state with SACK.
     pub(super) fn schedule_tlp(&mut self, now: Time) {
-        if !self.rack_mode()
-            || self.sb.packets_out.pkts == 0
-            || self.ca != CaState::Open
-            || self.tlp_high_seq != 0
-        {
+        if !self.rack_mode() || self.sb.packets_out.pkts == 0 || self.ca != CaState::Open || self.tlp_high_seq != 0 {
             self.timers.tlp = None;
             return;
         }
@@ -281,11 +234,7 @@ impl TcpEndpoint {
             self.timers.tlp = None;
             return;
         };
-        let extra = if self.sb.packets_out.pkts == 1 {
-            self.cfg.min_rto
-        } else {
-            Duration::from_millis(2)
-        };
+        let extra = if self.sb.packets_out.pkts == 1 { self.cfg.min_rto } else { Duration::from_millis(2) };
         let mut pto = srtt * 2 + extra;
         if let Some(r) = self.timers.rto {
             pto = pto.min(r.saturating_since(now));
@@ -295,11 +244,7 @@ impl TcpEndpoint {
 
     /// Linux `tcp_send_loss_probe`: send new data if possible, else the last segment again.
     pub(super) fn on_tlp(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
-        if self.sb.packets_out.pkts == 0
-            || self.tlp_high_seq != 0
-            || self.ca != CaState::Open
-            || !self.can_send_data()
-        {
+        if self.sb.packets_out.pkts == 0 || self.tlp_high_seq != 0 || self.ca != CaState::Open || !self.can_send_data() {
             return;
         }
         let avail = self.app_end.saturating_sub(self.snd_nxt);
@@ -324,19 +269,9 @@ impl TcpEndpoint {
                 len: rec.len,
                 cause: RetransmitCause::TailLossProbe,
             });
-            let ip_len = self.emit(
-                now,
-                out,
-                log,
-                Kind::Data {
-                    start: rec.start,
-                    len: rec.len,
-                    fin: rec.fin,
-                },
-            );
+            let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin });
             self.after_transmit(now, ip_len);
-            self.cc
-                .on_packet_sent(now, rec.len as u64, self.sb.in_flight_bytes(), false);
+            self.cc.on_packet_sent(now, rec.len as u64, self.sb.in_flight_bytes(), false);
             self.tlp_retrans = true;
         }
         self.stats.tlp_probes += 1;
@@ -345,13 +280,7 @@ impl TcpEndpoint {
         self.timers.rto = Some(now + self.rtt.backed_off_rto());
     }
 
-    pub(super) fn retransmit(
-        &mut self,
-        now: Time,
-        i: usize,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-    ) {
+    pub(super) fn retransmit(&mut self, now: Time, i: usize, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         let cause = match self.ca {
             CaState::Loss => RetransmitCause::Timeout,
             _ if self.first_rexmit_pending => RetransmitCause::FastRetransmit,
@@ -389,19 +318,9 @@ impl TcpEndpoint {
             // Linux tcp_xmit_retransmit_queue re-arms the RTO when the head goes out again.
             self.timers.rto = Some(now + self.rtt.backed_off_rto());
         }
-        let ip_len = self.emit(
-            now,
-            out,
-            log,
-            Kind::Data {
-                start: rec.start,
-                len: rec.len,
-                fin: rec.fin,
-            },
-        );
+        let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin });
         self.after_transmit(now, ip_len);
-        self.cc
-            .on_packet_sent(now, rec.len as u64, self.sb.in_flight_bytes(), false);
+        self.cc.on_packet_sent(now, rec.len as u64, self.sb.in_flight_bytes(), false);
     }
 
     /// Linux `tcp_event_data_sent`: a data segment (new, retransmitted or a probe) leaves with
@@ -436,28 +355,16 @@ impl TcpEndpoint {
         let w = w.max(restart);
         self.cc.on_restart_after_idle(now, w);
         self.cwnd_stamp = now;
-        log.push(TcpLogEvent::RestartAfterIdle {
-            at: now,
-            flow: self.flow,
-            from_node: self.local.node,
-            cwnd_bytes: self.cc.cwnd(),
-        });
+        log.push(TcpLogEvent::RestartAfterIdle { at: now, flow: self.flow, from_node: self.local.node, cwnd_bytes: self.cc.cwnd() });
     }
 
     /// Build one segment and push it onto `out`. Returns its IP length.
-    pub(super) fn emit(
-        &mut self,
-        now: Time,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-        kind: Kind,
-    ) -> u32 {
+    pub(super) fn emit(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>, kind: Kind) -> u32 {
         let mut o = TcpOptions::default();
         let mut fl = flags::ACK;
         let mut seq_off: i64 = self.snd_nxt as i64;
         let mut payload = 0u32;
-        let syn_window =
-            (self.cfg.rcv_buf_bytes.min(65_535) / self.cfg.mss as u64 * self.cfg.mss as u64) as u16;
+        let syn_window = (self.cfg.rcv_buf_bytes.min(65_535) / self.cfg.mss as u64 * self.cfg.mss as u64) as u16;
         match kind {
             Kind::Syn | Kind::SynAck => {
                 seq_off = 0;
@@ -465,11 +372,7 @@ impl TcpEndpoint {
                 self.rcv.adv_right_edge = self.rcv.rcv_nxt + syn_window as u64;
                 self.rcv.last_adv_window = syn_window as u64;
                 self.rcv.rcv_wup = self.rcv.rcv_nxt;
-                fl = if kind == Kind::Syn {
-                    flags::SYN
-                } else {
-                    flags::SYN | flags::ACK
-                };
+                fl = if kind == Kind::Syn { flags::SYN } else { flags::SYN | flags::ACK };
                 o.mss = Some(self.cfg.mss);
                 let offer = kind == Kind::Syn;
                 if self.cfg.sack && (offer || self.sack_ok) {
@@ -509,11 +412,7 @@ impl TcpEndpoint {
             let w = self.rcv.advertise();
             window = (w >> self.rcv.wscale).min(65_535) as u16;
             if w == 0 && !self.zero_window_advertised {
-                log.push(TcpLogEvent::ZeroWindow {
-                    at: now,
-                    flow: self.flow,
-                    from_node: self.local.node,
-                });
+                log.push(TcpLogEvent::ZeroWindow { at: now, flow: self.flow, from_node: self.local.node });
             }
             self.zero_window_advertised = w == 0;
             self.rcv.delack_at = None;
@@ -527,11 +426,7 @@ impl TcpEndpoint {
                 o.sack_count = n as u8;
             }
         }
-        let ack = if fl & flags::ACK != 0 && kind != Kind::Syn {
-            to_wire(self.irs, self.rcv.rcv_nxt)
-        } else {
-            0
-        };
+        let ack = if fl & flags::ACK != 0 && kind != Kind::Syn { to_wire(self.irs, self.rcv.rcv_nxt) } else { 0 };
         let pkt = Packet {
             uid: 0,
             flow: self.flow,

@@ -27,13 +27,7 @@ impl Prr {
 
     /// One ACK during recovery; returns the new cwnd in packets, or `None` if the ACK delivered
     /// nothing (cwnd unchanged).
-    pub fn on_ack(
-        &mut self,
-        newly_delivered_pkts: u64,
-        newly_lost: bool,
-        una_advanced: bool,
-        in_flight_pkts: u64,
-    ) -> Option<u64> {
+    pub fn on_ack(&mut self, newly_delivered_pkts: u64, newly_lost: bool, una_advanced: bool, in_flight_pkts: u64) -> Option<u64> {
         if newly_delivered_pkts == 0 {
             return None;
         }

@@ -51,14 +51,7 @@ impl Rack {
     }
 
     /// Linux `tcp_rack_reo_wnd`.
-    pub fn reo_wnd(
-        &self,
-        in_recovery_or_loss: bool,
-        sacked_pkts: u64,
-        dupthresh: u64,
-        min_rtt: Option<Duration>,
-        srtt: Option<Duration>,
-    ) -> Duration {
+    pub fn reo_wnd(&self, in_recovery_or_loss: bool, sacked_pkts: u64, dupthresh: u64, min_rtt: Option<Duration>, srtt: Option<Duration>) -> Duration {
         if !self.reord_seen && (in_recovery_or_loss || sacked_pkts >= dupthresh) {
             return Duration::ZERO;
         }

@@ -62,13 +62,7 @@ impl RateSampler {
     }
 
     /// End of ACK processing: produce a sample if this ACK delivered something and it is valid.
-    pub fn generate(
-        &mut self,
-        now: Time,
-        delivered_now: u64,
-        newly_lost_bytes: u64,
-        min_rtt: Option<Duration>,
-    ) -> Option<RateSample> {
+    pub fn generate(&mut self, now: Time, delivered_now: u64, newly_lost_bytes: u64, min_rtt: Option<Duration>) -> Option<RateSample> {
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
         }
@@ -106,18 +100,7 @@ mod tests {
     use super::*;
 
     fn rec(len: u32, sent_at: Time, tx: TxSnapshot) -> SegRec {
-        SegRec {
-            start: 1,
-            len,
-            fin: false,
-            sacked: false,
-            lost: false,
-            retrans: false,
-            ever_retrans: false,
-            sent_at,
-            xmit_seq: 0,
-            tx,
-        }
+        SegRec { start: 1, len, fin: false, sacked: false, lost: false, retrans: false, ever_retrans: false, sent_at, xmit_seq: 0, tx }
     }
 
     #[test]
@@ -133,12 +116,7 @@ mod tests {
         let mut last = None;
         for (k, s) in recs.iter().enumerate() {
             r.on_delivered(s);
-            last = r.generate(
-                Time::from_millis(50 + k as u64),
-                1000,
-                0,
-                Some(Duration::from_millis(40)),
-            );
+            last = r.generate(Time::from_millis(50 + k as u64), 1000, 0, Some(Duration::from_millis(40)));
         }
         let s = last.unwrap();
         // The last sample covers segments delivered since the 10th was sent: delivered then = 0

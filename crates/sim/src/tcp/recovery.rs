@@ -33,14 +33,7 @@ pub(super) enum CaState {
 impl TcpEndpoint {
     /// Linux `tcp_fastretrans_alert`: mark losses (RACK, or DupThresh / NewReno) and move the CA
     /// state machine for one ACK. Returns what was newly marked lost (for the rate sample and PRR).
-    pub(super) fn fastretrans_alert(
-        &mut self,
-        now: Time,
-        pkt: &Packet,
-        f: &AckFlags,
-        prior_in_flight: u64,
-        log: &mut Vec<TcpLogEvent>,
-    ) -> u64 {
+    pub(super) fn fastretrans_alert(&mut self, now: Time, pkt: &Packet, f: &AckFlags, prior_in_flight: u64, log: &mut Vec<TcpLogEvent>) -> u64 {
         let dupthresh = self.cfg.dupack_threshold.max(1) as u64;
         let rack_mode = self.rack_mode();
         let mut newly_lost = 0u64;
@@ -54,11 +47,7 @@ impl TcpEndpoint {
                 if recover {
                     newly_lost += self.enter_recovery(now, prior_in_flight, log);
                 } else {
-                    self.ca = if self.sb.sacked_pkts() > 0 {
-                        CaState::Disorder
-                    } else {
-                        CaState::Open
-                    };
+                    self.ca = if self.sb.sacked_pkts() > 0 { CaState::Disorder } else { CaState::Open };
                 }
             }
             CaState::Recovery => {
@@ -106,12 +95,7 @@ impl TcpEndpoint {
             self.undo_cwnd_reduction(now);
             self.stats.spurious_recoveries += 1;
             self.ca = CaState::Open;
-            log.push(TcpLogEvent::ExitRecovery {
-                at: now,
-                flow: self.flow,
-                from_node: self.local.node,
-                cwnd_bytes: self.cwnd_bytes(),
-            });
+            log.push(TcpLogEvent::ExitRecovery { at: now, flow: self.flow, from_node: self.local.node, cwnd_bytes: self.cwnd_bytes() });
         } else {
             self.exit_recovery(now, log);
         }
@@ -144,18 +128,11 @@ impl TcpEndpoint {
     fn echoes_original_transmission(&self, pkt: &Packet) -> bool {
         self.ts_ok
             && self.retrans_stamp.is_some_and(|t| {
-                pkt.options.timestamps.is_some_and(|(_, ecr)| {
-                    ecr != 0 && (ecr.wrapping_sub(self.ts_val(t)) as i32) < 0
-                })
+                pkt.options.timestamps.is_some_and(|(_, ecr)| ecr != 0 && (ecr.wrapping_sub(self.ts_val(t)) as i32) < 0)
             })
     }
 
-    pub(super) fn enter_recovery(
-        &mut self,
-        now: Time,
-        prior_in_flight: u64,
-        log: &mut Vec<TcpLogEvent>,
-    ) -> u64 {
+    pub(super) fn enter_recovery(&mut self, now: Time, prior_in_flight: u64, log: &mut Vec<TcpLogEvent>) -> u64 {
         let mut newly = 0;
         if self.sb.pending_rexmit() == 0 {
             // Linux tcp_update_scoreboard(fast_rexmit=1): at least the head is retransmitted.
@@ -170,8 +147,7 @@ impl TcpEndpoint {
             n => n as i64,
         };
         self.retrans_stamp = None;
-        self.cc
-            .on_congestion_event(now, CongestionSignal::FastRetransmit, prior_in_flight);
+        self.cc.on_congestion_event(now, CongestionSignal::FastRetransmit, prior_in_flight);
         let ssthresh_pkts = (self.cc.ssthresh() / self.snd_mss).max(1);
         self.prr.start(prior_cwnd_pkts, ssthresh_pkts);
         self.prr_cwnd_pkts = prior_cwnd_pkts;
@@ -191,26 +167,15 @@ impl TcpEndpoint {
     }
 
     pub(super) fn exit_recovery(&mut self, now: Time, log: &mut Vec<TcpLogEvent>) {
-        self.ca = if self.sb.sacked_pkts() > 0 {
-            CaState::Disorder
-        } else {
-            CaState::Open
-        };
+        self.ca = if self.sb.sacked_pkts() > 0 { CaState::Disorder } else { CaState::Open };
         self.cc.on_recovery_exit(now);
-        log.push(TcpLogEvent::ExitRecovery {
-            at: now,
-            flow: self.flow,
-            from_node: self.local.node,
-            cwnd_bytes: self.cwnd_bytes(),
-        });
+        log.push(TcpLogEvent::ExitRecovery { at: now, flow: self.flow, from_node: self.local.node, cwnd_bytes: self.cwnd_bytes() });
     }
 
     /// Linux `tcp_current_ssthresh` outside CWR/Recovery: max(ssthresh, ¾·cwnd), ¾ of whole
     /// segments ([`three_quarters`], shared with the algorithms), in bytes (u64::MAX stays infinite).
     pub(super) fn current_ssthresh(&self) -> u64 {
-        self.cc
-            .ssthresh()
-            .max(three_quarters(self.cwnd_pkts()) * self.snd_mss)
+        self.cc.ssthresh().max(three_quarters(self.cwnd_pkts()) * self.snd_mss)
     }
 
     /// Linux `tcp_init_undo`'s window part: remember cwnd and ssthresh before a congestion event
@@ -242,11 +207,7 @@ impl TcpEndpoint {
     /// mark segments lost by DupThresh, then say whether a recovery must start — loss is marked,
     /// or (without RACK) DupThresh segments are SACKed. Returns (segments newly marked, start?).
     pub(super) fn time_to_recover(&mut self, dupthresh: u64, rack_mode: bool) -> (u64, bool) {
-        let marked = if self.sack_ok && !rack_mode {
-            self.sb.mark_lost_by_sack(dupthresh)
-        } else {
-            0
-        };
+        let marked = if self.sack_ok && !rack_mode { self.sb.mark_lost_by_sack(dupthresh) } else { 0 };
         let by_dupthresh = !rack_mode && self.sb.sacked_pkts() >= dupthresh;
         (marked, self.sb.lost_out.pkts > 0 || by_dupthresh)
     }
@@ -275,12 +236,7 @@ impl TcpEndpoint {
     }
 
     /// Linux `tcp_rack_reo_timeout`.
-    pub(super) fn on_reo_timeout(
-        &mut self,
-        now: Time,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-    ) {
+    pub(super) fn on_reo_timeout(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         if !self.rack_mode() || self.sb.is_empty() {
             return;
         }

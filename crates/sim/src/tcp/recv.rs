@@ -118,10 +118,7 @@ impl Receiver {
     /// `rcv_buf_bytes` (Linux default), or a fixed buffer of `rcv_buf_bytes`.
     pub fn for_config(cfg: &TcpConfig, adv_mss: u64) -> Receiver {
         if cfg.rcv_buf_autotune {
-            let limits = RcvBufLimits {
-                initial_bytes: cfg.rcv_buf_initial_bytes,
-                max_bytes: cfg.rcv_buf_bytes,
-            };
+            let limits = RcvBufLimits { initial_bytes: cfg.rcv_buf_initial_bytes, max_bytes: cfg.rcv_buf_bytes };
             let tune = RcvBufAutotune::new(limits);
             let mut r = Receiver::new(tune.window_clamp(), adv_mss);
             r.autotune = Some(tune);
@@ -133,11 +130,7 @@ impl Receiver {
 
     /// The connection is established (Linux `tcp_init_buffer_space`).
     pub fn on_established(&mut self, now: Time) {
-        let (ssthresh, wnd, mss) = (
-            self.rcv_ssthresh,
-            self.last_adv_window.max(self.cap.min(65_535)),
-            self.adv_mss,
-        );
+        let (ssthresh, wnd, mss) = (self.rcv_ssthresh, self.last_adv_window.max(self.cap.min(65_535)), self.adv_mss);
         if let Some(a) = &mut self.autotune {
             a.on_established(now, ssthresh, wnd, mss);
         }
@@ -163,11 +156,7 @@ impl Receiver {
             return;
         }
         let (total, mss) = (self.read_total, self.adv_mss);
-        if let Some(clamp) = self
-            .autotune
-            .as_mut()
-            .and_then(|a| a.after_read(now, total, mss))
-        {
+        if let Some(clamp) = self.autotune.as_mut().and_then(|a| a.after_read(now, total, mss)) {
             self.cap = self.cap.max(clamp);
         }
     }
@@ -308,9 +297,7 @@ impl Receiver {
         let start = start.max(0) as u64;
         let data_end = start + len;
         let right = self.adv_right_edge.max(self.rcv_nxt);
-        let acc_end = data_end
-            .min(right)
-            .min(self.rcv_nxt.max(start) + self.free());
+        let acc_end = data_end.min(right).min(self.rcv_nxt.max(start) + self.free());
         if acc_end < data_end {
             o.beyond_window = true;
         }
@@ -422,12 +409,7 @@ impl Receiver {
     }
 
     /// SACK blocks to send (D-SACK first, then by recency), at most `max`. Clears the D-SACK.
-    pub fn sack_blocks(
-        &mut self,
-        dsack_enabled: bool,
-        max: usize,
-        out: &mut [(u64, u64); MAX_BLOCKS],
-    ) -> usize {
+    pub fn sack_blocks(&mut self, dsack_enabled: bool, max: usize, out: &mut [(u64, u64); MAX_BLOCKS]) -> usize {
         let mut n = 0;
         if let Some(d) = self.dsack.take() {
             if dsack_enabled && max > 0 {
@@ -476,11 +458,7 @@ impl Receiver {
     pub fn delack_timeout(&self, ato_min: Duration, srtt: Option<Duration>) -> Duration {
         let mut ato = self.ato.max(ato_min);
         if ato > ato_min {
-            let mut max_ato = if self.pingpong {
-                Duration::from_millis(200)
-            } else {
-                Duration::from_millis(500)
-            };
+            let mut max_ato = if self.pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
             if let Some(r) = srtt {
                 max_ato = max_ato.min(r.max(ato_min));
             }
@@ -607,18 +585,11 @@ mod tests {
         let mut r = grown_rx();
         let cap = 256 * 1024;
         let empty = r.select_window();
-        assert!(
-            empty + 2 * 1448 >= cap,
-            "the window grew to about the buffer: {empty}"
-        );
+        assert!(empty + 2 * 1448 >= cap, "the window grew to about the buffer: {empty}");
         r.on_segment(r.rcv_nxt as i64, 1448, false);
         // Linux tcp_grow_window: rcv_ssthresh never passes the space free with the segment queued,
         // so one unread segment does not make the window smaller than with an empty buffer.
-        assert!(
-            r.select_window() >= empty,
-            "{} < {empty} with one segment unread",
-            r.select_window()
-        );
+        assert!(r.select_window() >= empty, "{} < {empty} with one segment unread", r.select_window());
     }
 
     #[test]
@@ -638,10 +609,7 @@ mod tests {
             if deliver(&mut r, 1448) {
                 since_ack = 0;
             }
-            assert!(
-                since_ack < 2,
-                "segment {i}: {since_ack} full segments received and not ACKed"
-            );
+            assert!(since_ack < 2, "segment {i}: {since_ack} full segments received and not ACKed");
         }
     }
 

@@ -146,12 +146,10 @@ impl RttEstimator {
         self.has_sample.then(|| Duration::from_nanos(self.srtt_ns))
     }
     pub fn min_rtt(&self) -> Option<Duration> {
-        self.has_sample
-            .then(|| Duration::from_nanos(self.min_rtt_ns))
+        self.has_sample.then(|| Duration::from_nanos(self.min_rtt_ns))
     }
     pub fn latest(&self) -> Option<Duration> {
-        self.has_sample
-            .then(|| Duration::from_nanos(self.latest_ns))
+        self.has_sample.then(|| Duration::from_nanos(self.latest_ns))
     }
     pub fn has_sample(&self) -> bool {
         self.has_sample
@@ -163,11 +161,7 @@ mod tests {
     use super::*;
 
     fn est() -> RttEstimator {
-        RttEstimator::new(
-            Duration::from_secs(1),
-            Duration::from_millis(200),
-            Duration::from_secs(120),
-        )
+        RttEstimator::new(Duration::from_secs(1), Duration::from_millis(200), Duration::from_secs(120))
     }
 
     #[test]
@@ -185,10 +179,7 @@ mod tests {
             una += 10;
         }
         let rto = e.rto();
-        assert!(
-            rto >= Duration::from_millis(209) && rto <= Duration::from_millis(211),
-            "{rto:?}"
-        );
+        assert!(rto >= Duration::from_millis(209) && rto <= Duration::from_millis(211), "{rto:?}");
         assert_eq!(e.srtt(), Some(Duration::from_millis(10)));
     }
 

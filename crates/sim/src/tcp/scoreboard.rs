@@ -129,11 +129,7 @@ pub struct Scoreboard {
 
 impl Scoreboard {
     pub fn new(mss: u64) -> Scoreboard {
-        Scoreboard {
-            recs: VecDeque::with_capacity(64),
-            reno_mss: mss,
-            ..Default::default()
-        }
+        Scoreboard { recs: VecDeque::with_capacity(64), reno_mss: mss, ..Default::default() }
     }
 
     pub fn set_mss(&mut self, mss: u64) {
@@ -166,9 +162,8 @@ impl Scoreboard {
     }
     /// The same in bytes (RFC 6675 pipe).
     pub fn in_flight_bytes(&self) -> u64 {
-        (self.packets_out.bytes + self.retrans_out.bytes).saturating_sub(
-            self.sacked_out.bytes + self.lost_out.bytes + self.reno_sacked * self.reno_mss,
-        )
+        (self.packets_out.bytes + self.retrans_out.bytes)
+            .saturating_sub(self.sacked_out.bytes + self.lost_out.bytes + self.reno_sacked * self.reno_mss)
     }
     /// SACKed segments (real or emulated by duplicate ACKs).
     pub fn sacked_pkts(&self) -> u64 {
@@ -282,14 +277,7 @@ impl Scoreboard {
         d
     }
 
-    fn sack_range(
-        &mut self,
-        s: u64,
-        e: u64,
-        prior_highest: u64,
-        d: &mut Delta,
-        f: &mut impl FnMut(&SegRec),
-    ) {
+    fn sack_range(&mut self, s: u64, e: u64, prior_highest: u64, d: &mut Delta, f: &mut impl FnMut(&SegRec)) {
         if s >= e {
             return;
         }
@@ -381,11 +369,7 @@ impl Scoreboard {
             }
             i += 1;
         }
-        self.lost_hint = if i < self.recs.len() {
-            self.recs[i].start
-        } else {
-            self.recs.back().map_or(0, |r| r.end())
-        };
+        self.lost_hint = if i < self.recs.len() { self.recs[i].start } else { self.recs.back().map_or(0, |r| r.end()) };
         self.lost_hint_sacked_below = below;
         newly
     }
@@ -466,13 +450,7 @@ impl Scoreboard {
 
     /// A tail-loss probe re-sends record `i`, which is not marked lost: like Linux
     /// `__tcp_retransmit_skb`, it counts in `retrans_out` (so in flight twice until resolved).
-    pub fn on_probe_retransmit(
-        &mut self,
-        i: usize,
-        now: Time,
-        xmit_seq: u64,
-        tx: TxSnapshot,
-    ) -> SegRec {
+    pub fn on_probe_retransmit(&mut self, i: usize, now: Time, xmit_seq: u64, tx: TxSnapshot) -> SegRec {
         let r = self.recs[i];
         if r.pending_rexmit() {
             return self.on_retransmit(i, now, xmit_seq, tx);
@@ -498,12 +476,7 @@ impl Scoreboard {
     /// which nothing can be a candidate again), retransmitted ones in retransmission order.
     /// Returns (bytes newly lost, time until the last waiting candidate becomes overdue — Linux arms
     /// its reordering timer with the maximum).
-    pub fn rack_detect(
-        &mut self,
-        now: Time,
-        rack: &Rack,
-        reo_wnd: Duration,
-    ) -> (u64, Option<Duration>) {
+    pub fn rack_detect(&mut self, now: Time, rack: &Rack, reo_wnd: Duration) -> (u64, Option<Duration>) {
         let mut newly = 0;
         let mut wait: Option<Duration> = None;
         let budget = rack.rtt + reo_wnd;
@@ -583,16 +556,8 @@ mod tests {
         let mut b = Scoreboard::new(100);
         for k in 0..n {
             b.push(SegRec {
-                start: 1 + k * 100,
-                len: 100,
-                fin: false,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                ever_retrans: false,
-                sent_at: Time::ZERO,
-                xmit_seq: k,
-                tx: TxSnapshot::default(),
+                start: 1 + k * 100, len: 100, fin: false, sacked: false, lost: false, retrans: false,
+                ever_retrans: false, sent_at: Time::ZERO, xmit_seq: k, tx: TxSnapshot::default(),
             });
         }
         b

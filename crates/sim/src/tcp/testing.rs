@@ -27,11 +27,7 @@ pub enum DropRule {
     /// The `n`-th (1-based) payload-carrying transmission from `from`, retransmissions included.
     NthData { from: NodeId, n: u64 },
     /// Everything from `from` sent in [start, end).
-    Blackout {
-        from: NodeId,
-        start: Time,
-        end: Time,
-    },
+    Blackout { from: NodeId, start: Time, end: Time },
     /// Anything the predicate selects.
     Pred(Box<dyn FnMut(&Packet) -> bool>),
 }
@@ -73,11 +69,7 @@ pub struct Harness {
 }
 
 pub fn addr(node: NodeId) -> Addr {
-    Addr {
-        node,
-        ip: 0x0a00_0001 + node,
-        port: if node == CLIENT { 40_000 } else { 80 },
-    }
+    Addr { node, ip: 0x0a00_0001 + node, port: if node == CLIENT { 40_000 } else { 80 } }
 }
 
 impl Harness {
@@ -86,26 +78,10 @@ impl Harness {
         Harness::with_isn(client_cfg, server_cfg, one_way_delay, 1_000, 5_000_000)
     }
 
-    pub fn with_isn(
-        client_cfg: &TcpConfig,
-        server_cfg: &TcpConfig,
-        one_way_delay: Duration,
-        client_isn: u32,
-        server_isn: u32,
-    ) -> Harness {
+    pub fn with_isn(client_cfg: &TcpConfig, server_cfg: &TcpConfig, one_way_delay: Duration, client_isn: u32, server_isn: u32) -> Harness {
         let mut out = Vec::new();
-        let client = TcpEndpoint::connect(
-            client_cfg,
-            7,
-            addr(CLIENT),
-            addr(SERVER),
-            client_isn,
-            Time::ZERO,
-            &mut out,
-        )
-        .unwrap();
-        let server =
-            TcpEndpoint::listen(server_cfg, 7, addr(SERVER), addr(CLIENT), server_isn).unwrap();
+        let client = TcpEndpoint::connect(client_cfg, 7, addr(CLIENT), addr(SERVER), client_isn, Time::ZERO, &mut out).unwrap();
+        let server = TcpEndpoint::listen(server_cfg, 7, addr(SERVER), addr(CLIENT), server_isn).unwrap();
         let mut h = Harness {
             now: Time::ZERO,
             client,
@@ -171,9 +147,7 @@ impl Harness {
         for r in &mut self.drops {
             drop |= match r {
                 DropRule::NthData { from, n } => *from == p.src_node && nth == Some(*n),
-                DropRule::Blackout { from, start, end } => {
-                    *from == p.src_node && now >= *start && now < *end
-                }
+                DropRule::Blackout { from, start, end } => *from == p.src_node && now >= *start && now < *end,
                 DropRule::Pred(f) => f(p),
             };
         }
@@ -184,11 +158,7 @@ impl Harness {
         for p in out.drain(..) {
             let (dropped, nth) = self.should_drop(&p);
             if self.keep_trace {
-                self.trace.push(Sent {
-                    at: self.now,
-                    pkt: p,
-                    dropped,
-                });
+                self.trace.push(Sent { at: self.now, pkt: p, dropped });
             }
             if dropped {
                 continue;
@@ -303,10 +273,7 @@ impl Harness {
     fn next_event(&self) -> Option<Time> {
         let w0 = self.wire[0].front().map(|x| x.0);
         let w1 = self.wire[1].front().map(|x| x.0);
-        [w0, w1, self.client.next_timer(), self.server.next_timer()]
-            .into_iter()
-            .flatten()
-            .min()
+        [w0, w1, self.client.next_timer(), self.server.next_timer()].into_iter().flatten().min()
     }
 
     /// Process everything due up to and including `until`, then set the clock to `until`.
@@ -346,14 +313,7 @@ impl Harness {
         if let Some(d) = dir {
             let (_, p) = self.wire[d].pop_front().unwrap();
             if self.keep_trace && std::env::var("TCP_HARNESS_DEBUG").is_ok() {
-                eprintln!(
-                    "deliver {} {}->{} fl={:02x} state {:?}",
-                    now,
-                    p.src_node,
-                    p.dst_node,
-                    p.flags,
-                    self.ep(p.dst_node).state()
-                );
+                eprintln!("deliver {} {}->{} fl={:02x} state {:?}", now, p.src_node, p.dst_node, p.flags, self.ep(p.dst_node).state());
             }
             let mut out = std::mem::take(&mut self.out);
             let mut log = std::mem::take(&mut self.log);
@@ -387,25 +347,18 @@ impl Harness {
 
     /// Data transmissions (payload > 0) from `node`, in order, with their send time.
     pub fn data_from(&self, node: NodeId) -> impl Iterator<Item = &Sent> {
-        self.trace
-            .iter()
-            .filter(move |s| s.pkt.src_node == node && s.pkt.payload_len > 0)
+        self.trace.iter().filter(move |s| s.pkt.src_node == node && s.pkt.payload_len > 0)
     }
 
     /// Pure ACKs (no payload, no SYN/FIN) from `node`.
     pub fn acks_from(&self, node: NodeId) -> impl Iterator<Item = &Sent> {
         use crate::packet::flags;
-        self.trace.iter().filter(move |s| {
-            s.pkt.src_node == node
-                && s.pkt.payload_len == 0
-                && s.pkt.flags & (flags::SYN | flags::FIN | flags::RST) == 0
-        })
+        self.trace
+            .iter()
+            .filter(move |s| s.pkt.src_node == node && s.pkt.payload_len == 0 && s.pkt.flags & (flags::SYN | flags::FIN | flags::RST) == 0)
     }
 
     pub fn events_of(&self, node: NodeId, e: SocketEvent) -> usize {
-        self.events
-            .iter()
-            .filter(|x| x.1 == node && x.2 == e)
-            .count()
+        self.events.iter().filter(|x| x.1 == node && x.2 == e).count()
     }
 }

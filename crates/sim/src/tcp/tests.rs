@@ -1412,10 +1412,7 @@ fn interactive_peer_piggybacks_acks_on_data() {
 #[test]
 fn receive_window_starts_near_64kb_and_grows_two_segments_per_segment() {
     // A fixed buffer (SO_RCVBUF set, autotuning off): only tcp_grow_window moves the window.
-    let fixed = TcpConfig {
-        rcv_buf_autotune: false,
-        ..cfg()
-    };
+    let fixed = TcpConfig { rcv_buf_autotune: false, ..cfg() };
     let mut h = Harness::pair(&fixed, ms(50));
     h.establish();
     let hs_ack = h.acks_from(CLIENT).next().unwrap().pkt;
@@ -1438,23 +1435,12 @@ fn autotuned_window_is_capped_at_64kb_for_the_first_rtt_then_grows_per_receiver_
     h.send(SERVER, 2000 * MSS);
     h.run_for(ms(2000));
     let t0 = h.acks_from(CLIENT).next().unwrap().at;
-    let wins: Vec<(Time, u64)> = h
-        .acks_from(CLIENT)
-        .map(|s| (s.at, (s.pkt.window as u64) << 7))
-        .collect();
-    let first_rtt_max = wins
-        .iter()
-        .filter(|(t, _)| *t < t0 + ms(100))
-        .map(|w| w.1)
-        .max()
-        .unwrap();
+    let wins: Vec<(Time, u64)> = h.acks_from(CLIENT).map(|s| (s.at, (s.pkt.window as u64) << 7)).collect();
+    let first_rtt_max = wins.iter().filter(|(t, _)| *t < t0 + ms(100)).map(|w| w.1).max().unwrap();
     assert!(first_rtt_max <= 65_536, "first RTT window {first_rtt_max}");
     let later_max = wins.iter().map(|w| w.1).max().unwrap();
     assert!(later_max > 4 * 65_536, "window grew only to {later_max}");
-    assert!(
-        later_max <= 3 << 20,
-        "never past win_from_space(tcp_rmem[2]): {later_max}"
-    );
+    assert!(later_max <= 3 << 20, "never past win_from_space(tcp_rmem[2]): {later_max}");
     assert_eq!(h.client.stats().bytes_received, 2000 * MSS);
 }
 
@@ -1508,11 +1494,7 @@ fn spurious_fast_recovery_from_reordering_is_undone() {
     // and the receiver D-SACKs the retransmission: the recovery is undone (Linux
     // tcp_try_undo_recovery) and the window is restored.
     let run = |frto: bool| {
-        let c = TcpConfig {
-            frto,
-            rack_tlp: false,
-            ..cfg()
-        };
+        let c = TcpConfig { frto, rack_tlp: false, ..cfg() };
         let mut h = Harness::pair(&c, ms(50));
         h.establish();
         h.delay_nth_data.push((SERVER, 15, ms(10)));
@@ -1538,15 +1520,11 @@ struct Seen {
     timeouts: Vec<Time>,
     acks_after_timeout: Vec<(Time, bool)>,
 }
-struct Recording(
-    Box<dyn CongestionControl>,
-    std::sync::Arc<std::sync::Mutex<Seen>>,
-);
+struct Recording(Box<dyn CongestionControl>, std::sync::Arc<std::sync::Mutex<Seen>>);
 impl Recording {
     fn reno() -> (Recording, std::sync::Arc<std::sync::Mutex<Seen>>) {
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
-        let reno =
-            tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
+        let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
         (Recording(reno, seen.clone()), seen)
     }
 }
@@ -1617,25 +1595,9 @@ fn rtt_samples_skip_sacked_and_retransmitted_data_during_recovery() {
         assert!(!s.rtt_samples.is_empty());
         // 100 ms path, no queue: at most the delayed-ACK timer on top (the ATO may grow to SRTT).
         let worst = s.rtt_samples.iter().map(|x| x.1).max().unwrap();
-        let in_rec = s
-            .rtt_samples
-            .iter()
-            .filter(|x| x.2)
-            .map(|x| x.1)
-            .max()
-            .unwrap_or_default();
-        assert!(
-            worst < ms(200),
-            "rack_tlp={rack_tlp}: worst sample {worst:?}: {:?}",
-            s.rtt_samples
-                .iter()
-                .filter(|x| x.1 > ms(150))
-                .collect::<Vec<_>>()
-        );
-        assert!(
-            in_rec <= ms(150),
-            "rack_tlp={rack_tlp}: worst sample in recovery {in_rec:?}"
-        );
+        let in_rec = s.rtt_samples.iter().filter(|x| x.2).map(|x| x.1).max().unwrap_or_default();
+        assert!(worst < ms(200), "rack_tlp={rack_tlp}: worst sample {worst:?}: {:?}", s.rtt_samples.iter().filter(|x| x.1 > ms(150)).collect::<Vec<_>>());
+        assert!(in_rec <= ms(150), "rack_tlp={rack_tlp}: worst sample in recovery {in_rec:?}");
         let srtt = h.server.srtt().unwrap();
         assert!(srtt <= ms(130), "srtt {srtt:?}");
     }
@@ -1663,10 +1625,7 @@ fn tx_start_fires_on_every_resume_from_idle_but_restart_only_after_an_rto_of_idl
     let s = seen.lock().unwrap();
     let starts: Vec<Time> = s.tx_starts.iter().map(|x| x.0).collect();
     assert_eq!(starts, vec![t0, t1, t2], "{:?}", s.tx_starts);
-    assert!(
-        s.tx_starts[1].1 && s.tx_starts[2].1,
-        "resuming after idle is application-limited"
-    );
+    assert!(s.tx_starts[1].1 && s.tx_starts[2].1, "resuming after idle is application-limited");
     assert_eq!(s.restarts, vec![t2]);
 }
 
@@ -1681,11 +1640,7 @@ fn each_connection_seeds_its_congestion_control_from_its_isn() {
         s[0]
     };
     assert_eq!(seed_of(7), seed_of(7), "deterministic");
-    assert_ne!(
-        seed_of(7),
-        seed_of(8),
-        "different connections, different seeds"
-    );
+    assert_ne!(seed_of(7), seed_of(8), "different connections, different seeds");
 }
 
 #[test]
@@ -1705,19 +1660,12 @@ fn bbr_flows_with_different_isns_start_probe_bw_in_different_phases() {
         h.run_for(ms(1500));
         // Segments per 20 ms window once in PROBE_BW: the gain cycle shows in the counts.
         (0..20u32)
-            .map(|k| {
-                h.data_from(SERVER)
-                    .filter(|s| s.at >= t0 + ms(20) * k && s.at < t0 + ms(20) * (k + 1))
-                    .count()
-            })
+            .map(|k| h.data_from(SERVER).filter(|s| s.at >= t0 + ms(20) * k && s.at < t0 + ms(20) * (k + 1)).count())
             .collect::<Vec<_>>()
     };
     let a = pattern(11);
     assert_eq!(a, pattern(11), "deterministic");
-    assert!(
-        (12..20).any(|isn| pattern(isn) != a),
-        "all ISNs gave the same PROBE_BW pattern {a:?}"
-    );
+    assert!((12..20).any(|isn| pattern(isn) != a), "all ISNs gave the same PROBE_BW pattern {a:?}");
 }
 
 #[test]
@@ -1738,10 +1686,7 @@ fn application_limited_decay_first_raises_ssthresh_to_three_quarters_of_cwnd() {
     let cwnd = h.server.cwnd_bytes() / MSS;
     let ss_before = h.server.ssthresh_bytes() / MSS;
     let three_quarters = (cwnd >> 1) + (cwnd >> 2);
-    assert!(
-        ss_before < three_quarters,
-        "setup: ssthresh {ss_before} already >= 3/4 of cwnd {cwnd}"
-    );
+    assert!(ss_before < three_quarters, "setup: ssthresh {ss_before} already >= 3/4 of cwnd {cwnd}");
     for _ in 0..150 {
         h.send(SERVER, 2 * MSS);
         h.run_for(ms(20));
@@ -1749,26 +1694,15 @@ fn application_limited_decay_first_raises_ssthresh_to_three_quarters_of_cwnd() {
     let after = h.server.cwnd_bytes() / MSS;
     assert!(after < cwnd, "cwnd decayed: {cwnd} -> {after}");
     let ss_after = h.server.ssthresh_bytes() / MSS;
-    assert!(
-        !h.log
-            .iter()
-            .any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })),
-        "never idle"
-    );
-    assert!(
-        ss_after >= three_quarters,
-        "ssthresh {ss_before} -> {ss_after}, cwnd was {cwnd}"
-    );
+    assert!(!h.log.iter().any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })), "never idle");
+    assert!(ss_after >= three_quarters, "ssthresh {ss_before} -> {ss_after}, cwnd was {cwnd}");
 }
 
 #[test]
 fn undone_fast_recovery_restores_ssthresh_too() {
     // Linux tcp_undo_cwnd_reduction: ssthresh = max(ssthresh, prior_ssthresh). The spurious
     // recovery happens in slow start, so ssthresh goes back to infinite (Reno).
-    let c = TcpConfig {
-        rack_tlp: false,
-        ..cfg()
-    };
+    let c = TcpConfig { rack_tlp: false, ..cfg() };
     let mut h = Harness::pair(&c, ms(50));
     h.establish();
     h.delay_nth_data.push((SERVER, 15, ms(10)));
@@ -1789,11 +1723,7 @@ fn acks_in_the_loss_state_are_not_in_recovery_so_the_window_slow_starts() {
     h.server.set_cc(Box::new(rec));
     // The whole second flight (segments 11..=30) is lost: only the RTO repairs it.
     let t = h.now;
-    h.drops.push(DropRule::Blackout {
-        from: SERVER,
-        start: t + ms(90),
-        end: t + ms(160),
-    });
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t + ms(90), end: t + ms(160) });
     h.send(SERVER, 30 * MSS);
     let mut in_loss_cwnds = vec![];
     for _ in 0..200 {
@@ -1808,12 +1738,7 @@ fn acks_in_the_loss_state_are_not_in_recovery_so_the_window_slow_starts() {
     assert_eq!(s.timeouts.len(), 1);
     assert!(!s.acks_after_timeout.is_empty());
     let loss_acks: Vec<_> = s.acks_after_timeout.iter().filter(|a| !a.1).collect();
-    assert_eq!(
-        loss_acks.len(),
-        s.acks_after_timeout.len(),
-        "{:?}",
-        s.acks_after_timeout
-    );
+    assert_eq!(loss_acks.len(), s.acks_after_timeout.len(), "{:?}", s.acks_after_timeout);
     // The window grew while still in the Loss state (slow start from 1 segment).
     assert_eq!(in_loss_cwnds.first(), Some(&1), "{in_loss_cwnds:?}");
     assert!(in_loss_cwnds.iter().any(|&c| c >= 2), "{in_loss_cwnds:?}");
@@ -1849,9 +1774,7 @@ fn recovery_ending_with_loss_already_marked_starts_the_next_on_the_same_ack() {
             let k = seen.entry(p.seq).or_insert(0);
             *k += 1;
             let n = p.seq.wrapping_sub(seg(1)) / MSS as u32 + 1;
-            ((41..=60).contains(&n) && *k == 1)
-                || (n == 60 && *k == 2)
-                || ((100..=103).contains(&n) && *k == 1)
+            ((41..=60).contains(&n) && *k == 1) || (n == 60 && *k == 2) || ((100..=103).contains(&n) && *k == 1)
         })));
         h.send(SERVER, 400 * MSS);
         h.run_for(Duration::from_secs(5));
@@ -1866,11 +1789,7 @@ fn recovery_ending_with_loss_already_marked_starts_the_next_on_the_same_ack() {
             .collect();
         assert!(marks.len() >= 3, "{cc} rack={rack_tlp}: {marks:?}");
         assert!(marks[0].0 && !marks[1].0, "{cc} rack={rack_tlp}: {marks:?}");
-        assert_eq!(
-            marks[2],
-            (true, marks[1].1),
-            "{cc} rack={rack_tlp}: the next recovery starts on the exit ACK: {marks:?}"
-        );
+        assert_eq!(marks[2], (true, marks[1].1), "{cc} rack={rack_tlp}: the next recovery starts on the exit ACK: {marks:?}");
         assert_eq!(h.client.stats().bytes_received, 400 * MSS);
         assert_eq!(h.server.stats().rto_count, 0, "{cc} rack={rack_tlp}");
         // The second recovery inherits the first one's outstanding retransmissions (Linux

@@ -41,18 +41,7 @@ pub(super) struct Timers {
 impl Timers {
     /// The earliest armed timer.
     pub fn earliest(&self) -> Option<Time> {
-        [
-            self.rto,
-            self.persist,
-            self.keepalive,
-            self.pace,
-            self.time_wait,
-            self.reo,
-            self.tlp,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.rto, self.persist, self.keepalive, self.pace, self.time_wait, self.reo, self.tlp].into_iter().flatten().min()
     }
 }
 
@@ -60,11 +49,7 @@ impl TcpEndpoint {
     /// When the endpoint next needs [`TcpEndpoint::on_timer`]: its earliest timer, the receive
     /// side's delayed ACK included.
     pub fn next_timer(&self) -> Option<Time> {
-        self.timers
-            .earliest()
-            .into_iter()
-            .chain(self.rcv.delack_at)
-            .min()
+        self.timers.earliest().into_iter().chain(self.rcv.delack_at).min()
     }
 
     pub(super) fn clear_timers(&mut self) {
@@ -113,8 +98,7 @@ impl TcpEndpoint {
         }
         if self.rcv.delack_at.is_some_and(|t| t <= now) {
             self.rcv.delack_at = None;
-            self.rcv
-                .on_delack_timer(self.cfg.delayed_ack, self.rtt.rto());
+            self.rcv.on_delack_timer(self.cfg.delayed_ack, self.rtt.rto());
             if self.can_ack() {
                 self.emit(now, out, log, Kind::Ack);
             }
@@ -133,26 +117,11 @@ impl TcpEndpoint {
                 self.stats.rto_count += 1;
                 self.stats.retrans_timeout += 1;
                 let rto = self.rtt.backed_off_rto();
-                log.push(TcpLogEvent::Rto {
-                    at: now,
-                    flow: self.flow,
-                    from_node: self.local.node,
-                    backoff: self.rtt.backoff,
-                    rto,
-                });
+                log.push(TcpLogEvent::Rto { at: now, flow: self.flow, from_node: self.local.node, backoff: self.rtt.backoff, rto });
                 log.push(TcpLogEvent::Retransmit {
-                    at: now,
-                    flow: self.flow,
-                    from_node: self.local.node,
-                    seq: self.iss,
-                    len: 0,
-                    cause: RetransmitCause::SynTimeout,
+                    at: now, flow: self.flow, from_node: self.local.node, seq: self.iss, len: 0, cause: RetransmitCause::SynTimeout,
                 });
-                let kind = if self.state == TcpState::SynSent {
-                    Kind::Syn
-                } else {
-                    Kind::SynAck
-                };
+                let kind = if self.state == TcpState::SynSent { Kind::Syn } else { Kind::SynAck };
                 self.syn_sent_at = now;
                 self.emit(now, out, log, kind);
                 self.timers.rto = Some(now + rto);
@@ -168,12 +137,10 @@ impl TcpEndpoint {
                     return;
                 }
                 let in_flight = self.sb.in_flight_bytes();
-                let new_episode = !matches!(self.ca, CaState::Recovery | CaState::Loss)
-                    || self.high_seq <= self.snd_una;
+                let new_episode = !matches!(self.ca, CaState::Recovery | CaState::Loss) || self.high_seq <= self.snd_una;
                 if new_episode {
                     self.save_undo_window();
-                    self.cc
-                        .on_congestion_event(now, CongestionSignal::Timeout, in_flight);
+                    self.cc.on_congestion_event(now, CongestionSignal::Timeout, in_flight);
                 } else {
                     // Linux tcp_enter_loss: ssthresh already reduced in this episode; cwnd → 1;
                     // the algorithm's set_state(TCP_CA_Loss) still runs.
@@ -191,13 +158,7 @@ impl TcpEndpoint {
                 self.rtt.on_timeout();
                 self.stats.rto_count += 1;
                 let rto = self.rtt.backed_off_rto();
-                log.push(TcpLogEvent::Rto {
-                    at: now,
-                    flow: self.flow,
-                    from_node: self.local.node,
-                    backoff: self.rtt.backoff,
-                    rto,
-                });
+                log.push(TcpLogEvent::Rto { at: now, flow: self.flow, from_node: self.local.node, backoff: self.rtt.backoff, rto });
                 self.timers.rto = Some(now + rto);
                 self.next_pace_at = now;
                 self.try_send(now, out, log);
@@ -207,17 +168,10 @@ impl TcpEndpoint {
 
     pub(super) fn probe_interval(&self) -> Duration {
         let base = self.rtt.rto().max(self.cfg.min_rto).as_nanos();
-        Duration::from_nanos(
-            (base << self.persist_backoff.min(31)).min(self.cfg.max_rto.as_nanos()) as u64,
-        )
+        Duration::from_nanos((base << self.persist_backoff.min(31)).min(self.cfg.max_rto.as_nanos()) as u64)
     }
 
-    pub(super) fn on_persist(
-        &mut self,
-        now: Time,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-    ) {
+    pub(super) fn on_persist(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         if self.sb.packets_out.pkts > 0 || !self.has_data_to_send() {
             self.persist_backoff = 0;
             return;
@@ -230,37 +184,22 @@ impl TcpEndpoint {
         let wnd_end = self.snd_una + self.snd_wnd;
         if wnd_end > self.snd_nxt && self.snd_nxt < self.app_end {
             // Linux tcp_write_wakeup: a window smaller than the next segment is filled with data.
-            let len = (wnd_end - self.snd_nxt)
-                .min(self.app_end - self.snd_nxt)
-                .min(self.snd_mss);
+            let len = (wnd_end - self.snd_nxt).min(self.app_end - self.snd_nxt).min(self.snd_mss);
             self.send_new_segment(now, len, false, out, log);
             self.stats.zero_window_probes += 1;
-            log.push(TcpLogEvent::ZeroWindowProbe {
-                at: now,
-                flow: self.flow,
-                from_node: self.local.node,
-            });
+            log.push(TcpLogEvent::ZeroWindowProbe { at: now, flow: self.flow, from_node: self.local.node });
             // Data is in flight now: the RTO takes over (Linux tcp_send_probe0).
             self.persist_backoff = 0;
             return;
         }
         self.emit(now, out, log, Kind::Probe);
         self.stats.zero_window_probes += 1;
-        log.push(TcpLogEvent::ZeroWindowProbe {
-            at: now,
-            flow: self.flow,
-            from_node: self.local.node,
-        });
+        log.push(TcpLogEvent::ZeroWindowProbe { at: now, flow: self.flow, from_node: self.local.node });
         self.persist_backoff += 1;
         self.timers.persist = Some(now + self.probe_interval());
     }
 
-    pub(super) fn on_keepalive(
-        &mut self,
-        now: Time,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-    ) {
+    pub(super) fn on_keepalive(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         let Some(ka) = self.cfg.keepalive else { return };
         if !matches!(self.state, TcpState::Established | TcpState::CloseWait) {
             return;
@@ -278,24 +217,14 @@ impl TcpEndpoint {
             self.emit(now, out, log, Kind::Probe);
             self.ka_probes_out += 1;
             self.stats.keepalive_probes += 1;
-            log.push(TcpLogEvent::KeepAliveProbe {
-                at: now,
-                flow: self.flow,
-                from_node: self.local.node,
-            });
+            log.push(TcpLogEvent::KeepAliveProbe { at: now, flow: self.flow, from_node: self.local.node });
             self.timers.keepalive = Some(now + ka.interval);
         } else {
             self.timers.keepalive = Some(self.last_rcv_at + ka.idle);
         }
     }
 
-    pub(super) fn reset(
-        &mut self,
-        now: Time,
-        out: &mut Vec<Packet>,
-        log: &mut Vec<TcpLogEvent>,
-        send_rst: bool,
-    ) {
+    pub(super) fn reset(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>, send_rst: bool) {
         if send_rst {
             self.emit(now, out, log, Kind::Rst);
         }

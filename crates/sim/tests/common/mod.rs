@@ -7,9 +7,7 @@ use std::path::PathBuf;
 
 /// A fresh, empty directory for one test's outputs (per process, so parallel runs don't collide).
 pub fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir()
-        .join(format!("tcpvideo-sim-tests-{}", std::process::id()))
-        .join(name);
+    let d = std::env::temp_dir().join(format!("tcpvideo-sim-tests-{}", std::process::id())).join(name);
     let _ = std::fs::remove_dir_all(&d);
     d
 }
@@ -33,14 +31,7 @@ pub struct Path<'a> {
 impl Path<'_> {
     /// The scenario TOML, 10 simulated seconds.
     pub fn toml(&self) -> String {
-        let Path {
-            rate,
-            queue,
-            wan_extra,
-            flow,
-            pcap_at: (link, at),
-            record_extra,
-        } = self;
+        let Path { rate, queue, wan_extra, flow, pcap_at: (link, at), record_extra } = self;
         format!(
             r#"
 duration = "10s"

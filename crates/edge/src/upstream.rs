@@ -1,0 +1,288 @@
+//! The edge's HTTP/1.1 client towards the live source (the backhaul side).
+//!
+//! One TCP connection per fetch, which is what ETHLE asks for: held segments are prefetched over
+//! up to x *parallel* connections, and each new connection starts from slow start, which is what
+//! the BBR STARTUP model predicts (§IV). The edge owns the socket so it can read the kernel's
+//! TCP_INFO on it (`getsockopt(TCP_INFO)`, Linux `tcp_get_info`): after the response headers have
+//! arrived, `tcpi_rtt` (the smoothed RTT, µs) has samples from the handshake and the request, and
+//! `tcpi_rcv_mss` is the source's segment size as the receiver side sees it. The paper measured
+//! the RTT with a patched tcpdump on SEQ/ACK timestamps; TCP_INFO gives the same quantity from the
+//! kernel without capturing.
+//!
+//! Deadlines: connect + response headers within `header_timeout`; then each body chunk within
+//! `body_idle_timeout` (a slow or stalled source ends the fetch as a transient error).
+
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Incoming;
+use hyper::{Method, Request, StatusCode, Uri};
+use hyper_util::rt::TokioIo;
+use thiserror::Error;
+use tokio::net::TcpStream;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum UpstreamError {
+    #[error("upstream connect failed: {0}")]
+    Connect(String),
+    #[error("upstream timed out {0}")]
+    Timeout(&'static str),
+    #[error("upstream HTTP error: {0}")]
+    Http(String),
+    #[error("upstream body truncated: got {got} of {expected} bytes")]
+    Truncated { got: u64, expected: u64 },
+    #[error("upstream object larger than {limit} bytes")]
+    TooLarge { limit: u64 },
+}
+
+/// `--upstream http://host:port/prefix`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamBase {
+    /// host:port, as in the Host header.
+    pub authority: String,
+    /// Path prefix without a trailing '/' ("" for the root).
+    pub prefix: String,
+}
+
+impl UpstreamBase {
+    pub fn parse(url: &str) -> Result<UpstreamBase, String> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| format!("--upstream: {url:?} is not a URL ({e})"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(format!(
+                "--upstream: only http:// sources are supported, got {url:?}"
+            ));
+        }
+        let host = uri
+            .host()
+            .ok_or_else(|| format!("--upstream: {url:?} has no host"))?;
+        let port = uri.port_u16().unwrap_or(80);
+        Ok(UpstreamBase {
+            authority: format!("{host}:{port}"),
+            prefix: uri.path().trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// The source's URL for an edge path (the 301 target).
+    pub fn url_for(&self, path_and_query: &str) -> String {
+        format!("http://{}{}{}", self.authority, self.prefix, path_and_query)
+    }
+}
+
+/// What TCP_INFO said about the upstream connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackhaulSample {
+    pub rtt: Duration,
+    pub mss_bytes: u64,
+}
+
+/// A response whose headers have arrived.
+pub struct UpstreamResponse {
+    pub status: StatusCode,
+    pub content_length: Option<u64>,
+    pub content_type: Option<String>,
+    pub content_range: Option<String>,
+    pub backhaul: Option<BackhaulSample>,
+    pub body: Incoming,
+}
+
+#[derive(Clone, Debug)]
+pub struct UpstreamClient {
+    pub base: UpstreamBase,
+    pub header_timeout: Duration,
+    pub body_idle_timeout: Duration,
+}
+
+impl UpstreamClient {
+    /// Send one request on a new connection and wait for the response headers.
+    pub async fn send(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        range: Option<&str>,
+    ) -> Result<UpstreamResponse, UpstreamError> {
+        tokio::time::timeout(
+            self.header_timeout,
+            self.send_inner(method, path_and_query, range),
+        )
+        .await
+        .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
+    }
+
+    async fn send_inner(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        range: Option<&str>,
+    ) -> Result<UpstreamResponse, UpstreamError> {
+        let stream = TcpStream::connect(&self.base.authority)
+            .await
+            .map_err(|e| UpstreamError::Connect(format!("{}: {e}", self.base.authority)))?;
+        let _ = stream.set_nodelay(true);
+        // A second descriptor for the same socket, so TCP_INFO can be read while hyper owns it.
+        let info_fd = OwnedFd::dup(stream.as_raw_fd());
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| UpstreamError::Http(e.to_string()))?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let mut request = Request::builder()
+            .method(method)
+            .uri(format!("{}{}", self.base.prefix, path_and_query))
+            .header(hyper::header::HOST, &self.base.authority)
+            .header(hyper::header::CONNECTION, "close");
+        if let Some(r) = range {
+            request = request.header(hyper::header::RANGE, r);
+        }
+        let request = request
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| UpstreamError::Http(e.to_string()))?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| UpstreamError::Http(e.to_string()))?;
+        let backhaul = info_fd.as_ref().and_then(|fd| tcp_info(fd.0));
+        let header = |name: hyper::header::HeaderName| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        Ok(UpstreamResponse {
+            status: response.status(),
+            content_length: header(hyper::header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
+            content_type: header(hyper::header::CONTENT_TYPE),
+            content_range: header(hyper::header::CONTENT_RANGE),
+            backhaul,
+            body: response.into_body(),
+        })
+    }
+
+    /// Next body chunk under the idle deadline; `Ok(None)` at the end.
+    pub async fn next_chunk(&self, body: &mut Incoming) -> Result<Option<Bytes>, UpstreamError> {
+        loop {
+            let frame = tokio::time::timeout(self.body_idle_timeout, body.frame())
+                .await
+                .map_err(|_| UpstreamError::Timeout("waiting for body bytes"))?;
+            match frame {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(UpstreamError::Http(e.to_string())),
+                Some(Ok(f)) => {
+                    if let Ok(data) = f.into_data() {
+                        if !data.is_empty() {
+                            return Ok(Some(data));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// GET a whole small object (a playlist) up to `limit` bytes.
+    pub async fn get_small(
+        &self,
+        path_and_query: &str,
+        limit: u64,
+    ) -> Result<(UpstreamResponse, Bytes), UpstreamError> {
+        let mut response = self.send(Method::GET, path_and_query, None).await?;
+        if response.content_length.is_some_and(|n| n > limit) {
+            return Err(UpstreamError::TooLarge { limit });
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = self.next_chunk(&mut response.body).await? {
+            body.extend_from_slice(&chunk);
+            if body.len() as u64 > limit {
+                return Err(UpstreamError::TooLarge { limit });
+            }
+        }
+        if let Some(expected) = response.content_length {
+            if body.len() as u64 != expected {
+                return Err(UpstreamError::Truncated {
+                    got: body.len() as u64,
+                    expected,
+                });
+            }
+        }
+        Ok((response, Bytes::from(body)))
+    }
+}
+
+/// A dup'ed descriptor closed on drop.
+struct OwnedFd(i32);
+
+impl OwnedFd {
+    fn dup(fd: i32) -> Option<OwnedFd> {
+        // SAFETY: dup on a valid open descriptor owned by the TcpStream above.
+        let d = unsafe { libc::dup(fd) };
+        (d >= 0).then_some(OwnedFd(d))
+    }
+}
+
+impl Drop for OwnedFd {
+    fn drop(&mut self) {
+        // SAFETY: we own this descriptor (from dup) and close it once.
+        unsafe {
+            libc::close(self.0);
+        }
+    }
+}
+
+/// TCP_INFO's smoothed RTT and receive MSS for a connected TCP socket.
+fn tcp_info(fd: i32) -> Option<BackhaulSample> {
+    // SAFETY: tcp_info is plain old data; getsockopt writes at most `len` bytes into it.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut info as *mut libc::tcp_info as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if rc != 0 || info.tcpi_rtt == 0 {
+        return None;
+    }
+    Some(BackhaulSample {
+        rtt: Duration::from_micros(info.tcpi_rtt as u64),
+        mss_bytes: if info.tcpi_rcv_mss > 0 {
+            info.tcpi_rcv_mss as u64
+        } else {
+            1448
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_url_gives_authority_and_prefix() {
+        let b = UpstreamBase::parse("http://10.0.0.2:8080/live/").unwrap();
+        assert_eq!(b.authority, "10.0.0.2:8080");
+        assert_eq!(b.prefix, "/live");
+        assert_eq!(
+            b.url_for("/hd/s.m3u8"),
+            "http://10.0.0.2:8080/live/hd/s.m3u8"
+        );
+        assert_eq!(
+            UpstreamBase::parse("http://origin").unwrap().authority,
+            "origin:80"
+        );
+    }
+
+    #[test]
+    fn bad_upstream_urls_are_refused_naming_the_option() {
+        for bad in ["https://x/", "ftp://x", "not a url", "/just/a/path"] {
+            let e = UpstreamBase::parse(bad).unwrap_err();
+            assert!(e.starts_with("--upstream:"), "{e}");
+        }
+    }
+}
