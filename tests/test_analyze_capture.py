@@ -188,6 +188,77 @@ def test_cli_reports_damaged_file_and_completes(tmp_path):
     p = tmp_path / "damaged.pcap"
     p.write_bytes(bytes(data))
     res = CliRunner().invoke(app, ["analyze", str(p), "--threads", "1"])
+    # Completed, but the damage is reported in the exit status (3) and on stderr.
+    assert res.exit_code == 3, res.output
+    assert "1 corrupt" in res.stderr
+    assert "warning" in res.stderr
+    assert "Table 2" in res.stdout
+
+
+def test_strict_makes_damaged_input_an_error_and_writes_nothing(tmp_path):
+    data = bytearray(build())
+    data[24 + 8 : 24 + 12] = struct.pack("<I", 0x7FFFFFFF)
+    p = tmp_path / "damaged.pcap"
+    p.write_bytes(bytes(data))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["analyze", str(p), "--strict", "--out", str(out), "--threads", "1"])
+    assert res.exit_code == 2, res.output
+    assert "damaged input" in res.stderr and "strict" in res.stderr
+    assert not out.exists()
+
+
+def test_records_days_apart_are_all_read_and_exit_is_clean(tmp_path):
+    c = Capture()
+    c.handshake(50)
+    c.send(4)
+    c.wait(50)
+    c.ack(c.nxt)
+    c.wait(3 * 86_400_000)  # a merged capture: the next record three days later
+    c.send(2)
+    c.wait(50)
+    c.ack(c.nxt)
+    p = tmp_path / "merged.pcap"
+    p.write_bytes(c.pcap())
+    res = CliRunner().invoke(app, ["analyze", str(p), "-q", "--threads", "1"])
     assert res.exit_code == 0, res.output
-    assert "corrupt 1" in res.output
-    assert "warning" in res.output
+    r = tcpvideo.analyze(p, threads=1)
+    assert r.summary["read"]["records"] == len(c.records)
+    assert r.summary["read"]["skipped_bytes"] == 0
+
+
+def test_report_names_capture_and_vantage_sorts_flows_and_shows_no_python_values(capture, tmp_path):
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(app, ["analyze", str(capture), "--out", str(out), "--threads", "1", "-q"])
+    assert res.exit_code == 0, res.output
+    html = (out / "report.html").read_text()
+    assert "server.pcap" in html.split("</h1>")[0]
+    assert "<b>server</b> 1" in html
+    assert "class='sortable'" in html and "addEventListener('click'" in html
+    cells = html.split("<td>")[1:]
+    assert not [c for c in cells if c.startswith(("None", "{}", "[]", "nan"))]
+    assert "No upload stall." in html and "No video frames recognised" in html  # empty parts are sentences
+
+
+def test_analyze_without_out_imports_neither_pyarrow_nor_numpy(capture):
+    code = (
+        "import sys\n"
+        "from tcpvideo.cli import main\n"
+        f"sys.argv = ['tcpvideo', 'analyze', '-q', {str(capture)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "heavy = [m for m in ('pyarrow', 'numpy', 'matplotlib') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "HEAVY []" in res.stdout, res.stdout
+
+
+def test_package_functions_stay_functions_after_their_submodules_are_imported(capture):
+    import tcpvideo.analyze  # noqa: F401  (binds the submodule name on the package)
+    import tcpvideo.simulate  # noqa: F401
+
+    assert callable(tcpvideo.analyze) and callable(tcpvideo.simulate)
+    assert tcpvideo.analyze(capture, threads=1).flows.num_rows == 1

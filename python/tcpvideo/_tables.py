@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Mapping, Sequence, Union
 
-import pyarrow as pa
+if TYPE_CHECKING:  # pyarrow costs ~0.4 s to import; only writing needs it (issue 12: start-up)
+    import pyarrow as pa
 
 FORMATS = ("parquet", "csv")
 

@@ -19,21 +19,29 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
-
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from tcpvideo import _core
 from tcpvideo._tables import FORMATS, write_tables
 
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+# numpy and pyarrow are imported where tables are built, not at import time: together they
+# cost ~0.8 s, and `tcpvideo analyze` without --out needs neither (issue 12: start-up).
+
 TABLES = ("flows", "stalls", "retransmissions", "bursts", "http", "frame_types", "rtt_buckets")
+
 
 def _column(spec) -> pa.Array:
     """Decode one column as sent by the Rust side (crates/py/src/trace.rs ``Column``).
 
     Built with ``from_buffers`` on the received bytes: no Python object per cell, and no
     ``pyarrow.compute`` (whose import alone costs about a second)."""
+    import numpy as np
+    import pyarrow as pa
+
     kind, data, extra = spec
     if kind == "dict":
         codes = np.frombuffer(data, dtype="<i4")
@@ -54,6 +62,9 @@ def _column(spec) -> pa.Array:
 
 
 def _from(t: pa.DataType, n: int, data: np.ndarray, valid: np.ndarray | None) -> pa.Array:
+    import numpy as np
+    import pyarrow as pa
+
     if valid is None or valid.all():
         return pa.Array.from_buffers(t, n, [None, pa.py_buffer(data)])
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
@@ -61,10 +72,14 @@ def _from(t: pa.DataType, n: int, data: np.ndarray, valid: np.ndarray | None) ->
 
 
 def _with_validity(t: pa.DataType, values: np.ndarray, valid: np.ndarray | None) -> pa.Array:
+    import numpy as np
+
     return _from(t, len(values), np.ascontiguousarray(values), valid)
 
 
 def _to_table(name: str, cols: Mapping[str, tuple]) -> pa.Table:
+    import pyarrow as pa
+
     return pa.table({col: _column(spec) for col, spec in cols.items()})
 
 
@@ -112,15 +127,68 @@ def analyze(
     keep_bursts: bool = True,
     formats: Sequence[str] = FORMATS,
     progress: Callable[[int, int | None, int, int, int], None] | None = None,
+    strict: bool = False,
 ) -> AnalysisResult:
-    """Analyze packet captures taken at the server (read in order, as one capture).
+    """Analyze packet captures (read in order, as one capture), taken anywhere on the path:
+    each flow's vantage point (server, client, mid-path) comes from its handshake.
 
     ``tau``: stall threshold factor in min(tau·SRTT, RTO) (seed: 2). ``server_ports`` /
     ``server_ips`` say which side is the server (else the SYN direction, else well-known ports).
     ``channel_map``: substring of a flow's URL path / RTMP stream name / "client_ip:port" →
     channel, to pair uploads with downloads (seed Table 3). ``out``: also write the tables there.
     ``progress(bytes_done, bytes_total, packets, file_index, files)`` is called every 64 MiB.
+    Damaged input (bytes that are no record) is skipped, counted in ``summary["read"]`` and
+    warned about; ``strict=True`` raises :class:`CaptureDamaged` instead.
     """
+    raw = _analyze_raw(captures, **{k: v for k, v in locals().items() if k not in ("captures", "out", "formats")})
+    result = AnalysisResult(
+        **{name: _to_table(name, raw[name]) for name in TABLES},
+        summary=json.loads(raw["summary"]),
+    )
+    if out is not None:
+        result.write(out, formats)
+    return result
+
+
+class CaptureDamaged(ValueError):
+    """Part of the input was not a readable record (raised with ``strict=True``)."""
+
+
+def analyze_summary(captures: str | Path | Iterable[str | Path], **options) -> dict:
+    """Only the summary of :func:`analyze` (same options, without ``out``/``formats``): no
+    tables are built, so neither numpy nor pyarrow is imported."""
+    return json.loads(_analyze_raw(captures, **options)["summary"])
+
+
+def damage_message(summary: dict) -> str | None:
+    """One line saying what part of the input was lost to damage, or None."""
+    r = summary["read"]
+    if not (r.get("skipped_bytes") or r.get("corrupt_records") or r.get("truncated_records")):
+        return None
+    return (f"damaged input: {r.get('skipped_bytes', 0)} bytes skipped ({r['corrupt_records']} corrupt and "
+            f"{r['truncated_records']} truncated records); {r['records']} records read")
+
+
+def _analyze_raw(
+    captures,
+    *,
+    tau: float = 2.0,
+    server_ports: Sequence[int] = (),
+    server_ips: Sequence[str] = (),
+    threads: int = 0,
+    rto_style: str = "rfc6298",
+    min_rto_ms: float = 200.0,
+    burst_gap_ms: float = 1.0,
+    burst_min_packets: int = 4,
+    timeout_reordering_ms: float = 200.0,
+    pairing_window_s: float = 1.0,
+    idle_timeout_s: float = 300.0,
+    channel_map=None,
+    app_parse: bool = True,
+    keep_bursts: bool = True,
+    progress=None,
+    strict: bool = False,
+) -> dict:
     if isinstance(captures, (str, Path)):
         captures = [captures]
     paths = [str(Path(c)) for c in captures]
@@ -154,10 +222,8 @@ def analyze(
         "keep_bursts": bool(keep_bursts),
     }
     raw = _core.analyze_captures(paths, opts, progress)
-    result = AnalysisResult(
-        **{name: _to_table(name, raw[name]) for name in TABLES},
-        summary=json.loads(raw["summary"]),
-    )
-    if out is not None:
-        result.write(out, formats)
-    return result
+    if strict:
+        msg = damage_message(json.loads(raw["summary"]))
+        if msg:
+            raise CaptureDamaged(f"{msg} (strict)")
+    return raw

@@ -1,7 +1,9 @@
 //! Link-layer, IP and TCP header decoding, in place and without allocation.
 //!
 //! Link types (tcpdump.org LINKTYPE_* values): 1 Ethernet (with any number of 802.1Q/802.1ad
-//! VLAN tags), 113 Linux "cooked" SLL (16-byte header, protocol at offset 14), 276 SLL2
+//! VLAN tags, then optionally an MPLS label stack, RFC 3032: ethertypes 0x8847/0x8848, 4-byte
+//! entries until the bottom-of-stack bit, the payload's IP version read from its first nibble;
+//! pseudowire control words and Ethernet-over-MPLS are not decoded), 113 Linux "cooked" SLL (16-byte header, protocol at offset 14), 276 SLL2
 //! (20-byte header, protocol at offset 0), 101 raw IP (and its OS-specific aliases 12 and 14),
 //! 228 raw IPv4, 229 raw IPv6, 0 BSD loopback (4-byte host-order family).
 //! IPv4 (RFC 791): header length from IHL, payload length from Total Length (so a capture with
@@ -119,6 +121,9 @@ fn decode_inner(linktype: u32, data: &[u8], parse: bool) -> Result<(TcpPacket<'_
                 et = be16(data, off + 2);
                 off += 4;
             }
+            if matches!(et, 0x8847 | 0x8848) {
+                (et, off) = mpls(data, off)?;
+            }
             (et, off)
         }
         LINKTYPE_LINUX_SLL => {
@@ -158,6 +163,28 @@ fn decode_inner(linktype: u32, data: &[u8], parse: bool) -> Result<(TcpPacket<'_
         0x0800 => ipv4(&data[off..], parse),
         0x86dd => ipv6(&data[off..], parse),
         _ => Err(Skip::NotIp),
+    }
+}
+
+/// Walk an MPLS label stack starting at `off` (RFC 3032 §2.1: label 20 bits, TC 3, S 1, TTL 8)
+/// and return the ethertype of what follows the bottom entry, guessed from the IP version
+/// nibble as every MPLS decoder must (the stack does not name its payload).
+fn mpls(data: &[u8], mut off: usize) -> Result<(u16, usize), Skip> {
+    loop {
+        if data.len() < off + 4 {
+            return Err(Skip::Truncated);
+        }
+        let bottom = data[off + 2] & 1 == 1;
+        off += 4;
+        if bottom {
+            break;
+        }
+    }
+    match data.get(off).map(|b| b >> 4) {
+        Some(4) => Ok((0x0800, off)),
+        Some(6) => Ok((0x86dd, off)),
+        Some(_) => Err(Skip::NotIp),
+        None => Err(Skip::Truncated),
     }
 }
 

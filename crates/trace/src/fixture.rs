@@ -16,6 +16,12 @@ use crate::decode::flags;
 pub enum Link {
     Ethernet,
     EthernetVlan(u16),
+    /// Ethernet, an optional 802.1Q tag, then an MPLS label stack of this many labels (RFC 3032)
+    /// in front of the IP packet, as a carrier backbone or a span port on one delivers it.
+    EthernetMpls {
+        vlan: Option<u16>,
+        labels: u8,
+    },
     Sll,
     Sll2,
     Raw,
@@ -24,7 +30,7 @@ pub enum Link {
 impl Link {
     pub fn linktype(self) -> u32 {
         match self {
-            Link::Ethernet | Link::EthernetVlan(_) => 1,
+            Link::Ethernet | Link::EthernetVlan(_) | Link::EthernetMpls { .. } => 1,
             Link::Sll => 113,
             Link::Sll2 => 276,
             Link::Raw => 101,
@@ -64,6 +70,18 @@ impl CaptureWriter {
     }
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
+    }
+
+    /// Every frame captured `copies` times, the copies `gap_ns` apart (a span port or a merge of
+    /// overlapping captures: byte-identical frames microseconds apart).
+    pub fn with_duplicates(&self, copies: usize, gap_ns: u64) -> CaptureWriter {
+        let mut w = CaptureWriter { link: self.link, snaplen: self.snaplen, frames: Vec::new() };
+        for (ts, d) in &self.frames {
+            for k in 0..copies.max(1) {
+                w.frames.push((ts + k as u64 * gap_ns, d.clone()));
+            }
+        }
+        w
     }
 
     /// Serialise in the given container (frames in insertion order, cut to `snaplen`).
@@ -187,6 +205,9 @@ pub struct Conn {
     pub client_window: u16,
     pub server_window: u16,
     tsval: u32,
+    /// IPv4 identification of the next frame: incremented per frame as Linux does per socket,
+    /// so a retransmission differs from its original while a captured duplicate does not.
+    ip_id: u16,
     pub w: CaptureWriter,
 }
 
@@ -217,6 +238,7 @@ impl Conn {
             client_window: 65535,
             server_window: 65535,
             tsval: 1000,
+            ip_id: 1,
             w: CaptureWriter::new(link),
         }
     }
@@ -239,12 +261,36 @@ impl Conn {
         }
         let frame = self.frame(&s);
         self.w.frame(self.now, frame);
+        self.ip_id = self.ip_id.wrapping_add(1);
         self
     }
 
     /// Three-way handshake seen at the server: SYN, SYN+ACK right away, the client's ACK one
     /// RTT later.
     pub fn handshake(&mut self, rtt_ms: f64) -> &mut Self {
+        self.handshake_split(0.0, rtt_ms)
+    }
+
+    /// Three-way handshake seen from anywhere on the path: the SYN+ACK `syn_to_synack_ms` after
+    /// the SYN (twice the capture point's distance to the server), the ACK `synack_to_ack_ms`
+    /// after it (twice its distance to the client). At the server (0, RTT); at the client
+    /// (RTT, ~0); mid-path both are positive and add up to the RTT.
+    pub fn handshake_split(&mut self, syn_to_synack_ms: f64, synack_to_ack_ms: f64) -> &mut Self {
+        self.client_syn();
+        self.wait_ms(syn_to_synack_ms);
+        self.server_synack();
+        self.wait_ms(synack_to_ack_ms);
+        self.emit(Seg {
+            seq: self.c_isn.wrapping_add(1),
+            ack: self.s_isn.wrapping_add(1),
+            flags: flags::ACK,
+            window: self.client_window,
+            ..Default::default()
+        })
+    }
+
+    /// The client's SYN (sent again on a SYN timeout).
+    pub fn client_syn(&mut self) -> &mut Self {
         let sp = self.timestamps;
         self.emit(Seg {
             seq: self.c_isn,
@@ -255,7 +301,12 @@ impl Conn {
             sack_perm: true,
             ts: sp.then_some((1, 0)),
             ..Default::default()
-        });
+        })
+    }
+
+    /// The server's SYN+ACK (sent again when it is lost).
+    pub fn server_synack(&mut self) -> &mut Self {
+        let sp = self.timestamps;
         self.emit(Seg {
             from_server: true,
             seq: self.s_isn,
@@ -267,16 +318,23 @@ impl Conn {
             sack_perm: true,
             ts: sp.then_some((1, 1)),
             ..Default::default()
-        });
-        self.wait_ms(rtt_ms);
+        })
+    }
+
+    /// The client's ACK of the SYN+ACK, completing the handshake.
+    pub fn client_handshake_ack(&mut self) -> &mut Self {
         self.emit(Seg {
             seq: self.c_isn.wrapping_add(1),
             ack: self.s_isn.wrapping_add(1),
             flags: flags::ACK,
             window: self.client_window,
             ..Default::default()
-        });
-        self
+        })
+    }
+
+    /// The server refuses the connection: RST+ACK to the SYN.
+    pub fn server_refuse(&mut self) -> &mut Self {
+        self.emit(Seg { from_server: true, seq: 0, ack: self.c_isn.wrapping_add(1), flags: flags::RST | flags::ACK, ..Default::default() })
     }
 
     fn sseq(&self, off: u64) -> u32 {
@@ -480,6 +538,16 @@ impl Conn {
             ..Default::default()
         })
     }
+    /// Client RST+ACK with window 0 (what Linux sends when it aborts a connection).
+    pub fn client_rst_ack(&mut self) -> &mut Self {
+        self.emit(Seg {
+            seq: self.cseq(self.c_nxt),
+            ack: self.sseq(self.c_acked),
+            flags: flags::RST | flags::ACK,
+            window: 0,
+            ..Default::default()
+        })
+    }
     pub fn client_rst(&mut self) -> &mut Self {
         self.emit(Seg { seq: self.cseq(self.c_nxt), ack: 0, flags: flags::RST, ..Default::default() })
     }
@@ -544,7 +612,8 @@ impl Conn {
             let total = (20 + tcp.len()) as u16;
             ip.extend_from_slice(&[0x45, 0]);
             ip.extend_from_slice(&total.to_be_bytes());
-            ip.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0]);
+            ip.extend_from_slice(&self.ip_id.to_be_bytes());
+            ip.extend_from_slice(&[0x40, 0, 64, 6, 0, 0]);
             ip.extend_from_slice(&(src.0 as u32).to_be_bytes());
             ip.extend_from_slice(&(dst.0 as u32).to_be_bytes());
             let c = csum_fold(csum_add(0, &ip));
@@ -558,16 +627,31 @@ impl Conn {
         let et: u16 = if self.v6 { 0x86dd } else { 0x0800 };
         let mut f = Vec::with_capacity(ip.len() + 24);
         match self.w.link {
-            Link::Ethernet | Link::EthernetVlan(_) => {
+            Link::Ethernet | Link::EthernetVlan(_) | Link::EthernetMpls { .. } => {
                 let (sm, dm) =
                     if s.from_server { ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]) } else { ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]) };
                 f.extend_from_slice(&dm);
                 f.extend_from_slice(&sm);
-                if let Link::EthernetVlan(v) = self.w.link {
+                let vlan = match self.w.link {
+                    Link::EthernetVlan(v) => Some(v),
+                    Link::EthernetMpls { vlan, .. } => vlan,
+                    _ => None,
+                };
+                if let Some(v) = vlan {
                     f.extend_from_slice(&0x8100u16.to_be_bytes());
                     f.extend_from_slice(&v.to_be_bytes());
                 }
-                f.extend_from_slice(&et.to_be_bytes());
+                if let Link::EthernetMpls { labels, .. } = self.w.link {
+                    // MPLS unicast ethertype, then 32-bit entries: label 20 bits, TC 3, S 1, TTL 8.
+                    f.extend_from_slice(&0x8847u16.to_be_bytes());
+                    for k in 0..labels.max(1) {
+                        let bottom = (k + 1 == labels.max(1)) as u32;
+                        let entry = ((100 + k as u32) << 12) | (bottom << 8) | 64;
+                        f.extend_from_slice(&entry.to_be_bytes());
+                    }
+                } else {
+                    f.extend_from_slice(&et.to_be_bytes());
+                }
             }
             Link::Sll => {
                 f.extend_from_slice(&(if s.from_server { 4u16 } else { 0u16 }).to_be_bytes());

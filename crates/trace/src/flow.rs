@@ -1,6 +1,19 @@
 //! Per-flow TCP state, reconstructed from the packets seen at the server (seed 000's vantage
 //! point: "packet-level traces collected at streaming servers").
 //!
+//! Vantage point. Users bring captures from anywhere, so each flow's handshake says where it was
+//! taken: the SYN→SYN+ACK time at the capture point is the round trip to the server, the
+//! SYN+ACK→ACK time the round trip to the client. Near zero on one side means the capture sat
+//! there (`Vantage::Server`/`Client`), both positive means mid-path. The path RTT is the whole
+//! SYN→ACK time (tshark's `tcp.analysis.initial_rtt`: from the most recent SYN), except at the
+//! server where the seed's 3WHS RTT (SYN+ACK→ACK) is kept. Away from the server, a data→ACK
+//! sample covers only the client side of the path, so the server-side half measured in the
+//! handshake is added to every sample: the estimator, thresholds and Fig. 5 ratios then describe
+//! the path as the server's TCP saw it. Deviation: that half is taken as constant for the
+//! flow's life (queueing between the capture point and the server after the handshake is not
+//! seen). Flows caught without a handshake have `Vantage::Unknown` and are treated as
+//! server-side (a warning says how many).
+//!
 //! A flow is a 5-tuple. Its server side comes from `--server-port/--server-ip`, else from the
 //! handshake (the side that sent SYN+ACK), else — for flows caught mid-stream — from a list of
 //! well-known video ports, else the lower port. Direction 0 is client→server (upload data),
@@ -25,9 +38,6 @@
 //! the state captured before it.
 
 use std::collections::VecDeque;
-use std::time::Duration;
-
-use tcpvideo_model::seq::unwrap_seq;
 
 use crate::app::{AppState, HttpTx, Proto};
 use crate::burst::{Burst, BurstTracker};
@@ -65,17 +75,11 @@ impl FlowKey {
     }
 }
 
-/// [`stall::threshold`] for the flow state, which keeps times as integer nanoseconds.
-#[inline]
-fn stall_threshold_ns(tau: f64, srtt_ns: Option<u64>, rto_ns: u64) -> u64 {
-    stall::threshold(tau, srtt_ns.map(Duration::from_nanos), Duration::from_nanos(rto_ns)).as_nanos() as u64
-}
-
 /// 32-bit sequence number → 64-bit stream offset, nearest to a reference offset (the model's
-/// [`unwrap_seq`], shared with the simulator's endpoint).
+/// `unwrap_seq`, shared with the simulator's endpoint).
 #[inline]
 fn unwrap(seq: u32, base: u32, reference: u64) -> i64 {
-    unwrap_seq(seq, base, reference)
+    tcpvideo_model::seq::unwrap_seq(seq, base, reference)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -158,6 +162,8 @@ pub struct FlowOut {
     pub fct_end_ns: u64,
     pub bytes_up: u64,
     pub bytes_down: u64,
+    /// Client bytes delivered in order to the server (RCV.NXT).
+    pub delivered_up: u64,
     pub wire_bytes_up: u64,
     pub wire_bytes_down: u64,
     pub pkts_up: u64,
@@ -169,6 +175,13 @@ pub struct FlowOut {
     pub acked_bytes: u64,
     pub last_ack_ns: Option<u64>,
     pub rtt_3whs_ns: Option<u64>,
+    /// tshark's initial RTT: the most recent SYN to the ACK completing the handshake.
+    pub rtt_initial_ns: Option<u64>,
+    /// SYN → SYN+ACK at the capture point: the round trip between the capture point and the server.
+    pub rtt_server_half_ns: Option<u64>,
+    /// SYN+ACK → ACK at the capture point: the round trip between the capture point and the client.
+    pub rtt_client_half_ns: Option<u64>,
+    pub vantage: Vantage,
     pub rtt_samples: u64,
     pub rtt_min_ns: Option<u64>,
     pub rtt_mean_ns: Option<u64>,
@@ -179,6 +192,8 @@ pub struct FlowOut {
     pub retrans_bytes: u64,
     pub fast_retrans: u64,
     pub timeout_retrans: u64,
+    pub recovery_retrans: u64,
+    pub other_retrans: u64,
     pub dup_pkts_up: u64,
     pub reordered_up: u64,
     pub timeout_reorderings: u64,
@@ -245,6 +260,19 @@ impl Sender {
     /// Index of the first segment with end > off.
     fn seg_index(&self, off: u64) -> usize {
         self.segs.partition_point(|s| s.end <= off)
+    }
+    /// Make `off` a segment boundary (splitting the segment that spans it, history copied to
+    /// both parts), so that retransmission history is kept per byte range even when the sender
+    /// re-segments (issue 12: a 1448-byte retransmission of 1000-byte originals must not make
+    /// the next one look like a second retransmission of the same bytes).
+    fn split_at(&mut self, off: u64) {
+        let i = self.seg_index(off);
+        if let Some(s) = self.segs.get(i).copied() {
+            if s.start < off && off < s.end {
+                self.segs[i].end = off;
+                self.segs.insert(i + 1, Seg { start: off, ..s });
+            }
+        }
     }
 }
 
@@ -326,6 +354,47 @@ impl Receiver {
     }
 }
 
+/// Where on the path the capture was taken, from the handshake's timing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vantage {
+    Server,
+    Client,
+    MidPath,
+    /// No complete handshake to tell.
+    Unknown,
+}
+
+impl Vantage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vantage::Server => "server",
+            Vantage::Client => "client",
+            Vantage::MidPath => "mid_path",
+            Vantage::Unknown => "unknown",
+        }
+    }
+
+    /// From the two halves of the handshake at the capture point: a side whose half is under
+    /// `NEAR_SHARE` of the whole is where the capture sat (its half is just that host's SYN or
+    /// SYN+ACK processing time).
+    pub fn from_halves(server_half_ns: u64, client_half_ns: u64) -> Vantage {
+        /// A half below this share of the SYN→ACK time is processing, not path.
+        const NEAR_SHARE: f64 = 0.15;
+        let total = (server_half_ns + client_half_ns) as f64;
+        if total <= 0.0 {
+            return Vantage::Unknown;
+        }
+        let share = server_half_ns as f64 / total;
+        if share < NEAR_SHARE {
+            Vantage::Server
+        } else if share > 1.0 - NEAR_SHARE {
+            Vantage::Client
+        } else {
+            Vantage::MidPath
+        }
+    }
+}
+
 /// Which side of the flow is the server, and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServerBy {
@@ -344,6 +413,18 @@ pub struct Flow {
     start_ns: u64,
     pub last_ns: u64,
     syn_ns: Option<u64>,
+    /// The most recent SYN (tshark's `ts_mru_syn`), and the most recent one before the first SYN+ACK.
+    last_syn_ns: Option<u64>,
+    syn_before_synack_ns: Option<u64>,
+    last_synack_ns: Option<u64>,
+    handshake_done: bool,
+    rtt_initial: Option<u64>,
+    server_half: Option<u64>,
+    client_half: Option<u64>,
+    vantage: Vantage,
+    /// Added to every data→ACK sample: the capture point → server → capture point time that a
+    /// sample taken away from the server does not see (0 at the server).
+    sample_offset_ns: u64,
     client_isn: Option<u32>,
     synack_ns: Option<u64>,
     synack_count: u32,
@@ -414,6 +495,15 @@ impl Flow {
             start_ns: now,
             last_ns: now,
             syn_ns: None,
+            last_syn_ns: None,
+            syn_before_synack_ns: None,
+            last_synack_ns: None,
+            handshake_done: false,
+            rtt_initial: None,
+            server_half: None,
+            client_half: None,
+            vantage: Vantage::Unknown,
+            sample_offset_ns: 0,
             client_isn: None,
             synack_ns: None,
             synack_count: 0,
@@ -448,8 +538,8 @@ impl Flow {
     /// RTT as SRTT), cached: they change only with RTT samples and timeouts.
     fn refresh_thresholds(&mut self) {
         self.thr = (
-            stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()),
-            stall_threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()),
+            stall::threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()),
+            stall::threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()),
         );
     }
 
@@ -471,6 +561,8 @@ impl Flow {
         let (thr_down, thr_up) = self.thr;
         let is_gap = !first && gap > thr_down.min(thr_up);
         let mut ctx = GapContext {
+            in_handshake: (self.syn_count > 0 || self.synack_count > 0) && !self.handshake_done,
+            end_from_server: from_server,
             server_outstanding: self.snd.snd_una < self.snd.snd_max,
             client_rwnd_zero: self.rwnd_zero,
             server_has_hole: self.rcv.has_hole(),
@@ -521,7 +613,9 @@ impl Flow {
     }
 
     fn app_feed(&mut self, dir: usize, off: i64, p: &TcpPacket<'_>, now: u64) -> FrameType {
-        let Some(app) = self.app.as_deref_mut() else { return FrameType::Unknown };
+        let Some(app) = self.app.as_deref_mut() else {
+            return FrameType::Unknown;
+        };
         if off < 0 {
             return FrameType::Unknown;
         }
@@ -549,7 +643,9 @@ impl Flow {
                 self.synack_count += 1;
                 if self.synack_ns.is_none() {
                     self.synack_ns = Some(now);
+                    self.syn_before_synack_ns = self.last_syn_ns;
                 }
+                self.last_synack_ns = Some(now);
             }
             return;
         }
@@ -627,7 +723,7 @@ impl Flow {
 
     fn retransmission(&mut self, p: &TcpPacket<'_>, start: u64, end: u64, now: u64, ctx: &mut GapContext, f: FrameType) {
         let since_client = now.saturating_sub(self.last_client_ns);
-        let ack_clocked = self.out.pkts_up > 0 && since_client <= retrans::ACK_CLOCK_NS;
+        let ack_clocked = self.out.pkts_up > 0 && since_client <= retrans::ACK_CLOCK_NS + self.sample_offset_ns;
         let loss_evidence = self.last_client_loss_signal || self.snd.recovery_point.is_some();
         // RACK (RFC 8985 §6.2) retransmits on its reordering timer, a fraction of an RTT after
         // the SACK that showed the loss: still loss detection by ACKs, not a timeout.
@@ -644,9 +740,11 @@ impl Flow {
         self.out.retrans_pkts += 1;
         self.out.retrans_bytes += end - start;
         self.out.frame_pkts[f.index()].retrans += 1;
+        self.snd.split_at(start);
+        self.snd.split_at(end);
         let i0 = self.snd.seg_index(start);
-        let (prior, prior_kind) = self.snd.segs.get(i0).map(|s| (s.retrans, s.last_kind)).unwrap_or((0, None));
-        let _ = prior_kind;
+        // Retransmission history of these very bytes (not of whatever segment they started in).
+        let prior = self.snd.segs.range(i0..).take_while(|s| s.start < end).map(|s| s.retrans).max().unwrap_or(0);
         match kind {
             RetransKind::Fast => {
                 self.out.fast_retrans += 1;
@@ -659,7 +757,8 @@ impl Flow {
                 self.out.frame_pkts[f.index()].timeouts += 1;
                 ctx.end_is_timeout_retrans = true;
             }
-            _ => {}
+            RetransKind::Recovery => self.out.recovery_retrans += 1,
+            RetransKind::Other => self.out.other_retrans += 1,
         }
         let mut rec =
             RetransOut { ts_ns: now, seq: start, len: (end - start) as u32, kind, prior, frame: f, timeout_type: None, evidence: None };
@@ -724,6 +823,7 @@ impl Flow {
         if syn {
             self.syn_count += 1;
             self.syn_ns.get_or_insert(now);
+            self.last_syn_ns = Some(now);
             self.client_isn = Some(p.seq);
             self.rcv.base = Some(p.seq.wrapping_add(1));
             self.client_ws = p.opts.wscale;
@@ -733,17 +833,14 @@ impl Flow {
             self.last_client_ns = now;
             return;
         }
-        // 3WHS RTT: the server's SYN+ACK to the client's ACK of it (seed §2.1). Like Linux
-        // (tcp_synack_rtt_meas needs num_retrans == 0), no sample if the SYN+ACK was resent.
-        if let (Some(t), None) = (self.synack_ns, self.rtt_3whs) {
-            if p.flags & flags::ACK != 0 && self.synack_count == 1 && self.snd.base == Some(p.ack) {
-                let r = now - t;
-                self.rtt_3whs = Some(r);
-                self.est.sample(r);
-                self.est3.sample(r);
-                self.refresh_thresholds();
-                self.out.rtt_samples += 0;
-            }
+        if !self.handshake_done && self.synack_ns.is_some() && p.flags & flags::ACK != 0 && self.snd.base == Some(p.ack) {
+            self.handshake_complete(now);
+        } else if !self.handshake_done && self.syn_count > 0 && self.synack_ns.is_none() && p.flags & flags::ACK != 0 {
+            // Half-duplex capture (only the client's direction recorded): the client's first ACK
+            // after its SYN is still the end of the handshake, as tshark's initial RTT takes it;
+            // nothing tells the vantage, so no estimator sample is taken from it.
+            self.handshake_done = true;
+            self.rtt_initial = self.last_syn_ns.map(|t| now.saturating_sub(t));
         }
         let mut loss_signal = false;
         if p.flags & flags::ACK != 0 {
@@ -800,6 +897,43 @@ impl Flow {
         }
     }
 
+    /// The client's ACK of the SYN+ACK: the handshake's RTTs and the vantage point (module
+    /// comment). The seed's 3WHS RTT (SYN+ACK → ACK at the server, §2.1) is taken like Linux's
+    /// `tcp_synack_rtt_meas`: no sample if the SYN+ACK was resent. Away from the server it is
+    /// the whole SYN → ACK time from the most recent SYN, as tshark's initial RTT.
+    fn handshake_complete(&mut self, now: u64) {
+        self.handshake_done = true;
+        self.rtt_initial = self.last_syn_ns.map(|t| now.saturating_sub(t));
+        self.client_half = self.last_synack_ns.map(|t| now.saturating_sub(t));
+        self.server_half = match (self.syn_before_synack_ns, self.synack_ns) {
+            (Some(syn), Some(sa)) => Some(sa.saturating_sub(syn)),
+            _ => None,
+        };
+        self.vantage = match (self.server_half, self.client_half) {
+            (Some(s), Some(c)) if self.synack_count == 1 => Vantage::from_halves(s, c),
+            // A resent SYN+ACK inflates the client half by the SYN+ACK timer: only the server
+            // half can still say "client side".
+            (Some(s), Some(_)) => match self.rtt_initial {
+                Some(r) if r > 0 && s as f64 / r as f64 > 0.85 => Vantage::Client,
+                _ => Vantage::Unknown,
+            },
+            _ => Vantage::Unknown,
+        };
+        let r = match self.vantage {
+            Vantage::Server | Vantage::Unknown => (self.synack_count == 1).then_some(self.client_half).flatten(),
+            Vantage::Client | Vantage::MidPath => {
+                self.sample_offset_ns = self.server_half.unwrap_or(0);
+                self.rtt_initial
+            }
+        };
+        if let Some(r) = r {
+            self.rtt_3whs = Some(r);
+            self.est.sample(r);
+            self.est3.sample(r);
+            self.refresh_thresholds();
+        }
+    }
+
     /// An ACK from the client for server data. Returns whether it signalled loss (a duplicate
     /// ACK or new SACK information).
     fn client_ack(&mut self, p: &TcpPacket<'_>, base: u32, now: u64) -> bool {
@@ -817,10 +951,14 @@ impl Flow {
             _ => 0,
         };
         let win = (p.window as u64) << shift;
-        let was_zero = self.rwnd_zero;
-        self.rwnd_zero = win == 0;
-        if self.rwnd_zero && !was_zero {
-            self.out.zero_windows += 1;
+        // An RST's window field means nothing (RFC 9293 §3.10.7: the connection is gone); many
+        // stacks send 0 there, which is not a receiver running out of buffer.
+        if p.flags & flags::RST == 0 {
+            let was_zero = self.rwnd_zero;
+            self.rwnd_zero = win == 0;
+            if self.rwnd_zero && !was_zero {
+                self.out.zero_windows += 1;
+            }
         }
         let mut loss_signal = false;
         // SACK blocks: D-SACK (RFC 2883: first block below the cumulative ACK, or inside the
@@ -895,11 +1033,12 @@ impl Flow {
             }
             let mut sample = None;
             if let Some(o) = oldest {
+                let offset = self.sample_offset_ns;
                 if !karn {
-                    sample = Some((now.saturating_sub(o.first_tx), inflight_at_ack));
+                    sample = Some((now.saturating_sub(o.first_tx) + offset, inflight_at_ack));
                 } else if let Some((_, tsecr)) = p.opts.ts {
                     if let Some(t) = self.tsclock.sent_at(tsecr) {
-                        sample = Some((now.saturating_sub(t), inflight_at_ack));
+                        sample = Some((now.saturating_sub(t) + offset, inflight_at_ack));
                     }
                 }
             }
@@ -918,6 +1057,7 @@ impl Flow {
             }
             // Resolve pending timeout retransmissions now covered.
             let min_rtt = self.est.min_rtt_ns;
+            let offset = self.sample_offset_ns;
             for pt in self.pending.iter_mut().filter(|pt| !pt.done && pt.end <= ack_data) {
                 pt.done = true;
                 pt.ev.resolved = true;
@@ -930,7 +1070,8 @@ impl Flow {
                         }
                     }
                     _ => {
-                        if min_rtt != u64::MAX && now.saturating_sub(pt.t_rtx) < min_rtt / 2 {
+                        // (plus the server-side half the capture point does not see)
+                        if min_rtt != u64::MAX && now.saturating_sub(pt.t_rtx) + offset < min_rtt / 2 {
                             pt.ev.spurious = true;
                         }
                     }
@@ -939,7 +1080,7 @@ impl Flow {
             if let Some((r, inflight)) = sample {
                 self.est.sample(r);
                 // (inline refresh_thresholds: `snd` still borrows self.snd)
-                self.thr.0 = stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns());
+                self.thr.0 = stall::threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns());
                 self.out.rtt_samples += 1;
                 if let Some(r3) = self.rtt_3whs.filter(|&r3| r3 > 0) {
                     let kb = inflight / 1024;
@@ -992,6 +1133,7 @@ impl Flow {
         o.fct_start_ns = self.syn_ns.unwrap_or(self.start_ns);
         o.bytes_down = self.snd.snd_max;
         o.bytes_up = self.rcv.max_end;
+        o.delivered_up = self.rcv.rcv_nxt;
         o.acked_bytes = self.snd.snd_una;
         o.download = o.bytes_down >= o.bytes_up && o.bytes_down > 0;
         // FCT (seed §1.2): upload — first SYN to the last byte of data from the client;
@@ -1005,6 +1147,10 @@ impl Flow {
             o.last_data_ns.unwrap_or(self.last_ns)
         };
         o.rtt_3whs_ns = self.rtt_3whs;
+        o.rtt_initial_ns = self.rtt_initial;
+        o.rtt_server_half_ns = self.server_half;
+        o.rtt_client_half_ns = self.client_half;
+        o.vantage = self.vantage;
         o.rtt_min_ns = (self.est.min_rtt_ns != u64::MAX).then_some(self.est.min_rtt_ns);
         o.rtt_mean_ns = self.est.mean_ns();
         o.srtt_end_ns = self.est.srtt_ns;
@@ -1074,6 +1220,7 @@ impl FlowOut {
             fct_end_ns: 0,
             bytes_up: 0,
             bytes_down: 0,
+            delivered_up: 0,
             wire_bytes_up: 0,
             wire_bytes_down: 0,
             pkts_up: 0,
@@ -1085,6 +1232,10 @@ impl FlowOut {
             acked_bytes: 0,
             last_ack_ns: None,
             rtt_3whs_ns: None,
+            rtt_initial_ns: None,
+            rtt_server_half_ns: None,
+            rtt_client_half_ns: None,
+            vantage: Vantage::Unknown,
             rtt_samples: 0,
             rtt_min_ns: None,
             rtt_mean_ns: None,
@@ -1095,6 +1246,8 @@ impl FlowOut {
             retrans_bytes: 0,
             fast_retrans: 0,
             timeout_retrans: 0,
+            recovery_retrans: 0,
+            other_retrans: 0,
             dup_pkts_up: 0,
             reordered_up: 0,
             timeout_reorderings: 0,

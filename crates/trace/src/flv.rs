@@ -63,6 +63,20 @@ impl FrameType {
             _ => FrameType::Meta,
         }
     }
+
+    /// From the tag type and the first bytes of its body: like [`FrameType::from_tag`], but an
+    /// AVC/HEVC packet whose AVCPacketType (second body byte, FLV spec v10 E.4.3.1) is 0
+    /// (sequence header: the decoder configuration) or 2 (end of sequence) carries no picture,
+    /// so it is `Meta`, not an I frame, though its frame-type nibble says key frame (issue 12).
+    pub fn from_tag_body(tag_type: u8, body: &[u8]) -> FrameType {
+        let Some(&first) = body.first() else { return FrameType::from_tag(tag_type, 0) };
+        let codec = first & 0x0f;
+        let avc_like = tag_type & 0x1f == 9 && matches!(codec, 7 | 12);
+        if avc_like && matches!(body.get(1), Some(0) | Some(2)) {
+            return FrameType::Meta;
+        }
+        FrameType::from_tag(tag_type, first)
+    }
 }
 
 /// Per frame type: how many frames, their bytes, and the intervals between the times the
@@ -245,7 +259,7 @@ impl FlvParser {
                     }
                 }
                 St::BodyFirst => {
-                    self.cur = FrameType::from_tag(self.tag_type, d[0]);
+                    self.cur = FrameType::from_tag_body(self.tag_type, d);
                     idx.frame(self.tag_off, self.cur, self.body_left, now);
                     self.st = St::Body;
                 }

@@ -198,10 +198,16 @@ impl HttpParser {
     }
 
     fn body(&mut self, off: u64, d: &[u8], now: u64, idx: &mut FrameIndex) {
+        let first = self.body_bytes == 0;
         self.body_bytes += d.len() as u64;
         if let Some(f) = &mut self.flv {
             if !f.lost {
                 f.feed(off, d, now, idx);
+            }
+            if first && f.lost {
+                // Not FLV: the head was `Meta`, but a non-video body (HTML, JSON, a playlist,
+                // ...) is `Unknown` (issue 12: it was labelled "meta").
+                idx.mark(off, crate::flv::FrameType::Unknown);
             }
         }
     }

@@ -11,7 +11,8 @@
 //! It also computes the metrics of seed 003 (Trickle): retransmission rate, micro-bursts (≥ 4
 //! data packets ≤ 1 ms apart, Blanton et al.), srtt at the end of the connection, goodput.
 //!
-//! Pipeline: [`reader`] (pcap/pcapng, gzip/zstd; zero-copy records) → [`decode`] (link, IP,
+//! Pipeline: [`reader`] (pcap/pcapng, gzip/zstd; zero-copy records) → [`dedup`] (span-port
+//! copies dropped) → [`decode`] (link, IP,
 //! TCP + options) → [`shard`] (flows hashed to worker threads) → [`flow`] (per-flow state:
 //! [`rtt`] RFC 6298 emulation, [`stall`] classification, [`retrans`] timeout-retransmission
 //! typing, [`burst`] micro-bursts, [`http`]/[`flv`]/[`rtmp`] video awareness) → [`output`]
@@ -24,6 +25,7 @@
 pub mod app;
 pub mod burst;
 pub mod decode;
+pub mod dedup;
 pub mod fixture;
 pub mod flow;
 pub mod flv;

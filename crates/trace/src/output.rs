@@ -44,6 +44,8 @@ pub struct DecodeStats {
     pub bad_header: u64,
     pub unknown_link: u64,
     pub ts_backwards: u64,
+    /// Exact copies of a recent frame (span port, overlapping merge), dropped (`dedup`).
+    pub duplicates: u64,
 }
 
 /// One flow.
@@ -71,9 +73,21 @@ pub struct FlowRecord {
     pub bytes: u64,
     pub bytes_up: u64,
     pub bytes_down: u64,
-    pub throughput_bps: f64,
-    pub goodput_bps: f64,
+    /// Unique bytes over the FCT; none for a flow without payload (refused, empty).
+    pub throughput_bps: Option<f64>,
+    /// Bytes delivered (download: cumulatively acknowledged; upload: in order at the server)
+    /// over the same FCT, so never above the throughput.
+    pub goodput_bps: Option<f64>,
+    /// Where the capture was taken: "server", "client", "mid_path" or "unknown" (no handshake).
+    pub vantage: &'static str,
+    /// The seed's 3WHS RTT at the server (SYN+ACK → ACK); elsewhere the whole SYN → ACK time.
     pub rtt_3whs_ns: Option<u64>,
+    /// tshark's initial RTT: most recent SYN → the ACK completing the handshake.
+    pub rtt_initial_ns: Option<u64>,
+    /// Capture point ↔ server round trip (SYN → SYN+ACK at the capture point).
+    pub rtt_server_half_ns: Option<u64>,
+    /// Capture point ↔ client round trip (SYN+ACK → ACK at the capture point).
+    pub rtt_client_half_ns: Option<u64>,
     pub rtt_samples: u64,
     pub rtt_min_ns: Option<u64>,
     pub rtt_mean_ns: Option<u64>,
@@ -84,8 +98,16 @@ pub struct FlowRecord {
     pub packets_down: u64,
     pub data_packets: u64,
     pub retrans_packets: u64,
+    /// Kinds of the retransmissions of the flow's direction; they add up to `retrans_packets`.
     pub fast_retrans: u64,
     pub timeout_retrans: u64,
+    /// ACK-clocked after a timeout (rest of the window in the RTO loss episode).
+    pub recovery_retrans: u64,
+    /// ACK-clocked without loss evidence.
+    pub other_retrans: u64,
+    /// Upload flows: repeated client data seen at the receiving server, whose trigger cannot be
+    /// told from there.
+    pub unclassified_retrans: u64,
     pub retrans_rate: f64,
     pub reordered_packets: u64,
     pub reordering_rate: f64,
@@ -93,8 +115,11 @@ pub struct FlowRecord {
     pub stall_count: u64,
     pub stall_time_ns: u64,
     pub stall_share: f64,
-    pub zero_windows: u64,
-    pub keepalives: u64,
+    /// Episodes of a zero receive window advertised by the client (not packets).
+    pub zero_window_episodes: u64,
+    /// Keep-alive (or window probe) packets, either side.
+    pub keepalive_packets: u64,
+    /// Micro-bursts of the flow's direction.
     pub bursts: u64,
     pub max_in_flight: u64,
     pub syn_retrans: u32,
@@ -372,16 +397,15 @@ pub(crate) fn build(
         }
         let (bytes, data_pkts) = if f.download { (f.bytes_down, f.data_pkts_down) } else { (f.bytes_up, f.data_pkts_up) };
         let retrans_pkts = if f.download { f.retrans_pkts } else { f.dup_pkts_up };
-        let goodput = if f.download {
-            match (f.first_data_ns, f.last_ack_ns) {
-                (Some(s), Some(e)) if e > s => f.acked_bytes as f64 * 8e9 / (e - s) as f64,
-                _ => 0.0,
-            }
+        // Both rates over the FCT: goodput counts only delivered bytes, so it cannot exceed
+        // the throughput (issue 12: different windows made it exceed it). No rate at all for a
+        // flow that carried nothing (a refused connection is not a 0 bit/s sample).
+        let delivered = if f.download { f.acked_bytes } else { f.delivered_up };
+        let rate = |b: u64| (bytes > 0 && fct > 0).then(|| b as f64 * 8e9 / fct as f64);
+        let (fast, timeout, recovery, other, unclassified) = if f.download {
+            (f.fast_retrans, f.timeout_retrans, f.recovery_retrans, f.other_retrans, 0)
         } else {
-            match (f.first_data_ns, f.last_data_ns) {
-                (Some(s), Some(e)) if e > s => f.bytes_up as f64 * 8e9 / (e - s) as f64,
-                _ => 0.0,
-            }
+            (0, 0, 0, 0, retrans_pkts)
         };
         a.flows.push(FlowRecord {
             flow_id: id,
@@ -403,9 +427,13 @@ pub(crate) fn build(
             bytes,
             bytes_up: f.bytes_up,
             bytes_down: f.bytes_down,
-            throughput_bps: ratio(bytes as f64 * 8e9, fct as f64),
-            goodput_bps: goodput,
+            throughput_bps: rate(bytes),
+            goodput_bps: rate(delivered.min(bytes)),
+            vantage: f.vantage.as_str(),
             rtt_3whs_ns: f.rtt_3whs_ns,
+            rtt_initial_ns: f.rtt_initial_ns,
+            rtt_server_half_ns: f.rtt_server_half_ns,
+            rtt_client_half_ns: f.rtt_client_half_ns,
             rtt_samples: f.rtt_samples,
             rtt_min_ns: f.rtt_min_ns,
             rtt_mean_ns: f.rtt_mean_ns,
@@ -416,8 +444,11 @@ pub(crate) fn build(
             packets_down: f.pkts_down,
             data_packets: data_pkts,
             retrans_packets: retrans_pkts,
-            fast_retrans: f.fast_retrans,
-            timeout_retrans: f.timeout_retrans,
+            fast_retrans: fast,
+            timeout_retrans: timeout,
+            recovery_retrans: recovery,
+            other_retrans: other,
+            unclassified_retrans: unclassified,
             retrans_rate: ratio(retrans_pkts as f64, data_pkts as f64),
             reordered_packets: f.reordered_up,
             reordering_rate: ratio(f.reordered_up as f64, f.data_pkts_up as f64),
@@ -425,8 +456,8 @@ pub(crate) fn build(
             stall_count,
             stall_time_ns: stall_time,
             stall_share: ratio(stall_time as f64, fct as f64),
-            zero_windows: f.zero_windows,
-            keepalives: f.keepalives,
+            zero_window_episodes: f.zero_windows,
+            keepalive_packets: f.keepalives,
             bursts: bursts.len() as u64,
             max_in_flight: f.max_in_flight,
             syn_retrans: f.syn_retrans,
@@ -522,7 +553,9 @@ impl Analysis {
     pub fn summary(&self) -> Summary {
         let mut out = serde_json::Map::new();
         for dir in ["upload", "download"] {
-            let flows: Vec<&FlowRecord> = self.flows.iter().filter(|f| f.direction == dir).collect();
+            // Flows that carried no payload (refused or empty connections) are no FCT,
+            // throughput or stall samples; they are counted apart.
+            let flows: Vec<&FlowRecord> = self.flows.iter().filter(|f| f.direction == dir && f.bytes > 0).collect();
             let fct: u64 = flows.iter().map(|f| f.fct_ns).sum();
             let stall: u64 = flows.iter().map(|f| f.stall_time_ns).sum();
             let mut kinds: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
@@ -542,7 +575,7 @@ impl Analysis {
             let treord: u64 = flows.iter().map(|f| f.timeout_reorderings).sum();
             let mut fcts: Vec<u64> = flows.iter().map(|f| f.fct_ns).collect();
             fcts.sort_unstable();
-            let mut tputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
+            let mut tputs: Vec<f64> = flows.iter().filter_map(|f| f.throughput_bps).collect();
             tputs.sort_by(|a, b| a.total_cmp(b));
             out.insert(
                 dir.to_string(),
@@ -600,7 +633,7 @@ impl Analysis {
             t1.push(json!({
                 "reordering_rate": label,
                 "flows": fl.len(),
-                "mean_throughput_bps": (n > 0.0).then(|| fl.iter().map(|f| f.throughput_bps).sum::<f64>() / n),
+                "mean_throughput_bps": (n > 0.0).then(|| fl.iter().filter_map(|f| f.throughput_bps).sum::<f64>() / n),
                 "mean_bytes": (n > 0.0).then(|| fl.iter().map(|f| f.bytes as f64).sum::<f64>() / n),
                 "mean_fct_s": (n > 0.0).then(|| fl.iter().map(|f| f.fct_ns as f64).sum::<f64>() / n / 1e9),
             }));
@@ -645,6 +678,12 @@ impl Analysis {
             json!((!srtts.is_empty()).then(|| srtts.iter().sum::<u64>() as f64 / srtts.len() as f64 / 1e6)),
         );
         out.insert("flows".into(), json!(self.flows.len()));
+        out.insert("refused_or_empty_flows".into(), json!(self.flows.iter().filter(|f| f.bytes == 0).count()));
+        let mut vantage: BTreeMap<&str, u64> = BTreeMap::new();
+        for f in &self.flows {
+            *vantage.entry(f.vantage).or_default() += 1;
+        }
+        out.insert("vantage".into(), json!(vantage));
         out.insert("read".into(), serde_json::to_value(&self.read).unwrap());
         out.insert("decode".into(), serde_json::to_value(&self.decode).unwrap());
         out.insert("warnings".into(), serde_json::to_value(&self.warnings).unwrap());

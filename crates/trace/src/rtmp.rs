@@ -199,7 +199,7 @@ impl RtmpParser {
                 }
                 St::BodyFirst => {
                     let c = &mut self.cs[self.cur];
-                    c.cur = FrameType::from_tag(c.msg_type, d[0]);
+                    c.cur = FrameType::from_tag_body(c.msg_type, d);
                     let (t, len, ct) = (c.cur, c.msg_len, c.msg_type);
                     if matches!(ct, 8 | 9) {
                         idx.frame(self.chunk_off, t, len as u64, now);

@@ -17,6 +17,7 @@ use std::hash::BuildHasher;
 use std::sync::mpsc;
 
 use crate::decode::{self, Skip, TcpPacket};
+use crate::dedup::DuplicateFilter;
 use crate::flow::{Flow, FlowKey, FlowOut};
 use crate::output::{self, Analysis, DecodeStats};
 use crate::reader::{ReadStats, Reader, Warning};
@@ -194,6 +195,8 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
     let files = readers.len();
     let mut packets: u64 = 0;
     let mut last_ts: u64 = 0;
+    // Span-port / merge copies are dropped before anything counts them (`dedup`).
+    let mut dedup = DuplicateFilter::default();
 
     let flows = if threads <= 1 {
         let mut table = FlowTable::new(opts);
@@ -205,6 +208,10 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
                     dstats.ts_backwards += 1;
                 }
                 last_ts = last_ts.max(raw.ts_ns);
+                if dedup.is_duplicate(raw.ts_ns, raw.data, raw.orig_len) {
+                    dstats.duplicates += 1;
+                    continue;
+                }
                 match decode::decode(raw.linktype, raw.data) {
                     Ok(p) => {
                         dstats.tcp += 1;
@@ -222,6 +229,7 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
             }
             let (done, total) = r.progress();
             progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+            file_damage_warning(&r, &mut warnings);
             merge_read(&mut rstats, &r.stats);
             warnings.append(&mut r.warnings);
         }
@@ -274,6 +282,10 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
                             dstats.ts_backwards += 1;
                         }
                         last_ts = last_ts.max(raw.ts_ns);
+                        if dedup.is_duplicate(raw.ts_ns, raw.data, raw.orig_len) {
+                            dstats.duplicates += 1;
+                            continue;
+                        }
                         // Options are parsed by the worker: the reading thread is the bottleneck.
                         match decode::decode_deferred(raw.linktype, raw.data) {
                             Ok((p, raw_opts)) => {
@@ -308,6 +320,7 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
                     }
                     let (done, total) = r.progress();
                     progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+                    file_damage_warning(&r, &mut warnings);
                     merge_read(&mut rstats, &r.stats);
                     warnings.append(&mut r.warnings);
                 }
@@ -361,6 +374,21 @@ fn detach(p: TcpPacket<'_>) -> TcpPacket<'static> {
     }
 }
 
+/// One line per damaged file with its totals (the per-record warnings stop after 20).
+fn file_damage_warning(r: &Reader<'_>, warnings: &mut Vec<Warning>) {
+    let s = &r.stats;
+    if s.damaged() {
+        warnings.push(Warning {
+            file: r.name().to_string(),
+            offset: 0,
+            message: format!(
+                "damaged input: {} bytes skipped ({} corrupt and {} truncated records); {} records read",
+                s.skipped_bytes, s.corrupt_records, s.truncated_records, s.records
+            ),
+        });
+    }
+}
+
 fn merge_read(a: &mut ReadStats, b: &ReadStats) {
     a.records += b.records;
     a.bytes += b.bytes;
@@ -368,4 +396,8 @@ fn merge_read(a: &mut ReadStats, b: &ReadStats) {
     a.corrupt_records += b.corrupt_records;
     a.unknown_blocks += b.unknown_blocks;
     a.resync_skipped_bytes += b.resync_skipped_bytes;
+    a.skipped_bytes += b.skipped_bytes;
+    a.unknown_block_bytes += b.unknown_block_bytes;
+    a.record_bytes += b.record_bytes;
+    a.meta_bytes += b.meta_bytes;
 }

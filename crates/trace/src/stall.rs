@@ -21,6 +21,11 @@
 //! The classification looks at the state when the gap began and at the packet that ended it
 //! ("Based on the position where each stall happens", §2.2). Rules, in order:
 //!
+//! Both directions, first: Handshake — the gap began before the three-way handshake completed
+//! (a SYN or SYN+ACK was lost and its timer, 1 s in Linux, resent it). The seed's classes all
+//! describe an established connection; without this rule a lost SYN+ACK at the server became a
+//! "resource constraint" stall (issue 12). Our own addition, named after what happened.
+//!
 //! Download (server sends), Table 2:
 //! 1. Timeout — "Timeout stalls are those caused by the timeout retransmissions": the gap ends
 //!    with a server retransmission that was timer-driven (see `retrans`).
@@ -46,8 +51,6 @@
 //!    ending the gap is disordered (below the highest sequence received).
 //! 3. Normal — "and the latter as normal stalls".
 
-use std::time::Duration;
-
 use serde::Serialize;
 
 /// Class of a stall. Download classes and upload classes share one enum.
@@ -62,6 +65,7 @@ pub enum StallKind {
     Other,
     Normal,
     Reordering,
+    Handshake,
 }
 
 impl StallKind {
@@ -75,22 +79,28 @@ impl StallKind {
             StallKind::Other => "other",
             StallKind::Normal => "normal",
             StallKind::Reordering => "reordering",
+            StallKind::Handshake => "handshake",
         }
     }
-    pub const DOWNLOAD: [StallKind; 6] = [
+    pub const DOWNLOAD: [StallKind; 7] = [
         StallKind::ResourceConstraint,
         StallKind::PacketDelay,
         StallKind::ZeroRwnd,
         StallKind::KeepAlive,
         StallKind::Timeout,
+        StallKind::Handshake,
         StallKind::Other,
     ];
-    pub const UPLOAD: [StallKind; 3] = [StallKind::Normal, StallKind::Reordering, StallKind::KeepAlive];
+    pub const UPLOAD: [StallKind; 4] = [StallKind::Normal, StallKind::Reordering, StallKind::KeepAlive, StallKind::Handshake];
 }
 
 /// What the classifier needs to know about the gap.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GapContext {
+    /// The gap began before the handshake completed (SYN or SYN+ACK seen, its ACK not yet).
+    pub in_handshake: bool,
+    /// The packet ending the gap was sent by the server.
+    pub end_from_server: bool,
     /// ... and is a timer-driven retransmission (RTO) of server data.
     pub end_is_timeout_retrans: bool,
     /// ... and is a TCP keep-alive probe (from either side).
@@ -109,7 +119,9 @@ pub struct GapContext {
 
 /// Classify a download stall (Table 2 classes), rules in the module comment.
 pub fn classify_download(c: &GapContext) -> StallKind {
-    if c.end_is_timeout_retrans {
+    if c.in_handshake {
+        StallKind::Handshake
+    } else if c.end_is_timeout_retrans {
         StallKind::Timeout
     } else if c.client_rwnd_zero {
         StallKind::ZeroRwnd
@@ -126,7 +138,9 @@ pub fn classify_download(c: &GapContext) -> StallKind {
 
 /// Classify an upload stall (§2.1 classes), rules in the module comment.
 pub fn classify_upload(c: &GapContext) -> StallKind {
-    if c.end_is_keepalive {
+    if c.in_handshake {
+        StallKind::Handshake
+    } else if c.end_is_keepalive {
         StallKind::KeepAlive
     } else if c.server_has_hole || c.end_is_disordered {
         StallKind::Reordering
@@ -135,12 +149,11 @@ pub fn classify_upload(c: &GapContext) -> StallKind {
     }
 }
 
-/// The stall threshold min(τ·SRTT, RTO); with no SRTT yet, the RTO alone. τ·SRTT is rounded
-/// down to whole nanoseconds.
-pub fn threshold(tau: f64, srtt: Option<Duration>, rto: Duration) -> Duration {
-    match srtt {
-        Some(s) => Duration::from_nanos((tau * s.as_nanos() as f64) as u64).min(rto),
-        None => rto,
+/// The stall threshold min(τ·SRTT, RTO) in nanoseconds; with no SRTT yet, the RTO alone.
+pub fn threshold_ns(tau: f64, srtt_ns: Option<u64>, rto_ns: u64) -> u64 {
+    match srtt_ns {
+        Some(s) => ((tau * s as f64) as u64).min(rto_ns),
+        None => rto_ns,
     }
 }
 
@@ -150,16 +163,14 @@ mod tests {
 
     #[test]
     fn threshold_is_min_of_tau_srtt_and_rto() {
-        let ns = Duration::from_nanos;
-        assert_eq!(threshold(2.0, Some(ns(50)), ns(300)), ns(100));
-        assert_eq!(threshold(2.0, Some(ns(200)), ns(300)), ns(300));
-        assert_eq!(threshold(2.0, None, ns(1000)), ns(1000));
-        assert_eq!(threshold(1.5, Some(ns(3)), ns(1000)), ns(4), "4.5 ns rounds down");
+        assert_eq!(threshold_ns(2.0, Some(50), 300), 100);
+        assert_eq!(threshold_ns(2.0, Some(200), 300), 300);
+        assert_eq!(threshold_ns(2.0, None, 1000), 1000);
     }
 
     #[test]
     fn timeout_wins_over_outstanding_data() {
-        let c = GapContext { end_is_timeout_retrans: true, server_outstanding: true, ..Default::default() };
+        let c = GapContext { end_from_server: true, end_is_timeout_retrans: true, server_outstanding: true, ..Default::default() };
         assert_eq!(classify_download(&c), StallKind::Timeout);
     }
 

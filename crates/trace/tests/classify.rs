@@ -80,7 +80,7 @@ fn closed_receive_window_is_zero_rwnd() {
     c.server_burst(2, MSS);
     let a = run(&c);
     assert_eq!(kinds(&a), vec![StallKind::ZeroRwnd]);
-    assert_eq!(a.flows[0].zero_windows, 1);
+    assert_eq!(a.flows[0].zero_window_episodes, 1);
 }
 
 #[test]
@@ -108,7 +108,7 @@ fn keepalive_after_idle_is_keep_alive_stall() {
     c.client_ack(end);
     let a = run(&c);
     assert_eq!(kinds(&a), vec![StallKind::KeepAlive]);
-    assert_eq!(a.flows[0].keepalives, 1);
+    assert_eq!(a.flows[0].keepalive_packets, 1);
 }
 
 #[test]

@@ -19,6 +19,9 @@ fn flv_tag(t: u8, first: u8, size: usize) -> Vec<u8> {
     v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0]);
     let mut body = vec![0u8; size];
     body[0] = first;
+    if t == 9 && size > 1 {
+        body[1] = 1; // AVCPacketType 1: a coded picture (0 would be the sequence header)
+    }
     v.extend_from_slice(&body);
     v.extend_from_slice(&(11 + size as u32).to_be_bytes());
     v
@@ -98,6 +101,43 @@ fn http_flv_packets_are_attributed_to_frames_and_timeouts_typed_per_frame() {
     assert!(ft(FrameType::Meta).timeout_retrans == 1);
     assert_eq!(a.http.len(), 1);
     assert_eq!(a.http[0].status, 200);
+}
+
+#[test]
+fn avc_sequence_header_is_meta_not_an_i_frame() {
+    // Key-frame nibble 1, codec 7 (AVC), AVCPacketType 0: the decoder configuration record.
+    assert_eq!(FrameType::from_tag_body(9, &[0x17, 0, 0, 0, 0]), FrameType::Meta);
+    assert_eq!(FrameType::from_tag_body(9, &[0x17, 1, 0, 0, 0]), FrameType::I);
+    assert_eq!(FrameType::from_tag_body(9, &[0x27, 1]), FrameType::P);
+    // A whole stream: header, sequence header, I: one I frame, the sequence header is meta.
+    let mut c = Conn::with(Link::Ethernet, false, 80);
+    c.handshake(20.0);
+    c.client_send_bytes(b"GET /live/a.flv HTTP/1.1\r\n\r\n");
+    let mut body = b"HTTP/1.1 200 OK\r\nContent-Type: video/x-flv\r\n\r\n".to_vec();
+    body.extend_from_slice(b"FLV\x01\x05\x00\x00\x00\x09\x00\x00\x00\x00");
+    let mut seq_header = flv_tag(9, 0x17, 40);
+    seq_header[11 + 1] = 0; // AVCPacketType 0
+    body.extend(seq_header);
+    body.extend(flv_tag(9, 0x17, 3000));
+    send_acked(&mut c, &body, 20.0);
+    let a = tcpvideo_trace::analyze_bytes(&c.pcap(), &opts1()).unwrap();
+    let frames: std::collections::BTreeMap<_, _> = a.frame_types.iter().map(|f| (f.frame.as_str(), f.frames)).collect();
+    assert_eq!(frames["I"], 1, "{frames:?}");
+}
+
+#[test]
+fn non_video_http_body_is_unknown_not_meta() {
+    let mut c = Conn::with(Link::Ethernet, false, 80);
+    c.handshake(20.0);
+    c.client_send_bytes(b"GET /index.html HTTP/1.1\r\n\r\n");
+    let page = vec![b'x'; 6 * MSS];
+    let mut body = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n", page.len()).into_bytes();
+    body.extend_from_slice(&page);
+    send_acked(&mut c, &body, 20.0);
+    let a = tcpvideo_trace::analyze_bytes(&c.pcap(), &opts1()).unwrap();
+    let pkts: std::collections::BTreeMap<_, _> = a.frame_types.iter().map(|f| (f.frame.as_str(), f.packets)).collect();
+    assert_eq!(pkts["meta"], 1, "only the packet with the head: {pkts:?}");
+    assert!(pkts["unknown"] >= 5, "{pkts:?}");
 }
 
 #[test]
@@ -223,7 +263,8 @@ fn rtmp_publisher(c: &mut Conn, stall_at_ms: &[f64]) {
     let mut t = 0.0;
     let mut stalls = stall_at_ms.iter().peekable();
     for k in 0..40 {
-        let mut frame = vec![if k % 10 == 0 { 0x17 } else { 0x27 }];
+        // Frame-type/codec byte, then AVCPacketType 1 (a coded picture).
+        let mut frame = vec![if k % 10 == 0 { 0x17 } else { 0x27 }, 1];
         frame.extend(vec![0u8; if k % 10 == 0 { 12_000 } else { 2_000 }]);
         let msg = rtmp_msg(6, 9, &frame, 4096);
         for p in msg.chunks(MSS) {

@@ -1,28 +1,57 @@
-"""The ``tcpvideo`` command. Each sub-command lives in its own module of this package."""
+"""The ``tcpvideo`` command. Each sub-command lives in its own module of this package.
+
+``main`` registers only the sub-command named on the command line (all of them for ``--help``):
+each module imports what its command needs (the simulator's pyarrow, the report's matplotlib),
+and ``tcpvideo analyze`` must not wait for the others' imports (issue 12: start-up).
+``tcpvideo.cli.app`` (used by tests and by ``python -m``) has every sub-command.
+"""
 
 from __future__ import annotations
 
-import typer
+import sys
 
-from tcpvideo.cli import analyze as _analyze
-from tcpvideo.cli import cc as _cc
-from tcpvideo.cli import demo as _demo
-from tcpvideo.cli import edge as _edge
-from tcpvideo.cli import emulate as _emulate
-from tcpvideo.cli import run as _run
+# Sub-commands in modules of this package; each module has ``register(app)``.
+COMMANDS = ("cc", "run", "analyze", "demo", "emulate", "edge", "sweep", "study")
 
-app = typer.Typer(
-    name="tcpvideo",
-    help="Diagnose, predict and fix the TCP behaviour of video delivery.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-app.add_typer(_cc.app, name="cc")
 
-for _module in (_run, _analyze, _demo, _emulate, _edge):
-    _module.register(app)
+def build_app(commands=COMMANDS):
+    """A Typer app with the given sub-commands (those whose module exists)."""
+    import typer
+
+    app = typer.Typer(
+        name="tcpvideo",
+        help="Diagnose, predict and fix the TCP behaviour of video delivery.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    for name in commands:
+        try:
+            mod = __import__(f"tcpvideo.cli.{name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:  # module not written yet
+            if exc.name != f"tcpvideo.cli.{name}":
+                raise
+            continue
+        if name == "cc":
+            app.add_typer(mod.app, name="cc")
+        else:
+            mod.register(app)
+    if len(commands) == 1:
+        # Typer runs a lone command without its name; a group keeps ``tcpvideo NAME ...``.
+        @app.callback()
+        def _group() -> None:
+            """Diagnose, predict and fix the TCP behaviour of video delivery."""
+    return app
+
+
+def __getattr__(name: str):
+    if name == "app":
+        app = build_app()
+        globals()["app"] = app
+        return app
+    raise AttributeError(f"module 'tcpvideo.cli' has no attribute {name!r}")
 
 
 def main() -> None:
-    app()
+    wanted = [a for a in sys.argv[1:2] if a in COMMANDS]
+    build_app(tuple(wanted) or COMMANDS)()

@@ -1,5 +1,10 @@
 """``tcpvideo analyze CAPTURE... [--out DIR]``: per-flow TCP stalls and their causes from captures
-taken at the server, with the seed's tables in the terminal and tables/report in DIR."""
+taken anywhere on the path, with the seed's tables in the terminal and tables/report in DIR.
+
+Output streams: the tables go to stdout; progress, warnings and errors to stderr. Exit status:
+0 — analyzed, input intact; 3 — analyzed, but part of the input was damaged and skipped (the
+count is on stderr and at the top of the report); 2 — error (unreadable file, bad option, or
+damaged input with ``--strict``)."""
 
 from __future__ import annotations
 
@@ -86,11 +91,20 @@ def print_summary(summary: dict, console: Console) -> None:
     console.print(f"[bold]Micro-bursts[/bold] (≥4 pkts ≤1 ms): {b['count']}, median {b['median_packets']} pkts, "
                   f"p90 {b['p90_packets']}, with a retransmission {b['with_retransmission']}")
     r, d = summary["read"], summary["decode"]
-    console.print(f"read {r['records']} records ({d['tcp']} TCP); skipped: truncated {r['truncated_records']}, "
-                  f"corrupt {r['corrupt_records']}, unknown blocks {r['unknown_blocks']}, non-IP {d['not_ip']}, "
-                  f"non-TCP {d['not_tcp']}, fragments {d['fragments']}, bad headers {d['bad_header'] + d['truncated']}")
+    console.print(f"read {r['records']} records ({d['tcp']} TCP, {d.get('duplicates', 0)} exact duplicates dropped); "
+                  f"damaged bytes skipped {r.get('skipped_bytes', 0)}; not analyzed: unknown blocks "
+                  f"{r['unknown_blocks']}, non-IP {d['not_ip']}, non-TCP {d['not_tcp']}, fragments {d['fragments']}, "
+                  f"bad headers {d['bad_header'] + d['truncated']}")
+    v = summary.get("vantage") or {}
+    if v:
+        console.print("capture vantage (flows): " + ", ".join(f"{k} {n}" for k, n in v.items()))
+
+
+def print_warnings(summary: dict, console: Console) -> None:
+    """Every warning of the analysis, one line each (meant for stderr)."""
     for w in summary.get("warnings", []):
-        console.print(f"[yellow]warning[/yellow] {w['file']} @ {w['offset']}: {w['message']}")
+        where = f"{w['file']} @ {w['offset']}: " if w["file"] else ""
+        console.print(f"[yellow]warning:[/yellow] {where}{w['message']}", highlight=False)
 
 
 def _parse_map(items: List[str]) -> list[tuple[str, str]]:
@@ -115,37 +129,54 @@ def analyze_cmd(
     no_app: bool = typer.Option(False, "--no-app", help="skip HTTP/FLV/RTMP parsing"),
     csv: bool = typer.Option(True, help="also write CSV next to Parquet"),
     report: bool = typer.Option(True, help="write report.html into --out"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no tables"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no tables (warnings still go to stderr)"),
+    strict: bool = typer.Option(False, "--strict", help="damaged input (any skipped byte) is an error: exit 2, nothing written"),
 ) -> None:
-    """Analyze captures taken at the server: FCT, RTT, stalls and their causes, timeout
-    retransmission types, bursts, per-frame-type loss (seed 000 tables; Trickle metrics)."""
-    from tcpvideo.analyze import analyze
+    """Analyze captures (server side, client side or mid-path: told per flow from the handshake):
+    FCT, RTT, stalls and their causes, timeout retransmission types, bursts, per-frame-type loss
+    (seed 000 tables; Trickle metrics). Exit status 3 when damaged input was skipped."""
+    from tcpvideo.analyze import CaptureDamaged, analyze, analyze_summary, damage_message
 
     console = Console(stderr=False)
+    err = Console(stderr=True)
     formats = ("parquet", "csv") if csv else ("parquet",)
     with Progress(TextColumn("[bold]analyze[/bold] {task.description}"), BarColumn(), DownloadColumn(),
-                  TimeElapsedColumn(), console=console, disable=quiet, transient=True) as bar:
+                  TimeElapsedColumn(), console=err, disable=quiet, transient=True) as bar:
         task = bar.add_task(captures[0].name, total=None)
 
         def progress(done, total, packets, fi, files):
             bar.update(task, completed=done, total=total,
                        description=f"{captures[fi].name} ({fi + 1}/{files}) {packets:,} pkts")
 
+        options = dict(tau=tau, server_ports=server_port, server_ips=server_ip, threads=threads,
+                       rto_style=rto_style, channel_map=_parse_map(channel_map), app_parse=not no_app,
+                       progress=progress, strict=strict)
         try:
-            r = analyze(captures, out=out, tau=tau, server_ports=server_port, server_ips=server_ip,
-                        threads=threads, rto_style=rto_style, channel_map=_parse_map(channel_map),
-                        app_parse=not no_app, formats=formats, progress=progress)
-        except (OSError, ValueError) as e:
-            console.print(f"[red]error:[/red] {e}")
+            if out is None:
+                # Only the terminal tables: no Arrow tables, no numpy/pyarrow import.
+                summary, r = analyze_summary(captures, **options), None
+            else:
+                r = analyze(captures, out=out, formats=formats, **options)
+                summary = r.summary
+        except CaptureDamaged as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False)
             raise typer.Exit(2)
+        except (OSError, ValueError) as e:
+            err.print(f"[red]error:[/red] {e}", highlight=False)
+            raise typer.Exit(2)
+    print_warnings(summary, err)
     if not quiet:
-        print_summary(r.summary, console)
-    if out is not None:
+        print_summary(summary, console)
+    if r is not None:
         if report:
             from tcpvideo.report import write_report
 
-            write_report(r, Path(out) / "report.html")
-        console.print(f"wrote tables, summary.json{' and report.html' if report else ''} to {out}")
+            write_report(r, Path(out) / "report.html", captures=[str(c) for c in captures])
+        err.print(f"wrote tables, summary.json{' and report.html' if report else ''} to {out}", highlight=False)
+    damage = damage_message(summary)
+    if damage:
+        err.print(f"[red]{damage}[/red] (exit status 3; --strict makes this an error)", highlight=False)
+        raise typer.Exit(3)
 
 
 def register(app: typer.Typer) -> None:

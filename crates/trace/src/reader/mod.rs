@@ -49,6 +49,24 @@ pub struct ReadStats {
     pub corrupt_records: u64,
     pub unknown_blocks: u64,
     pub resync_skipped_bytes: u64,
+    /// Every byte of the input that was not delivered as (part of) a record because it was
+    /// damaged: resynchronisation skips, truncated records, corrupt blocks. Zero for a healthy
+    /// file; `--strict` makes any of it an error.
+    pub skipped_bytes: u64,
+    /// Bytes of well-formed pcapng blocks of a type this reader does not know (not damage).
+    pub unknown_block_bytes: u64,
+    /// Bytes of the records delivered (record headers, captured bytes, block padding).
+    pub record_bytes: u64,
+    /// File header and non-packet pcapng blocks (section/interface descriptions, statistics).
+    /// The account balances: input size = meta + record + skipped + unknown-block bytes.
+    pub meta_bytes: u64,
+}
+
+impl ReadStats {
+    /// Whether anything was lost to damage.
+    pub fn damaged(&self) -> bool {
+        self.skipped_bytes > 0 || self.truncated_records > 0 || self.corrupt_records > 0
+    }
 }
 
 /// A problem worth telling the user about (each kind reported once per file with a count).
@@ -227,7 +245,9 @@ impl<'a> Reader<'a> {
             src.consume(24);
             Format::Pcap(h)
         };
-        Ok(Reader { src, fmt, name, stats: ReadStats::default(), warnings: Vec::new(), warned: 0 })
+        let meta_bytes = if matches!(fmt, Format::Pcap(_)) { 24 } else { 0 };
+        let stats = ReadStats { meta_bytes, ..Default::default() };
+        Ok(Reader { src, fmt, name, stats, warnings: Vec::new(), warned: 0 })
     }
 
     /// The file's name (for messages).
@@ -259,7 +279,7 @@ impl<'a> Reader<'a> {
             let b = &buf[*pos..];
             if let Ok(rh) = pcap::parse_record_header(h, b) {
                 let total = 16 + rh.incl_len as usize;
-                if b.len() >= total && pcap::plausible_time(h, rh.sec) {
+                if b.len() >= total {
                     h.last_sec = rh.sec;
                     fast = Some((*pos + 16, rh, h.linktype));
                     *pos += total;
@@ -269,6 +289,7 @@ impl<'a> Reader<'a> {
         if let Some((start, rh, linktype)) = fast {
             self.stats.records += 1;
             self.stats.bytes += rh.incl_len as u64;
+            self.stats.record_bytes += 16 + rh.incl_len as u64;
             let (buf, _) = self.src.mem().expect("in-memory source");
             let data = &buf[start..start + rh.incl_len as usize];
             return Ok(Some(RawPacket { ts_ns: rh.ts_ns, linktype, data, orig_len: rh.orig_len }));
@@ -287,22 +308,36 @@ impl<'a> Reader<'a> {
             .map_err(|e| TraceError::Io(self.name.clone(), e))?;
             match step {
                 Step::End => return Ok(None),
-                Step::Skip => continue,
+                Step::Skip { bytes } => {
+                    self.stats.meta_bytes += bytes;
+                    continue;
+                }
                 Step::Problem(p) => {
                     match p {
-                        Problem::Truncated => self.stats.truncated_records += 1,
-                        Problem::Corrupt { .. } => self.stats.corrupt_records += 1,
-                        Problem::UnknownBlock(_) => self.stats.unknown_blocks += 1,
-                    }
-                    if let Problem::Corrupt { skipped } = p {
-                        self.stats.resync_skipped_bytes += skipped;
+                        Problem::Truncated { bytes } => {
+                            self.stats.truncated_records += 1;
+                            self.stats.skipped_bytes += bytes;
+                        }
+                        Problem::Corrupt { skipped } => {
+                            self.stats.corrupt_records += 1;
+                            self.stats.resync_skipped_bytes += skipped;
+                            self.stats.skipped_bytes += skipped;
+                        }
+                        Problem::UnknownBlock { bytes, .. } => {
+                            self.stats.unknown_blocks += 1;
+                            self.stats.unknown_block_bytes += bytes;
+                        }
                     }
                     let msg = match p {
-                        Problem::Truncated => "truncated record at end of file (skipped)".to_string(),
+                        Problem::Truncated { bytes } => {
+                            format!("truncated record at end of file ({bytes} bytes skipped)")
+                        }
                         Problem::Corrupt { skipped } => {
                             format!("corrupt record header; skipped {skipped} bytes to resynchronise")
                         }
-                        Problem::UnknownBlock(t) => format!("unknown pcapng block type 0x{t:08x} (skipped)"),
+                        Problem::UnknownBlock { block_type, bytes } => {
+                            format!("unknown pcapng block type 0x{block_type:08x} ({bytes} bytes skipped)")
+                        }
                     };
                     self.warn(off, msg);
                     continue;
@@ -310,6 +345,7 @@ impl<'a> Reader<'a> {
                 Step::Record { hdr_len, cap_len, ts_ns, linktype, orig_len, total } => {
                     self.stats.records += 1;
                     self.stats.bytes += cap_len as u64;
+                    self.stats.record_bytes += total as u64;
                     // Borrow the record out of the source, then consume it on the next call.
                     let buf = self.src.peek(total).map_err(|e| TraceError::Io(self.name.clone(), e))?;
                     let data = &buf[hdr_len..hdr_len + cap_len];
@@ -328,7 +364,10 @@ impl<'a> Reader<'a> {
 /// What one parser step found.
 pub(crate) enum Step {
     End,
-    Skip,
+    /// A well-formed block that is no packet (pcapng SHB, IDB, NRB, ISB, ...), `bytes` long.
+    Skip {
+        bytes: u64,
+    },
     Problem(Problem),
     /// A record at the current position: header length, captured length, total bytes to consume.
     Record {
@@ -343,9 +382,17 @@ pub(crate) enum Step {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Problem {
-    Truncated,
-    Corrupt { skipped: u64 },
-    UnknownBlock(u32),
+    /// The input ended inside a record; `bytes` of it were read and dropped.
+    Truncated {
+        bytes: u64,
+    },
+    Corrupt {
+        skipped: u64,
+    },
+    UnknownBlock {
+        block_type: u32,
+        bytes: u64,
+    },
 }
 
 /// Read every record of a capture held in memory, calling `f` for each (convenience for tests).

@@ -5,11 +5,14 @@
 //! 2.4, snaplen, and the link type (low 16 bits; the upper bits carry FCS flags we ignore).
 //! Each record: ts_sec, ts_frac, incl_len, orig_len, then incl_len bytes.
 //!
-//! pcap has no record framing beyond incl_len, so a damaged length loses sync. We then scan
-//! forward byte by byte for a position where two consecutive record headers are plausible
-//! (fraction in range, incl_len <= orig_len, incl_len within the snaplen, timestamps within a
-//! day of the last good one) — the same idea Wireshark's "pcapfix" uses — and skip what lies
-//! between, counting it.
+//! pcap has no record framing beyond incl_len, so a damaged length loses sync. A record is
+//! rejected only for its structure (fraction out of range, incl_len > orig_len, incl_len beyond
+//! the snaplen): never for its time, because merged captures and long idle periods make
+//! timestamp jumps of days between valid records (issue 12: Zeek's ssh.pcap lost 1752 of 1797
+//! records to a "within a day" rule). After a structurally bad header we scan forward byte by
+//! byte for a position where consecutive record headers chain — three of them, or two whose time
+//! is within a day of the last good record — the same idea as "pcapfix", and skip what lies
+//! between, counting every skipped byte.
 
 use std::io;
 
@@ -71,10 +74,30 @@ pub enum RecordError {
     Corrupt,
 }
 
-fn max_incl(h: &PcapHeader) -> u32 {
-    // Some writers put 0 or 65535 in snaplen while capturing jumbo frames; allow up to 256 KiB
-    // (libpcap's MAXIMUM_SNAPLEN) whatever the header says, but never more.
-    h.snaplen.clamp(65_535, 262_144)
+fn max_incl(_h: &PcapHeader) -> u32 {
+    // Writers put 0, 65535 or a small value in snaplen and still write longer records (tcpdump's
+    // pim-packet-assortment.pcap: 65549-byte records under snaplen 65535); libpcap reads any
+    // record up to its MAXIMUM_SNAPLEN (256 KiB) whatever the header says, and so do we.
+    262_144
+}
+
+/// A header that fails [`parse_record_header`] only on values libpcap does not check (a
+/// fraction out of range, incl_len > orig_len): the record is taken, with the fraction clamped,
+/// if the record that follows it parses cleanly or the input ends right after it (tcpdump's
+/// fuzzed test captures have such records; tshark reads them, so must we).
+fn lenient_record_header(h: &PcapHeader, b: &[u8]) -> Option<RecordHeader> {
+    if b.len() < 16 {
+        return None;
+    }
+    let sec = rd32(b, 0, h.swapped);
+    let frac = rd32(b, 4, h.swapped);
+    let incl_len = rd32(b, 8, h.swapped);
+    let orig_len = rd32(b, 12, h.swapped);
+    if incl_len > max_incl(h) {
+        return None;
+    }
+    let frac_ns = if h.nanos { frac.min(999_999_999) as u64 } else { frac.min(999_999) as u64 * 1000 };
+    Some(RecordHeader { ts_ns: sec as u64 * 1_000_000_000 + frac_ns, sec, incl_len, orig_len: orig_len.max(incl_len) })
 }
 
 /// Parse a record header (16 bytes) and check it is plausible.
@@ -115,16 +138,16 @@ pub fn parse_record<'a>(h: &PcapHeader, b: &'a [u8]) -> Result<(RecordHeader, &'
     Ok((rh, &b[16..total], total))
 }
 
-pub(crate) fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
-    h.last_sec == 0 || (sec as i64 - h.last_sec as i64).abs() <= 86_400
+/// Used only while resynchronising (never to reject a record that parses): a time within a
+/// day after the last good record (or a second before it) makes a candidate more believable.
+fn plausible_time(h: &PcapHeader, sec: u32) -> bool {
+    h.last_sec == 0 || (sec as i64 >= h.last_sec as i64 - 1 && sec as i64 <= h.last_sec as i64 + 86_400)
 }
 
-/// Stricter test used only while resynchronising: a real record is at least a minimal IP
-/// header long and its time does not run backwards by more than a second.
-fn plausible_resync(h: &PcapHeader, r: &RecordHeader) -> bool {
-    r.incl_len >= 20
-        && r.orig_len >= r.incl_len
-        && (h.last_sec == 0 || (r.sec as i64 >= h.last_sec as i64 - 1 && r.sec as i64 <= h.last_sec as i64 + 86_400))
+/// Stricter structural test used only while resynchronising: a real record is at least a
+/// minimal IP header long.
+fn plausible_resync(r: &RecordHeader) -> bool {
+    r.incl_len >= 20 && r.orig_len >= r.incl_len
 }
 
 /// One step of the streaming reader.
@@ -136,15 +159,15 @@ pub(crate) fn step(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step>
     if b.len() < 16 {
         let n = b.len();
         src.consume(n);
-        return Ok(Step::Problem(Problem::Truncated));
+        return Ok(Step::Problem(Problem::Truncated { bytes: n as u64 }));
     }
     match parse_record_header(h, b) {
-        Ok(rh) if plausible_time(h, rh.sec) => {
+        Ok(rh) => {
             let total = 16 + rh.incl_len as usize;
             let avail = src.peek(total)?.len();
             if avail < total {
                 src.consume(avail);
-                return Ok(Step::Problem(Problem::Truncated));
+                return Ok(Step::Problem(Problem::Truncated { bytes: avail as u64 }));
             }
             h.last_sec = rh.sec;
             Ok(Step::Record {
@@ -156,11 +179,39 @@ pub(crate) fn step(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step>
                 total,
             })
         }
-        _ => resync(src, h),
+        Err(_) => {
+            if let Some(rh) = lenient_record_header(h, b) {
+                let total = 16 + rh.incl_len as usize;
+                // Chained: what follows is the end of input, a clean header, or one more lenient
+                // record followed by the end or a clean header.
+                let after = src.peek(total + 16)?;
+                let mut chained = after.len() == total || (after.len() >= total + 16 && parse_record_header(h, &after[total..]).is_ok());
+                let fits = after.len() >= total;
+                if fits && !chained && after.len() >= total + 16 {
+                    if let Some(next) = lenient_record_header(h, &after[total..]) {
+                        let end2 = total + 16 + next.incl_len as usize;
+                        let after2 = src.peek(end2 + 16)?;
+                        chained = after2.len() == end2 || (after2.len() >= end2 + 16 && parse_record_header(h, &after2[end2..]).is_ok());
+                    }
+                }
+                if fits && chained {
+                    h.last_sec = rh.sec;
+                    return Ok(Step::Record {
+                        hdr_len: 16,
+                        cap_len: rh.incl_len as usize,
+                        ts_ns: rh.ts_ns,
+                        linktype: h.linktype,
+                        orig_len: rh.orig_len,
+                        total,
+                    });
+                }
+            }
+            resync(src, h)
+        }
     }
 }
 
-/// Scan forward for two consecutive plausible record headers (or one that ends exactly at EOF).
+/// Scan forward for chained plausible record headers (or one that ends exactly at EOF).
 fn resync(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step> {
     const WINDOW: usize = 1 << 20;
     let mut skipped: u64 = 0;
@@ -174,16 +225,20 @@ fn resync(src: &mut Source<'_>, h: &mut PcapHeader) -> io::Result<Step> {
         }
         // Start at 1: position 0 is the header we already rejected (or the window's start).
         let start = if skipped == 0 { 1 } else { 0 };
+        let at_eof = n < WINDOW;
+        // Does a plausible record start at `i`? Returns where the following one would start.
+        let record_at = |i: usize| -> Option<(RecordHeader, usize)> {
+            let rh = parse_record_header(h, b.get(i..)?).ok()?;
+            plausible_resync(&rh).then_some((rh, i + 16 + rh.incl_len as usize))
+        };
         for i in start..n.saturating_sub(16) {
-            if let Ok(rh) = parse_record_header(h, &b[i..]) {
-                if !plausible_resync(h, &rh) {
-                    continue;
-                }
-                let next = i + 16 + rh.incl_len as usize;
-                let ok = if next == n && n < WINDOW {
+            if let Some((rh, next)) = record_at(i) {
+                let ok = if next == n && at_eof {
                     true // the candidate ends exactly at end of input
-                } else if next + 16 <= n {
-                    parse_record_header(h, &b[next..]).map(|r2| plausible_resync(h, &r2)).unwrap_or(false)
+                } else if let Some((r2, next2)) = record_at(next) {
+                    // Two chained headers are enough when the time fits; otherwise ask for a
+                    // third (or the end of input right after the second).
+                    (plausible_time(h, rh.sec) && plausible_time(h, r2.sec)) || (next2 == n && at_eof) || record_at(next2).is_some()
                 } else {
                     false
                 };

@@ -222,7 +222,7 @@ pub(crate) fn step(src: &mut Source<'_>, st: &mut State) -> io::Result<Step> {
     if head.len() < 12 {
         let n = head.len();
         src.consume(n);
-        return Ok(Step::Problem(Problem::Truncated));
+        return Ok(Step::Problem(Problem::Truncated { bytes: n as u64 }));
     }
     // Peek the declared length first (bounded), then parse the whole block.
     let be = st.big_endian;
@@ -238,7 +238,7 @@ pub(crate) fn step(src: &mut Source<'_>, st: &mut State) -> io::Result<Step> {
     if b.len() < want {
         let n = b.len();
         src.consume(n);
-        return Ok(Step::Problem(Problem::Truncated));
+        return Ok(Step::Problem(Problem::Truncated { bytes: n as u64 }));
     }
     match parse_block(st, b) {
         Ok((Block::Packet { iface, ts_units, data, orig_len }, total)) => {
@@ -252,16 +252,16 @@ pub(crate) fn step(src: &mut Source<'_>, st: &mut State) -> io::Result<Step> {
         }
         Ok((Block::Unknown(t), total)) => {
             src.consume(total);
-            Ok(Step::Problem(Problem::UnknownBlock(t)))
+            Ok(Step::Problem(Problem::UnknownBlock { block_type: t, bytes: total as u64 }))
         }
         Ok((_, total)) => {
             src.consume(total);
-            Ok(Step::Skip)
+            Ok(Step::Skip { bytes: total as u64 })
         }
         Err(BlockError::NeedMore(_)) => {
             let n = b.len();
             src.consume(n);
-            Ok(Step::Problem(Problem::Truncated))
+            Ok(Step::Problem(Problem::Truncated { bytes: n as u64 }))
         }
         Err(BlockError::Corrupt) => resync(src, st),
     }

@@ -1,0 +1,3 @@
+from tcpvideo.cli import main
+
+main()

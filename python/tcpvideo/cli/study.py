@@ -1,0 +1,66 @@
+"""``tcpvideo study``: list the seed studies and run one (``tcpvideo study onoff [--full]``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+study_app = typer.Typer(help="Reproduce a seed paper: runs, figures, paper-vs-ours report.", no_args_is_help=True)
+
+
+@study_app.command("list")
+def list_cmd() -> None:
+    """Every study with what it reproduces."""
+    from tcpvideo.studies import STUDIES
+
+    t = Table(show_lines=False)
+    t.add_column("study")
+    t.add_column("reproduces")
+    for name, (_, summary) in STUDIES.items():
+        t.add_row(name, summary)
+    Console().print(t)
+
+
+@study_app.command("onoff")
+def onoff_cmd(
+    full: bool = typer.Option(False, "--full", help="The paper's scale: 20-minute stream, 10 runs per point "
+                              "(hours on 2 cores); default: a 1-minute stream, 2 runs, 4 client counts."),
+    out: Path = typer.Option(Path("studies/onoff"), "--out", help="Output directory (runs are reused from it)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Seed 004's Figs 3–8 and 16 and the paper-vs-ours table → OUT/report/report.html."""
+    from tcpvideo import sweep
+    from tcpvideo.studies import onoff
+
+    console = Console()
+    if jobs is not None and jobs < 1:
+        Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
+        raise typer.Exit(2)
+    try:
+        res = onoff.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
+    except sweep.SweepInterrupted as e:
+        Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
+        raise typer.Exit(130)
+    except RuntimeError as e:  # a worker died, or Ray could not start
+        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
+        raise typer.Exit(1)
+    t = Table(title="seed 004: paper vs ours", show_lines=False)
+    for col in ("fig", "claim", "ours", "status"):
+        t.add_column(col, overflow="fold")
+    for c in res["claims"]:
+        colour = {"reproduced": "green", "not reproduced": "red"}.get(c.status, "yellow")
+        t.add_row(c.figure, c.claim, c.ours, f"[{colour}]{c.status}[/{colour}]")
+    console.print(t)
+    f = res["facts"]
+    console.print(f"{f['runs']} runs ({f['ran_now']} now, {f['reused']} reused) in {f['wall_s']} s wall, "
+                  f"{f['driver_cpu_s'] + f['workers_cpu_s']:.1f} s CPU → {res['out'] / 'report.html'}", soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(study_app, name="study")

@@ -1,0 +1,23 @@
+"""Seed studies: one module per seed paper (STYLE rule 15), each with a default scale for CI and a
+``--full`` scale, writing tables, one PNG per figure, a self-contained HTML report with the
+paper-vs-ours table, and a JSON of it all (:mod:`tcpvideo.studies.report`).
+
+``tcpvideo study list`` shows them; ``tcpvideo study NAME [--full] [--out DIR]`` runs one.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# name → (module, one-line summary); the module has ``run(full, out, jobs, ray_address, progress)``.
+STUDIES = {
+    "onoff": ("tcpvideo.studies.onoff", "seed 004: on-off traffic of live segmented HTTP streaming with many "
+              "clients; cubic vs bic/reno/vegas/bbr, 10-s segments, distributed requests, cwnd limit, 16 combinations"),
+}
+
+
+def study(name: str):
+    """The module of study ``name`` (KeyError naming the known ones otherwise)."""
+    if name not in STUDIES:
+        raise KeyError(f"unknown study {name!r}; known: {', '.join(STUDIES)}")
+    return importlib.import_module(STUDIES[name][0])

@@ -1,0 +1,422 @@
+"""Seed 004's claims, each with a test fixed before looking at our numbers, evaluated on the
+aggregated runs (one row per configuration and client count: mean/min/max over seeds).
+
+Thresholds: where issue 10 states one it is used as stated (cubic ≥ 2 s worse at 175 than 50;
+vegas within 1 s; cwnd limit and distributed requests each ≥ 50 % fewer drops at 150). "Far
+fewer"/"very few" drops is read as at most 10 % of cubic's. Paper numbers are what its text
+says; its figures' values are not given as numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import pandas as pd
+
+from tcpvideo.studies.report import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Claim
+
+Agg = pd.DataFrame
+
+
+@dataclass
+class Evidence:
+    """What the claims are judged on: the aggregated runs, the queue samples, each run's
+    retransmissions per segment period (seed of the first run of each point), and the long-stream
+    runs made at the default scale to test whether a gap is a matter of stream length."""
+
+    agg: Agg
+    queues: dict = field(default_factory=dict)
+    timelines: dict = field(default_factory=dict)  # (config, clients) → retransmissions per period
+    long: Agg = field(default_factory=pd.DataFrame)
+    long_segments: int = 0
+
+
+def _spread(agg: Agg, label: str, clients: int, metric: str = "liveness_mean_s") -> float:
+    return _v(agg, label, clients, metric, "max") - _v(agg, label, clients, metric, "min")
+
+
+def _startup_share(ev: Evidence, label: str, clients: int, periods: int = 5) -> tuple[int, int]:
+    t = ev.timelines.get((label, clients))
+    if t is None:
+        return 0, 0
+    return int(sum(t[:periods])), int(sum(t))
+
+
+def _v(agg: Agg, label: str, clients: int, metric: str = "liveness_mean_s", stat: str = "mean") -> float:
+    r = agg[(agg["config"] == label) & (agg["clients"] == clients)]
+    return float(r[f"{metric}_{stat}"].iloc[0]) if len(r) else math.nan
+
+
+def _status(ok: Optional[bool]) -> str:
+    return NOT_RUN if ok is None else (REPRODUCED if ok else NOT_REPRODUCED)
+
+
+def _counts(agg: Agg, label: str) -> list[int]:
+    return sorted(agg[agg["config"] == label]["clients"].unique().tolist())
+
+
+BDP_PACKETS = 458  # 100 Mbit/s × 55 ms / 1500 B
+QUEUE = 1375
+
+
+def cubic_liveness_falls(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    n = _counts(agg, "cubic+2s")
+    lo, hi = (50, 175) if 50 in n and 175 in n else (n[0], n[-1])
+    a, b = _v(agg, "cubic+2s", lo), _v(agg, "cubic+2s", hi)
+    c.ours = f"liveness {a:.2f} s at {lo} clients, {b:.2f} s at {hi}: {a - b:.2f} s worse"
+    c.status = _status(a - b >= 2.0)
+    if c.status == NOT_REPRODUCED:
+        why = [f"worst client at {hi}: {_v(agg, 'cubic+2s', hi, 'liveness_min_s'):.2f} s"]
+        if not ev.long.empty:
+            la, lb = _v(ev.long, "cubic+2s", lo), _v(ev.long, "cubic+2s", hi)
+            why.append(f"over a {ev.long_segments}-segment stream (seed 1): {la:.2f} s at {lo}, {lb:.2f} s at {hi} "
+                       f"({la - lb:.2f} s worse), so the gap {'grows' if la - lb > a - b + 0.2 else 'does not grow'} "
+                       "with the stream length")
+        ns_a, ns_b = _v(agg, "cubic+2s+nosack", lo), _v(agg, "cubic+2s+nosack", hi)
+        if not math.isnan(ns_a):
+            why.append(f"with NewReno recovery (no SACK, RACK-TLP or F-RTO): {ns_a:.2f} s at {lo}, {ns_b:.2f} s at {hi} "
+                       f"({ns_a - ns_b:.2f} s worse), so how losses are repaired moves the gap")
+        c.why = "; ".join(why)
+
+
+def startup_flat(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    n = _counts(agg, "cubic+2s")
+    a, b = _v(agg, "cubic+2s", n[0], "startup_mean_s"), _v(agg, "cubic+2s", n[-1], "startup_mean_s")
+    c.ours = f"startup {a:.2f} s at {n[0]} clients, {b:.2f} s at {n[-1]}"
+    c.status = _status(b - a < 1.0)
+    if c.status == NOT_REPRODUCED:
+        wa, wb = _v(agg, "cubic+2s", n[0], "startup_wait_mean_s"), _v(agg, "cubic+2s", n[-1], "startup_wait_mean_s")
+        c.why = (f"of the startup, {wa:.2f} s ({n[0]} clients) and {wb:.2f} s ({n[-1]}) pass before the first request "
+                 "leaves: in the simulator's live source segment k appears at (k+1)·d, so a client joining in "
+                 "[0, d) waits for segment 0 and then all clients fetch it at once (a flash crowd at t = d); the "
+                 f"rest, {a - wa:.2f} s vs {b - wb:.2f} s, is the download of that first, synchronised segment. In "
+                 "the paper the newest segment is already there when a client joins, so first downloads are "
+                 "spread over the arrivals")
+
+
+def bic_cubic_worst(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    n = _counts(agg, "cubic+2s")[-1]
+    live = {cc: _v(agg, f"{cc}+2s", n) for cc in ("bic", "cubic", "reno", "vegas")}
+    order = sorted(live, key=lambda k: live[k])
+    c.ours = f"at {n} clients, worst first: " + ", ".join(f"{k} {live[k]:.2f} s" for k in order)
+    c.status = _status(set(order[:2]) == {"bic", "cubic"})
+    if c.status == NOT_REPRODUCED:
+        gap = max(live.values()) - min(live.values())
+        spread = max(_spread(agg, f"{cc}+2s", n) for cc in live)
+        if gap <= spread:
+            c.why = (f"the four congestion controls are {gap:.2f} s apart, within the seed-to-seed spread of one of "
+                     f"them ({spread:.2f} s): the ranking is noise at this scale")
+        else:
+            c.why = (f"the four are {gap:.2f} s apart (seed spread {spread:.2f} s), all within a fraction of a "
+                     "second; not explained. A likely reason, not tested: each on-period starts from the restart "
+                     "window (slow start after idle) and a 125-kB segment is ~86 packets, so most of a download is "
+                     "the slow start the algorithms share")
+
+
+def _startup_share_of_spread(agg: Agg, label: str, vals: dict) -> str:
+    """How much of a liveness spread across client counts is the first download growing."""
+    lo, hi = min(vals), max(vals)
+    dl = [(_v(agg, label, n, "startup_mean_s") - _v(agg, label, n, "startup_wait_mean_s")) for n in (lo, hi)]
+    spread = vals[lo] - vals[hi]
+    st = [_v(agg, label, n, "stall_mean_s") for n in (lo, hi)]
+    return (f"liveness includes the startup, and the download of the first segment, which every client fetches at "
+            f"once when it appears (see 3b), takes {dl[0]:.2f} s at {lo} clients and {dl[1]:.2f} s at {hi}: "
+            f"{dl[1] - dl[0]:.2f} s of the {spread:.2f} s difference between them; the mean stall time per client "
+            f"grows by {st[1] - st[0]:.2f} s ({st[0]:.2f} → {st[1]:.2f} s)")
+
+
+def vegas_liveness_flat(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    vals = {n: _v(agg, "vegas+2s", n) for n in _counts(agg, "vegas+2s")}
+    spread = max(vals.values()) - min(vals.values())
+    c.ours = "vegas liveness " + ", ".join(f"{v:.2f} s@{n}" for n, v in vals.items()) + f": spread {spread:.2f} s"
+    c.status = _status(spread <= 1.0)
+    if c.status == NOT_REPRODUCED:
+        c.why = _startup_share_of_spread(agg, "vegas+2s", vals)
+
+
+def _steady(ev: Evidence, label: str, n: int) -> float:
+    return _v(ev.agg, label, n, "steady_retx_per_period")
+
+
+def vegas_few_drops(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    ns = [n for n in _counts(agg, "vegas+2s") if n >= 150]
+    if not ns:
+        c.ours = "no run with ≥ 150 clients at this scale"
+        return
+    ratios = {n: _v(agg, "vegas+2s", n, "drops") / max(_v(agg, "cubic+2s", n, "drops"), 1) for n in ns}
+    c.ours = "; ".join(f"{n} clients: vegas {_v(agg, 'vegas+2s', n, 'drops'):.0f} vs cubic "
+                       f"{_v(agg, 'cubic+2s', n, 'drops'):.0f} drops ({r:.0%})" for n, r in ratios.items())
+    c.status = _status(bool(ratios) and all(r <= 0.10 for r in ratios.values()))
+    if c.status == NOT_REPRODUCED and ns:
+        n = ns[0]
+        early, total = _startup_share(ev, "vegas+2s", n)
+        c.why = (f"{early} of vegas's {total} retransmissions at {n} clients fall in the first 5 segment periods "
+                 f"(the first synchronised waves, before its base RTT and cwnd settle); after them vegas retransmits "
+                 f"{_steady(ev, 'vegas+2s', n):.1f} per period vs cubic's {_steady(ev, 'cubic+2s', n):.1f} "
+                 f"(fig 'explain_losses'). The default 1-minute stream is dominated by that start-up burst; "
+                 "over the paper's 20 minutes it is amortised (the --full run tests this directly)")
+
+
+def _cut_at_150(ev: Evidence, c: Claim, label: str) -> None:
+    agg = ev.agg
+    n = 150 if 150 in _counts(agg, label) else _counts(agg, label)[-1]
+    base, mod = _v(agg, "cubic+2s", n, "drops"), _v(agg, label, n, "drops")
+    if not base > 0:
+        c.ours = f"{n} clients: the regular setting dropped nothing, so there is nothing to cut at this scale"
+        return
+    cut = 1 - mod / base
+    c.ours = f"{n} clients: {mod:.0f} vs {base:.0f} drops, {cut:.0%} fewer"
+    c.status = _status(cut >= 0.5)
+
+
+def cwnd_cuts_drops(ev: Evidence, c: Claim) -> None:
+    _cut_at_150(ev, c, "cubic+2s+cwnd20")
+    if c.status == NOT_REPRODUCED and 150 in _counts(ev.agg, "cubic+2s+cwnd20"):
+        label = "cubic+2s+cwnd20"
+        other = [(n, _v(ev.agg, "cubic+2s", n, "drops"), _v(ev.agg, label, n, "drops"))
+                 for n in _counts(ev.agg, label) if n < 150 and _v(ev.agg, "cubic+2s", n, "drops") > 0]
+        where = "; ".join(f"at {n} clients ({20 * n} packets) {1 - m / b:.0%} fewer" for n, b, m in other)
+        c.why = (f"20 packets × 150 clients = 3000 packets > BDP {BDP_PACKETS} + queue {QUEUE} = "
+                 f"{BDP_PACKETS + QUEUE}: when every client requests at once the limit cannot keep the burst "
+                 f"out of the queue (steady-state retransmissions per period: {_steady(ev, label, 150):.1f} with "
+                 f"the limit vs {_steady(ev, 'cubic+2s', 150):.1f} without). {where}")
+
+
+def distributed_cuts_drops(ev: Evidence, c: Claim) -> None:
+    _cut_at_150(ev, c, "cubic+2s+distributed")
+
+
+def distributed_liveness_small(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    n = _counts(agg, "cubic+2s+distributed")[0]
+    a, b = _v(agg, "cubic+2s+distributed", n), _v(agg, "cubic+2s", n)
+    c.ours = f"{n} clients: distributed {a:.2f} s vs regular {b:.2f} s"
+    c.status = _status(a > b)
+    if c.status == NOT_REPRODUCED:
+        dd, dr = (_v(agg, "cubic+2s+distributed", n, "request_delay_mean_s"),
+                  _v(agg, "cubic+2s", n, "request_delay_mean_s"))
+        c.why = (f"distributed clients ask for a segment {dd:.2f} s after it appears on average (their arrival "
+                 f"phase), regular ones {dr:.2f} s; at {n} clients the regular ones barely stall "
+                 f"({_v(agg, 'cubic+2s', n, 'stall_mean_s'):.2f} s each), so distribution has no stalls to win back "
+                 "and its phase delay is pure lag")
+
+
+def cwnd_liveness_better(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    ns = _counts(agg, "cubic+2s+cwnd20")
+    d = [(_v(agg, "cubic+2s+cwnd20", n) - _v(agg, "cubic+2s", n)) for n in ns]
+    c.ours = "cwnd 20 minus regular liveness: " + ", ".join(f"{x:+.2f} s@{n}" for n, x in zip(ns, d))
+    c.status = _status(sum(d) / len(d) > 0)
+    if c.status == NOT_REPRODUCED:
+        spread = max(_spread(agg, "cubic+2s", n) for n in ns)
+        c.why = (f"the differences are at most {max(abs(x) for x in d):.2f} s, within the seed spread "
+                 f"({spread:.2f} s); where drops are not cut (≥ 150 clients, see 8b) liveness cannot improve, and "
+                 "below that neither setting stalls much")
+
+
+def ten_second_segments(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    ns = _counts(agg, "cubic+10s")
+    st = [(_v(agg, "cubic+10s", n, "startup_mean_s"), _v(agg, "cubic+2s", n, "startup_mean_s")) for n in ns]
+    lv = [(_v(agg, "cubic+10s", n), _v(agg, "cubic+2s", n)) for n in ns]
+    c.ours = ("startup 10 s vs 2 s: " + ", ".join(f"{a:.2f}/{b:.2f}@{n}" for (a, b), n in zip(st, ns)) +
+              "; liveness 10 s vs 2 s: " + ", ".join(f"{a:.1f}/{b:.1f}@{n}" for (a, b), n in zip(lv, ns)))
+    c.status = _status(all(a > b for a, b in st) and all(a < b for a, b in lv))
+
+
+def ten_second_drops_flat(ev: Evidence, c: Claim) -> None:
+    agg = ev.agg
+    ns = _counts(agg, "cubic+10s")
+    d = [_v(agg, "cubic+10s", n, "drops") for n in ns]
+    c.ours = "10-s drops: " + ", ".join(f"{x:.0f}@{n}" for x, n in zip(d, ns))
+    c.status = _status(min(d) > 0 and max(d) <= 2 * min(d))
+    if c.status == NOT_REPRODUCED:
+        steady = ", ".join(f"{_steady(ev, 'cubic+10s', n):.0f}@{n}" for n in ns)
+        c.why = (f"steady-state retransmissions per 10-s period grow with the clients too ({steady}): every period "
+                 "starts with all clients restarting from the restart window at once, and the overflow of that "
+                 "synchronised slow start scales with N. The paper's ns-2 cubic kept probing through long "
+                 "on-periods (its Fig 6), a loss source that does not scale with N; we did not establish why its "
+                 "restarts did not dominate as ours do (not explained)")
+
+
+def vegas_combinations(ev: Evidence, c: Claim) -> None:
+    combos = ev.agg[ev.agg["group"] == "combinations"].set_index("combination")
+    if combos.empty:
+        return
+    pairs = [(k, k.replace("A", "") or "none") for k in combos.index if "A" in k]
+    drop_ratio = {k: combos.loc[k, "drops_mean"] / max(combos.loc[b, "drops_mean"], 1) for k, b in pairs}
+    live_gain = {k: combos.loc[k, "liveness_mean_s_mean"] - combos.loc[b, "liveness_mean_s_mean"] for k, b in pairs}
+    n = int(combos["clients"].iloc[0])
+    c.ours = (f"{n} clients, each setting with A vs the same without: drops " +
+              ", ".join(f"{k} {drop_ratio[k]:.0%}" for k, _ in pairs) + "; liveness change " +
+              ", ".join(f"{k} {live_gain[k]:+.2f} s" for k, _ in pairs))
+    c.status = _status(all(r <= 0.10 for r in drop_ratio.values()) and all(g >= 0 for g in live_gain.values()))
+    if c.status == NOT_REPRODUCED:
+        c.why = "as for Fig 4(e): vegas's losses are its start-up waves, which a 1-minute stream does not amortise"
+
+
+def queue_overruns_each_segment(ev: Evidence, c: Claim, segment_s: float = 2.0, limit: int = 1375) -> None:
+    queue = ev.queues.get("cubic+2s")
+    if queue is None or queue.empty:
+        return
+    q = queue[queue["t_s"] >= segment_s]
+    periods = q.groupby((q["t_s"] // segment_s).astype(int))["packets"].max()
+    full = int((periods >= limit - 1).sum())
+    c.ours = f"queue at the limit in {full} of {len(periods)} segment periods (cubic, sample run)"
+    c.status = _status(len(periods) > 0 and full >= 0.8 * len(periods))
+    if c.status == NOT_REPRODUCED:
+        c.why = (f"the queue peaks at {int(queue['packets'].max())} packets of {limit} in the sample run: "
+                 "that many clients' synchronised bursts do not fill it")
+
+
+def _q(agg: Agg, label: str, n: int) -> float:
+    return _v(agg, label, n, "quality_mean")
+
+
+def _adapt(label: str, buf: int = 1) -> str:
+    return f"{label}+throughput-buf{buf}"
+
+
+def vegas_adapt_quality_lower(ev: Evidence, c: Claim) -> None:
+    cu, ve = _adapt("cubic+2s"), _adapt("vegas+2s")
+    ns = _counts(ev.agg, cu)
+    pairs = [(n, _q(ev.agg, ve, n), _q(ev.agg, cu, n)) for n in ns]
+    c.ours = "quality vegas/cubic: " + ", ".join(f"{a:.2f}/{b:.2f}@{n}" for n, a, b in pairs)
+    c.status = _status(bool(pairs) and all(a < b for _, a, b in pairs))
+
+
+def vegas_adapt_liveness_flat(ev: Evidence, c: Claim) -> None:
+    ve = _adapt("vegas+2s")
+    vals = {n: _v(ev.agg, ve, n) for n in _counts(ev.agg, ve)}
+    if not vals:
+        return
+    spread = max(vals.values()) - min(vals.values())
+    c.ours = "vegas liveness " + ", ".join(f"{v:.2f} s@{n}" for n, v in vals.items()) + f": spread {spread:.2f} s"
+    c.status = _status(spread <= 1.0)
+    if c.status == NOT_REPRODUCED:
+        c.why = _startup_share_of_spread(ev.agg, ve, vals)
+
+
+def ten_second_adapt_quality_lower(ev: Evidence, c: Claim) -> None:
+    a, b = _adapt("cubic+10s"), _adapt("cubic+2s")
+    pairs = [(n, _q(ev.agg, a, n), _q(ev.agg, b, n)) for n in _counts(ev.agg, a)]
+    c.ours = "quality 10 s/2 s: " + ", ".join(f"{x:.2f}/{y:.2f}@{n}" for n, x, y in pairs)
+    c.status = _status(bool(pairs) and all(x < y for _, x, y in pairs))
+
+
+def distributed_adapt(buf: int):
+    def test(ev: Evidence, c: Claim) -> None:
+        reg, dist = _adapt("cubic+2s", buf), _adapt("cubic+2s+distributed", buf)
+        ns = _counts(ev.agg, reg)
+        if not ns:
+            return
+        n = ns[-1]
+        qd, qr = _q(ev.agg, dist, n), _q(ev.agg, reg, n)
+        ld, lr = _v(ev.agg, dist, n), _v(ev.agg, reg, n)
+        c.ours = f"{n} clients, {buf}-segment buffer: quality {qd:.2f} vs {qr:.2f}; liveness {ld:.2f} vs {lr:.2f} s"
+        if buf == 1:  # §V-C: quality up, liveness down
+            c.status = _status(qd > qr and ld < lr)
+        else:  # §V-C: quality gain kept, liveness comparable (within 1 s) or better
+            c.status = _status(qd > qr and ld >= lr - 1.0)
+    return test
+
+
+def cwnd_adapt(ev: Evidence, c: Claim) -> None:
+    reg, lim = _adapt("cubic+2s"), _adapt("cubic+2s+cwnd20")
+    ns = _counts(ev.agg, reg)
+    if not ns:
+        return
+    spread = lambda lab: max(_v(ev.agg, lab, n) for n in ns) - min(_v(ev.agg, lab, n) for n in ns)  # noqa: E731
+    n0 = ns[0]
+    c.ours = (f"{n0} clients: quality {_q(ev.agg, lim, n0):.2f} vs {_q(ev.agg, reg, n0):.2f}; liveness spread over "
+              f"client counts {spread(lim):.2f} s (limit) vs {spread(reg):.2f} s")
+    c.status = _status(_q(ev.agg, lim, n0) > _q(ev.agg, reg, n0) and spread(lim) <= spread(reg))
+
+
+def combos_quality(ev: Evidence, c: Claim) -> None:
+    combos = ev.agg[ev.agg["group"] == "combinations"].set_index("combination")
+    if combos.empty:
+        return
+    q = combos["quality_mean_mean"]
+    with_c = [(k, q[k], q[(k.replace("C", "") or "none")]) for k in combos.index if "C" in k]
+    with_a = [(k, q[k], q[(k.replace("A", "") or "none")]) for k in combos.index if "A" in k]
+    up_c = sum(1 for _, x, y in with_c if x > y)
+    down_a = sum(1 for _, x, y in with_a if x < y)
+    c.ours = (f"quality higher with C in {up_c} of {len(with_c)} pairs; lower with A in {down_a} of {len(with_a)} "
+              f"(none: {q['none']:.2f}, best: {q.idxmax()} {q.max():.2f})")
+    c.status = _status(up_c >= 6 and down_a >= 6)
+
+
+NO_EXPERIMENT = ("no explaining experiment for this claim yet: first suspects are the paper's ns-2 TCP vs "
+                 "tcpvideo's Linux-like TCP and constant-size segments (docs/studies/onoff.md)")
+
+
+def claims() -> list[tuple[Claim, Callable]]:
+    C = Claim
+    return [
+        (C("live175", "3a", "cubic: clients lag more and more behind the live stream as their number grows",
+           "issue 10: cubic liveness at 175 clients ≥ 2 s worse than at 50",
+           "falls with clients; for 10-s segments −8 → −24 s at 175, 'comparable to the 2-second case'"),
+         cubic_liveness_falls),
+        (C("startup", "3b", "the average startup time does not increase dramatically with the number of clients",
+           "startup at the most clients < 1 s above the fewest", "flat (figure)"), startup_flat),
+        (C("queue", "3c", "the queue overruns approximately every segment duration",
+           "queue at its limit in ≥ 80 % of the segment periods of the cubic sample", "every ~2 s (figure)"),
+         queue_overruns_each_segment),
+        (C("bic_cubic", "4a", "BIC and CUBIC give the worst liveness",
+           "bic and cubic are the two lowest of bic/cubic/reno/vegas at the most clients", "bic, cubic worst"),
+         bic_cubic_worst),
+        (C("vegas_live", "4b", "vegas performs much better (liveness) as clients increase",
+           "issue 10: vegas liveness within 1 s across client counts", "flat (figure)"), vegas_liveness_flat),
+        (C("vegas_drops", "4e", "vegas induces very few packet losses due to queue overruns",
+           "vegas drops ≤ 10 % of cubic's at every count ≥ 150 clients", "very few (figure)"), vegas_few_drops),
+        (C("seg10", "5a/5b", "10-s segments: startup slightly higher, liveness lower than 2-s segments",
+           "at every client count: 10-s startup > 2-s, 10-s liveness < 2-s", "−8 s → −24 s at 175 clients"),
+         ten_second_segments),
+        (C("seg10_drops", "5d", "10-s segments: almost constant packet loss independent of the number of clients",
+           "10-s drops > 0 and max ≤ 2 × min across counts", "almost constant (figure)"), ten_second_drops_flat),
+        (C("dist_live", "7a", "distributed requests increase liveness if the client number is small",
+           "distributed liveness > regular at the fewest clients", "better at few clients (figure)"),
+         distributed_liveness_small),
+        (C("dist_drops", "7d", "distributed requests greatly reduce packet losses",
+           "issue 10: ≥ 50 % fewer drops than regular at 150 clients", "greatly reduced (figure)"),
+         distributed_cuts_drops),
+        (C("cwnd_live", "8a", "a cwnd limit of 20 improves the average liveness",
+           "mean over client counts of (cwnd-20 liveness − regular) > 0", "improved (figure)"),
+         cwnd_liveness_better),
+        (C("cwnd_drops", "8b", "a cwnd limit of 20 significantly reduces dropped packets",
+           "issue 10: ≥ 50 % fewer drops than regular at 150 clients", "significantly reduced (figure)"),
+         cwnd_cuts_drops),
+        (C("combos", "16b/16c", "with vegas (A), no or very mild loss and much better liveness, also in combinations",
+           "each setting with A vs the same setting without A at 140 clients: drops ≤ 10 %, liveness not worse",
+           "A combinations best liveness, little loss (figure)"), vegas_combinations),
+        (C("adapt_vegas_q", "10a", "with adaptation, vegas gives much lower quality than cubic",
+           "vegas quality < cubic's at every client count (1-segment buffer)", "lower (figure)"),
+         vegas_adapt_quality_lower),
+        (C("adapt_vegas_live", "10b", "with adaptation, vegas clients lag only about 2 s behind, independent of "
+           "their number", "vegas liveness within 1 s across client counts", "≈ −2 s"), vegas_adapt_liveness_flat),
+        (C("adapt_seg10", "11a", "10-s segments give a lower share of high-quality segments than 2-s",
+           "10-s mean quality < 2-s at every client count", "lower (figure)"), ten_second_adapt_quality_lower),
+        (C("adapt_dist1", "12", "1-segment buffer: distributed requests improve quality, but liveness suffers",
+           "at the most clients: distributed quality > regular and liveness < regular", "quality up, liveness down"),
+         distributed_adapt(1)),
+        (C("adapt_dist5", "13", "5-segment buffers: the quality gain of distribution is preserved while liveness "
+           "improves", "at the most clients: distributed quality > regular, liveness ≥ regular − 1 s",
+           "quality up, liveness comparable"), distributed_adapt(5)),
+        (C("adapt_dist15", "14", "15-segment buffers: improved quality, comparable liveness",
+           "at the most clients: distributed quality > regular, liveness ≥ regular − 1 s",
+           "quality up, liveness comparable"), distributed_adapt(15)),
+        (C("adapt_cwnd", "15", "cwnd limit: better quality for few clients and liveness about the same whatever "
+           "the number of clients", "fewest clients: quality above regular; liveness spread across counts ≤ "
+           "regular's", "better, stable (figure)"), cwnd_adapt),
+        (C("combos_quality", "16a", "combinations with distributed requests (C) give higher quality; vegas (A) "
+           "lower quality than cubic", "quality higher with C in ≥ 6 of 8 pairs and lower with A in ≥ 6 of 8",
+           "C up, A down (figure)"), combos_quality),
+    ]

@@ -1,0 +1,85 @@
+"""Which runs the onoff study makes, at the default (CI) scale and at the paper's (``--full``).
+
+The paper (§IV) runs each point 10 times with different arrival draws over a 20-minute stream
+(600 two-second segments) and plots mean and min–max; Fig 16 (§VI) uses 140 clients. The
+default scale keeps every figure's configurations but fewer client counts, 2 seeds and a
+1-minute stream (2-minute for 10-second segments, so it still has 12 segments), to finish in
+under 3 minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from tcpvideo.studies.onoff.scenario import OnOffConfig
+
+CCS = ("cubic", "bic", "reno", "vegas", "bbr")  # Fig 4: bic, cubic, reno, vegas; bbr as the modern peer
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    clients: tuple[int, ...]
+    seeds: tuple[int, ...]
+    segments_2s: int  # stream length in 2-second segments
+    segments_10s: int  # stream length in 10-second segments
+    combo_clients: int = 140  # Fig 16
+    queue_clients: int = 150  # the queue samples (Figs 3c, 4d, 5c, 7c)
+    queue_sample_s: float = 20.0
+    long_segments: int = 0  # > 0: also run cubic and vegas at the fewest/most clients over this many 2-s segments
+
+
+
+
+DEFAULT = Scale("default", clients=(50, 100, 150, 175), seeds=(1, 2), segments_2s=30, segments_10s=12,
+                long_segments=300)
+FULL = Scale("full", clients=(50, 75, 100, 125, 150, 175), seeds=tuple(range(1, 11)), segments_2s=600,
+             segments_10s=120, queue_sample_s=60.0)
+
+
+def _sized(cfg: OnOffConfig, scale: Scale) -> OnOffConfig:
+    return replace(cfg, segments=scale.segments_10s if cfg.segment_s == 10.0 else scale.segments_2s)
+
+
+ABR = "throughput"  # §V: seed 004's rule (EWMA α = 0.1 of size/download time)
+
+
+def combinations(clients: int) -> list[OnOffConfig]:
+    """Fig 16's 16 settings (§VI, with adaptation): every subset of A = vegas, B = 10 s,
+    C = distributed, D = cwnd limit."""
+    out = []
+    for a, b, c, d in itertools.product((False, True), repeat=4):
+        out.append(OnOffConfig(clients, cc="vegas" if a else "cubic", segment_s=10.0 if b else 2.0,
+                               distributed=c, cwnd_limit=d, abr=ABR))
+    return out
+
+
+def configs(scale: Scale) -> dict[str, list[OnOffConfig]]:
+    """Run group → configurations (a configuration may serve several groups)."""
+    n = scale.clients
+    groups = {
+        "cc": [OnOffConfig(c, cc=cc) for cc in CCS for c in n],  # Figs 3, 4
+        "segment10": [OnOffConfig(c, segment_s=10.0) for c in n],  # Fig 5
+        "distributed": [OnOffConfig(c, distributed=True) for c in n],  # Fig 7
+        "cwnd_limit": [OnOffConfig(c, cwnd_limit=True) for c in n],  # Fig 8
+        # §V, with quality adaptation
+        "adapt_cc": [OnOffConfig(c, cc=cc, abr=ABR) for cc in ("cubic", "vegas") for c in n],  # Fig 10
+        "adapt_segment10": [OnOffConfig(c, segment_s=10.0, abr=ABR) for c in n],  # Fig 11
+        "adapt_buffers": [OnOffConfig(c, distributed=dist, abr=ABR, buffer_segments=b)
+                          for b in (1, 5, 15) for dist in (False, True) for c in n],  # Figs 12–14
+        "adapt_cwnd_limit": [OnOffConfig(c, cwnd_limit=True, abr=ABR) for c in n],  # Fig 15
+        "combinations": combinations(scale.combo_clients),  # Fig 16
+    }
+    out = {g: [_sized(c, scale) for c in cs] for g, cs in groups.items()}
+    q = scale.queue_clients
+    samples = [OnOffConfig(q), OnOffConfig(q, cc="vegas"), OnOffConfig(q, segment_s=10.0),
+               OnOffConfig(q, distributed=True), OnOffConfig(q, cwnd_limit=True)]
+    if scale.long_segments:  # does a gap depend on the stream's length? (first seed only)
+        out["long"] = [OnOffConfig(c, cc=cc, segments=scale.long_segments, tag="long")
+                       for cc in ("cubic", "vegas") for c in (n[0], n[-1])]
+    # does loss recovery explain a liveness gap? NewReno without SACK/RACK/F-RTO at the fewest/most clients
+    out["recovery"] = [OnOffConfig(c, sack=False, segments=scale.segments_2s) for c in (n[0], n[-1])]
+    out["queue_samples"] = [replace(c, segments=max(1, int(scale.queue_sample_s // c.segment_s)),
+                                    queue_sample_s=scale.queue_sample_s) for c in samples]
+    return out

@@ -1,0 +1,112 @@
+"""`tcpvideo study onoff`: the seed-004 scenario (arrivals, request timing, cwnd limit), the loss
+timeline, and a tiny end-to-end study writing the report directory (tables, one PNG per figure, a
+self-contained HTML with the paper-vs-ours table, JSON). Liveness, stalls and startup are the
+simulator player's (tested beside it in crates/model/src/video/player.rs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pyarrow as pa
+
+import tcpvideo
+from tcpvideo.studies import STUDIES
+from tcpvideo.studies.onoff import plan_points, run
+from tcpvideo.studies.onoff.metrics import retransmission_timeline
+from tcpvideo.studies.onoff.plan import Scale
+from tcpvideo.studies.onoff.scenario import OnOffConfig, scenario
+
+CLI = [sys.executable, "-c", "from tcpvideo.cli import main; main()"]
+
+
+def test_clients_join_within_the_first_segment_and_the_server_clamps_cwnd_to_20_packets():
+    res = tcpvideo.simulate(scenario(OnOffConfig(6, segments=3, cwnd_limit=True), seed=2))
+    joined = res.video_clients["joined_s"].to_pylist()
+    assert len(joined) == 6 and all(0.0 <= j < 2.0 for j in joined)
+    assert all(f["max_cwnd_bytes"] <= 20 * 1448 for f in res.flows.to_pylist())
+    free = tcpvideo.simulate(scenario(OnOffConfig(6, segments=3), seed=2))
+    assert max(f["max_cwnd_bytes"] for f in free.flows.to_pylist()) > 20 * 1448  # the clamp is what holds it
+
+
+def _request_lag(cfg: OnOffConfig) -> dict[int, list[float]]:
+    segs = tcpvideo.simulate(scenario(cfg, seed=3)).video_segments.to_pylist()
+    lag: dict[int, list[float]] = {}
+    for s in segs:
+        if s["segment"] is not None and s["requested_s"] is not None and s["available_s"] is not None:
+            lag.setdefault(s["flow"], []).append(s["requested_s"] - s["available_s"])
+    return lag
+
+
+def test_regular_clients_request_each_segment_when_it_appears_and_distributed_ones_at_their_own_phase():
+    regular = _request_lag(OnOffConfig(8, segments=5))
+    later = [x for lags in regular.values() for x in lags[1:]]
+    assert later and max(later) < 0.01  # all together, as soon as available
+    dist = _request_lag(OnOffConfig(8, segments=5, distributed=True))
+    phases = [sorted(lags[1:])[len(lags[1:]) // 2] for lags in dist.values() if len(lags) > 1]
+    assert len(phases) >= 6
+    assert max(phases) - min(phases) > 0.5  # spread over the 2-s period, not synchronised
+    for lags in dist.values():
+        assert max(lags[1:]) - min(lags[1:]) < 0.05  # each client keeps its phase
+
+
+def test_retransmission_timeline_counts_retransmissions_per_segment_period():
+    events = pa.table({"t_s": [0.1, 2.5, 2.7, 3.9, 4.0, 9.99, 50.0], "kind": ["retransmit", "retransmit", "rto",
+                       "retransmit", "retransmit", "retransmit", "retransmit"]})
+    t = retransmission_timeline(events, segment_s=2.0, periods=5).to_pydict()
+    assert t["retransmissions"] == [1, 2, 1, 0, 2]  # 50.0 s lands in the last period; the rto is not counted
+    assert t["start_s"] == [0.0, 2.0, 4.0, 6.0, 8.0]
+
+
+TINY = Scale("tiny", clients=(6, 12), seeds=(1,), segments_2s=4, segments_10s=2, combo_clients=8,
+             queue_clients=12, queue_sample_s=4.0, long_segments=6)
+
+
+def test_tiny_study_writes_tables_figures_self_contained_html_and_json(tmp_path):
+    out = tmp_path / "study"
+    res = run(out=out, jobs=1, progress=False, scale=TINY)
+    rep = out / "report"
+    doc = json.loads((rep / "report.json").read_text())
+    assert doc["facts"]["runs"] == len(plan_points(TINY))
+    statuses = {c["id"]: c["status"] for c in doc["claims"]}
+    assert {"live175", "vegas_live", "vegas_drops", "cwnd_drops", "dist_drops", "adapt_dist5", "combos_quality"} \
+        <= set(statuses)
+    assert all(s in ("reproduced", "not reproduced", "partly", "not run") for s in statuses.values())
+    # every decided claim shows our numbers, every one that does not reproduce says why
+    for c in doc["claims"]:
+        if c["status"] in ("reproduced", "not reproduced"):
+            assert c["ours"]
+        if c["status"] == "not reproduced":
+            assert c["why"], c["id"]
+    pngs = sorted(p.name for p in (rep / "figures").iterdir())
+    assert {"fig03_cubic.png", "fig04_congestion_control.png", "fig05_segment_duration.png",
+            "fig07_distributed_requests.png", "fig08_cwnd_limit.png", "fig10_adaptation_cc.png",
+            "fig12_adaptation_distributed_buffer1.png", "fig14_adaptation_distributed_buffer15.png",
+            "fig15_adaptation_cwnd_limit.png", "fig16_combinations.png"} <= set(pngs)
+    assert all((rep / "figures" / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    html = (rep / "report.html").read_text()
+    assert "Paper vs ours" in html
+    assert html.count("data:image/png;base64,") == len(pngs)
+    assert not re.search(r"""src=['"](?!data:)""", html)  # nothing loaded from outside the file
+    for t in ("runs", "points", "clients", "claims"):
+        assert (rep / "tables" / f"{t}.parquet").is_file() and (rep / "tables" / f"{t}.csv").is_file()
+    runs = res["facts"]["runs"]
+    # a second run reuses every stored point and writes the same tables
+    before = (rep / "tables" / "points.csv").read_bytes()
+    again = run(out=out, jobs=1, progress=False, scale=TINY)
+    assert again["facts"]["ran_now"] == 0 and again["facts"]["reused"] == runs
+    assert (rep / "tables" / "points.csv").read_bytes() == before
+
+
+def test_study_list_names_onoff_and_an_unknown_study_is_one_line():
+    r = subprocess.run([*CLI, "study", "list"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 0 and "onoff" in r.stdout and "onoff" in STUDIES
+    bad = subprocess.run([*CLI, "study", "onof"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    bad = subprocess.run([*CLI, "study", "onoff", "--jobs", "0"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "200"})
+    assert bad.returncode == 2 and "--jobs 0" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

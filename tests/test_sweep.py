@@ -1,0 +1,198 @@
+"""`tcpvideo sweep`: the grid, resuming after SIGINT/SIGKILL without losing or rerunning a
+point, Ray giving the same bytes as the local pool, and one-line errors for bad --set/--seeds.
+
+Runs are counted through a side channel the sweep does not know about: a ``sitecustomize``
+module on PYTHONPATH wraps ``tcpvideo._core.Simulation`` in every process (driver and workers)
+and drops one marker file per simulation started.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tcpvideo import sweep
+
+CLI = [sys.executable, "-c", "from tcpvideo.cli import main; main()"]
+
+# Each run: 30–60 live clients for 40 simulated seconds (a few tenths of a second of CPU).
+SCENARIO = """
+name = "sweep_test"
+duration = "40s"
+seed = 1
+
+[dumbbell]
+clients = 10
+bottleneck_rate = "100Mbps"
+queue = 1375
+rtt = "55ms"
+rtt_std = "5ms"
+
+[dumbbell.flow]
+app = "reqresp"
+period = "2s"
+count = 19
+response_bytes = "125kB"
+start_jitter = "2s"
+"""
+
+COUNTING_SITECUSTOMIZE = """
+import json, os, uuid
+_marks = os.environ.get("TCPVIDEO_TEST_MARK_DIR")
+if _marks:
+    import tcpvideo._core as _core
+    _real = _core.Simulation
+    def _counted(text, fmt, seed, pcap_dir):
+        clients = json.loads(text)["dumbbell"]["clients"]
+        open(os.path.join(_marks, f"{clients}-{seed}-{uuid.uuid4().hex}"), "w").close()
+        return _real(text, fmt, seed, pcap_dir)
+    _core.Simulation = _counted
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    (tmp_path / "sc.toml").write_text(SCENARIO)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(textwrap.dedent(COUNTING_SITECUSTOMIZE))
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")]),
+           "TCPVIDEO_TEST_MARK_DIR": str(marks), "COLUMNS": "200"}
+    return tmp_path, env, marks
+
+
+def _sweep_args(tmp: Path, out: Path, *extra: str) -> list[str]:
+    return [*CLI, "sweep", str(tmp / "sc.toml"), "--set", "dumbbell.clients=30,40,50,60", "--seeds", "1-4",
+            "--out", str(out), "--quiet", *extra]
+
+
+def _starts(marks: Path) -> Counter:
+    return Counter("-".join(p.name.split("-")[:2]) for p in marks.iterdir())
+
+
+def _point_names(out: Path) -> dict[str, str]:
+    """key → "clients-seed" from the results table."""
+    with open(out / "results.csv") as f:
+        return {r["key"]: f"{r['dumbbell.clients']}-{r['seed']}" for r in csv.DictReader(f)}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
+def test_interrupted_sweep_rerun_finishes_every_point_and_never_reruns_a_stored_one(workspace, sig):
+    tmp, env, marks = workspace
+    out = tmp / "out"
+    proc = subprocess.Popen(_sweep_args(tmp, out, "--jobs", "2"), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    runs = out / "runs"
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:
+            done = [p for p in runs.iterdir() if not p.name.startswith(".")] if runs.exists() else []
+            if len(done) >= 3 or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode != 0, "the sweep finished before it could be interrupted; make its points longer"
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130 and "rerun to resume" in err, err
+    stored_before = {p.name for p in runs.iterdir() if not p.name.startswith(".")}
+    assert 3 <= len(stored_before) < 16
+    time.sleep(0.5)  # any orphaned worker would have started its next run by now
+    starts_after_interrupt = _starts(marks)
+
+    rerun = subprocess.run(_sweep_args(tmp, out, "--jobs", "2"), env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    names = _point_names(out)
+    assert len(names) == 16  # every point of the grid has a row, each once
+    assert set(names) == {p.name for p in runs.iterdir()}  # no partial directory left
+    starts = _starts(marks)
+    for key in stored_before:
+        assert starts[names[key]] == 1, f"point {names[key]} was stored before the interrupt and ran again"
+    for key, name in names.items():
+        if key not in stored_before:
+            assert starts[name] - starts_after_interrupt[name] == 1, f"point {name} ran {starts[name]} times after resuming"
+    assert sum(starts.values()) - sum(starts_after_interrupt.values()) == 16 - len(stored_before)
+
+
+def test_same_sweep_on_local_ray_gives_byte_identical_results_to_the_process_pool(workspace):
+    ok, why = sweep.ray_available()
+    if not ok:
+        pytest.skip(why)
+    tmp, env, _ = workspace
+    probe = subprocess.run([sys.executable, "-c", "import ray; ray.init(num_cpus=1, include_dashboard=False); "
+                            "ray.shutdown()"], capture_output=True, text=True, timeout=300)
+    if probe.returncode != 0:
+        pytest.skip("Ray cannot start here: " + (probe.stderr.strip().splitlines() or ["?"])[-1])
+    args = [*CLI, "sweep", str(tmp / "sc.toml"), "--set", "dumbbell.clients=30,50", "--seeds", "1-2", "--quiet"]
+    pool = subprocess.run([*args, "--out", str(tmp / "pool"), "--jobs", "2"], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert pool.returncode == 0, pool.stderr
+    viaray = subprocess.run([*args, "--out", str(tmp / "ray"), "--jobs", "2", "--ray", "local"], env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert viaray.returncode == 0, viaray.stderr
+    a, b = tmp / "pool", tmp / "ray"
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert files_a == files_b
+    assert any(p.name == "requests.parquet" for p in files_a)
+    for rel in files_a:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), f"{rel} differs between the pool and Ray"
+
+
+@pytest.mark.parametrize("args,names", [
+    (["--set", "dumbbell.clients"], "--set dumbbell.clients"),
+    (["--set", "dumbbell.clients=10,,20"], "--set dumbbell.clients"),
+    (["--set", "dumbbell.clients=-5"], "dumbbell.clients"),
+    (["--set", "dumbbell.clientz=5"], "dumbbell.clientz"),
+    (["--set", "dumbbell..clients=5"], "--set"),
+    (["--seeds", "5-2"], "--seeds 5-2"),
+    (["--seeds", "one"], "--seeds one"),
+    (["--seeds", "1,1"], "--seeds 1,1"),
+    (["--jobs", "0"], "--jobs 0"),
+])
+def test_bad_set_or_seeds_gives_one_line_naming_it_and_runs_nothing(workspace, args, names):
+    tmp, env, marks = workspace
+    r = subprocess.run([*CLI, "sweep", str(tmp / "sc.toml"), "--out", str(tmp / "o"), *args], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    lines = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert names in lines[0] and "Traceback" not in lines[0]
+    assert not any(marks.iterdir())
+
+
+def test_grid_sets_nested_keys_and_lists_points_first_key_slowest_then_seeds():
+    base = {"dumbbell": {"clients": 1, "flow": {"app": "reqresp"}}}
+    pts = sweep.points(base, [sweep.parse_set("dumbbell.clients=50,100"),
+                              sweep.parse_set("dumbbell.flow.tcp.cc=cubic,vegas")], [3, 4])
+    assert [(p.params["dumbbell.clients"], p.params["dumbbell.flow.tcp.cc"], p.seed) for p in pts] == [
+        (50, "cubic", 3), (50, "cubic", 4), (50, "vegas", 3), (50, "vegas", 4),
+        (100, "cubic", 3), (100, "cubic", 4), (100, "vegas", 3), (100, "vegas", 4)]
+    assert pts[2].scenario["dumbbell"]["flow"] == {"app": "reqresp", "tcp": {"cc": "vegas"}}
+    assert base["dumbbell"] == {"clients": 1, "flow": {"app": "reqresp"}}  # the base is not modified
+    assert sweep.parse_seeds("1-3,7") == [1, 2, 3, 7]
+    assert sweep.parse_set("a.b=1.5,2Mbps,true").values == (1.5, "2Mbps", True)
+
+
+def test_run_key_depends_on_every_value_seed_and_code_but_not_on_key_order():
+    a = {"x": 1, "y": {"z": "2s"}}
+    b = {"y": {"z": "2s"}, "x": 1}
+    code = "0.1.0+core.abc"
+    assert sweep.run_key(a, 1, code) == sweep.run_key(b, 1, code)
+    assert sweep.run_key(a, 1, code) != sweep.run_key(a, 2, code)
+    assert sweep.run_key(a, 1, code) != sweep.run_key({"x": 1, "y": {"z": "3s"}}, 1, code)
+    assert sweep.run_key(a, 1, code) != sweep.run_key(a, 1, "0.1.0+core.abd")
