@@ -38,6 +38,7 @@
 //! the state captured before it.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use crate::app::{AppState, HttpTx, Proto};
 use crate::burst::{Burst, BurstTracker};
@@ -73,6 +74,12 @@ impl FlowKey {
             FlowKey { a: p.dst, pa: p.dport, b: p.src, pb: p.sport }
         }
     }
+}
+
+/// [`stall::threshold`] for the flow state, which keeps times as integer nanoseconds.
+#[inline]
+fn stall_threshold_ns(tau: f64, srtt_ns: Option<u64>, rto_ns: u64) -> u64 {
+    stall::threshold(tau, srtt_ns.map(Duration::from_nanos), Duration::from_nanos(rto_ns)).as_nanos() as u64
 }
 
 /// 32-bit sequence number → 64-bit stream offset, nearest to a reference offset (the model's
@@ -538,8 +545,8 @@ impl Flow {
     /// RTT as SRTT), cached: they change only with RTT samples and timeouts.
     fn refresh_thresholds(&mut self) {
         self.thr = (
-            stall::threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()),
-            stall::threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()),
+            stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()),
+            stall_threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()),
         );
     }
 
@@ -562,7 +569,6 @@ impl Flow {
         let is_gap = !first && gap > thr_down.min(thr_up);
         let mut ctx = GapContext {
             in_handshake: (self.syn_count > 0 || self.synack_count > 0) && !self.handshake_done,
-            end_from_server: from_server,
             server_outstanding: self.snd.snd_una < self.snd.snd_max,
             client_rwnd_zero: self.rwnd_zero,
             server_has_hole: self.rcv.has_hole(),
@@ -1080,7 +1086,7 @@ impl Flow {
             if let Some((r, inflight)) = sample {
                 self.est.sample(r);
                 // (inline refresh_thresholds: `snd` still borrows self.snd)
-                self.thr.0 = stall::threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns());
+                self.thr.0 = stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns());
                 self.out.rtt_samples += 1;
                 if let Some(r3) = self.rtt_3whs.filter(|&r3| r3 > 0) {
                     let kb = inflight / 1024;

@@ -51,6 +51,8 @@
 //!    ending the gap is disordered (below the highest sequence received).
 //! 3. Normal — "and the latter as normal stalls".
 
+use std::time::Duration;
+
 use serde::Serialize;
 
 /// Class of a stall. Download classes and upload classes share one enum.
@@ -99,9 +101,7 @@ impl StallKind {
 pub struct GapContext {
     /// The gap began before the handshake completed (SYN or SYN+ACK seen, its ACK not yet).
     pub in_handshake: bool,
-    /// The packet ending the gap was sent by the server.
-    pub end_from_server: bool,
-    /// ... and is a timer-driven retransmission (RTO) of server data.
+    /// The packet ending the gap is a timer-driven retransmission (RTO) of server data.
     pub end_is_timeout_retrans: bool,
     /// ... and is a TCP keep-alive probe (from either side).
     pub end_is_keepalive: bool,
@@ -149,11 +149,12 @@ pub fn classify_upload(c: &GapContext) -> StallKind {
     }
 }
 
-/// The stall threshold min(τ·SRTT, RTO) in nanoseconds; with no SRTT yet, the RTO alone.
-pub fn threshold_ns(tau: f64, srtt_ns: Option<u64>, rto_ns: u64) -> u64 {
-    match srtt_ns {
-        Some(s) => ((tau * s as f64) as u64).min(rto_ns),
-        None => rto_ns,
+/// The stall threshold min(τ·SRTT, RTO); with no SRTT yet, the RTO alone. τ·SRTT is rounded
+/// down to whole nanoseconds.
+pub fn threshold(tau: f64, srtt: Option<Duration>, rto: Duration) -> Duration {
+    match srtt {
+        Some(s) => Duration::from_nanos((tau * s.as_nanos() as f64) as u64).min(rto),
+        None => rto,
     }
 }
 
@@ -163,14 +164,16 @@ mod tests {
 
     #[test]
     fn threshold_is_min_of_tau_srtt_and_rto() {
-        assert_eq!(threshold_ns(2.0, Some(50), 300), 100);
-        assert_eq!(threshold_ns(2.0, Some(200), 300), 300);
-        assert_eq!(threshold_ns(2.0, None, 1000), 1000);
+        let ns = Duration::from_nanos;
+        assert_eq!(threshold(2.0, Some(ns(50)), ns(300)), ns(100));
+        assert_eq!(threshold(2.0, Some(ns(200)), ns(300)), ns(300));
+        assert_eq!(threshold(2.0, None, ns(1000)), ns(1000));
+        assert_eq!(threshold(1.5, Some(ns(3)), ns(1000)), ns(4), "4.5 ns rounds down");
     }
 
     #[test]
     fn timeout_wins_over_outstanding_data() {
-        let c = GapContext { end_from_server: true, end_is_timeout_retrans: true, server_outstanding: true, ..Default::default() };
+        let c = GapContext { end_is_timeout_retrans: true, server_outstanding: true, ..Default::default() };
         assert_eq!(classify_download(&c), StallKind::Timeout);
     }
 
