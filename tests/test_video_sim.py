@@ -57,6 +57,29 @@ def test_analyzer_finds_every_http_request_and_response_and_on_periods_match_the
     assert (sim_on - ana_on).abs().max() < 1e-3, (sim_on - ana_on).abs().max()
 
 
+def test_analyzer_pairs_pipelined_head_probes_with_bodyless_responses_under_the_throughput_rule(tmp_path):
+    # Seed 004's throughput rule sends a HEAD per quality (pipelined) before each GET. A HEAD
+    # response carries the Content-Length of the GET it describes but no body (RFC 9110 §9.3.2);
+    # reading it as a body would swallow the next responses and lose the segment GETs' timing.
+    r = tcpvideo.simulate(onoff(clients=2, duration="9s", abr="throughput", abr_params={"head": 1}), out=tmp_path)
+    seg = r.video_segments.to_pandas()
+    a = tcpvideo.analyze(r.pcaps[0])
+    flows = a.flows.to_pandas().set_index("flow_id")
+    http = a.http.to_pandas()
+    http["flow"] = http["flow_id"].map(flows["client_port"]) - 32768
+    heads = http[http["method"] == "HEAD"]
+    answered = heads[heads["status"] == 200]
+    assert len(heads) >= 6 * len(seg)
+    assert (answered["response_bytes"] == 0).all(), answered["response_bytes"].unique()
+    media = http[(http["method"] == "GET") & http["path"].str.endswith(".ts")].copy()
+    media["segment"] = media["path"].str.extract(r"/q\d+/(\d+)\.ts")[0].astype(int)
+    j = seg.merge(media, on=["flow", "segment"])
+    done = j[j["done_s"].notna()]
+    assert len(j) == len(seg) and len(done) >= len(seg) - 2
+    assert (done["response_bytes"] == done["bytes"]).all()
+    assert ((done["done_s"] - done["first_byte_s"]) - done["on_period_ns"] / 1e9).abs().max() < 1e-3
+
+
 def test_same_seed_gives_identical_video_tables_and_pcap(tmp_path):
     a = tcpvideo.simulate(onoff(clients=3, duration="8s"), out=tmp_path / "a")
     b = tcpvideo.simulate(onoff(clients=3, duration="8s"), out=tmp_path / "b")
@@ -83,8 +106,8 @@ def test_tshark_reads_real_http_with_valid_checksums_and_a_head_per_quality_for_
     # may be in flight at the end of the run.
     heads = count('http.request.method == "HEAD"', "http.request.method")
     assert heads % 6 == 0 and len(seg) * 6 <= heads <= (len(seg) + 2) * 6, (heads, len(seg))
-    # (Responses are not counted: tshark, like crates/trace today, reads the pipelined HEAD
-    # responses' Content-Length as a body — RFC 9110 §9.3.2 says a HEAD response has none.)
+    # (Responses are not counted: tshark reads the pipelined HEAD responses' Content-Length as a
+    # body — RFC 9110 §9.3.2 says a HEAD response has none; crates/trace pairs them, see above.)
     assert count("tcp.checksum.status == 0") == 0, "no bad TCP checksum"
 
 

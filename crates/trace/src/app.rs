@@ -76,11 +76,21 @@ pub struct AppState {
     pub http: Vec<HttpTx>,
     next_resp: usize,
     ev: Vec<HttpEvent>,
+    /// Requests seen before the response direction's parser exists: whether each was a HEAD
+    /// (handed to that parser when it is created, see [`HttpParser::expect_response`]).
+    awaiting_before_response: Vec<bool>,
 }
 
 impl Default for AppState {
     fn default() -> Self {
-        AppState { proto: Proto::Unknown, dirs: [Dir::new(), Dir::new()], http: Vec::new(), next_resp: 0, ev: Vec::new() }
+        AppState {
+            proto: Proto::Unknown,
+            dirs: [Dir::new(), Dir::new()],
+            http: Vec::new(),
+            next_resp: 0,
+            ev: Vec::new(),
+            awaiting_before_response: Vec::new(),
+        }
     }
 }
 
@@ -161,7 +171,13 @@ impl AppState {
         let other = 1 - dir;
         let p = if (dir == 0 && http::looks_like_request(d)) || (dir == 1 && d.starts_with(b"HTTP/1.")) {
             self.proto = Proto::Http;
-            Parser::Http(HttpParser::default())
+            let mut h = HttpParser::default();
+            if dir == 1 {
+                for is_head in self.awaiting_before_response.drain(..) {
+                    h.expect_response(is_head);
+                }
+            }
+            Parser::Http(h)
         } else if (d[0] == 3 || d[0] == 6) && matches!(self.proto, Proto::Unknown | Proto::Rtmp) {
             self.proto = Proto::Rtmp;
             Parser::Rtmp(Box::default())
@@ -212,8 +228,16 @@ impl AppState {
     fn take_events(&mut self, dir: usize) {
         for e in self.ev.drain(..) {
             match (dir, e) {
-                (0, HttpEvent::Head { head: Head::Request { method, path }, t_first, .. }) if self.http.len() < 100_000 => {
-                    self.http.push(HttpTx { method, path, request_ns: t_first, ..Default::default() });
+                (0, HttpEvent::Head { head: Head::Request { method, path }, t_first, .. }) => {
+                    // The response side must know which answers are to HEAD (no body).
+                    let is_head = method == "HEAD";
+                    match &mut self.dirs[1].parser {
+                        Parser::Http(h) => h.expect_response(is_head),
+                        _ => self.awaiting_before_response.push(is_head),
+                    }
+                    if self.http.len() < 100_000 {
+                        self.http.push(HttpTx { method, path, request_ns: t_first, ..Default::default() });
+                    }
                 }
                 (0, HttpEvent::End { body_bytes, .. }) => {
                     if let Some(tx) = self.http.last_mut() {

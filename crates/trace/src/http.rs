@@ -7,6 +7,8 @@
 //! platforms), so packets of an HTTP-FLV response are attributed to I/P/audio frames, for
 //! downloads (GET response bodies) and uploads (POST/PUT request bodies) alike.
 
+use std::collections::VecDeque;
+
 use crate::flv::{FlvParser, FrameIndex};
 
 /// One message head seen on the stream.
@@ -51,22 +53,40 @@ pub struct HttpParser {
     buf: Vec<u8>,
     t_first: u64,
     body_bytes: u64,
-    /// Requests: is this the client's side? (a response to HEAD has no body; we do not track
-    /// methods across directions, so HEAD responses are assumed to carry Content-Length 0.)
+    /// The stream could not be parsed further (not HTTP after all, or a head over 32 KiB).
     pub lost: bool,
+    /// Response side: for each request still awaiting its final response, in order, whether it
+    /// was a HEAD. A response to HEAD has no body whatever its Content-Length says (RFC 9112
+    /// §6.3); the caller, which sees the requests, queues them here ([`HttpParser::expect_response`]).
+    awaiting: VecDeque<bool>,
     pub messages: u64,
     flv: Option<FlvParser>,
 }
 
 impl Default for HttpParser {
     fn default() -> Self {
-        HttpParser { st: St::Head, buf: Vec::new(), t_first: 0, body_bytes: 0, lost: false, messages: 0, flv: None }
+        HttpParser {
+            st: St::Head,
+            buf: Vec::new(),
+            t_first: 0,
+            body_bytes: 0,
+            lost: false,
+            awaiting: VecDeque::new(),
+            messages: 0,
+            flv: None,
+        }
     }
 }
 
 const MAX_HEAD: usize = 32 * 1024;
 
 impl HttpParser {
+    /// Response side: a request was sent whose final response is still to come; `is_head` when
+    /// its method was HEAD (its response then carries no body).
+    pub fn expect_response(&mut self, is_head: bool) {
+        self.awaiting.push_back(is_head);
+    }
+
     /// Feed in-order stream bytes at stream offset `off` sent at `now`; events go to `ev`.
     pub fn feed(&mut self, mut off: u64, mut d: &[u8], now: u64, idx: &mut FrameIndex, ev: &mut Vec<HttpEvent>) {
         while !d.is_empty() && !self.lost {
@@ -90,13 +110,17 @@ impl HttpParser {
                         let end = start + p + 4;
                         let used = end - (self.buf.len() - take);
                         let head = std::mem::take(&mut self.buf);
-                        let (h, body) = match parse_head(&head[..end]) {
+                        let (h, mut body) = match parse_head(&head[..end]) {
                             Some(x) => x,
                             None => {
                                 self.lost = true;
                                 return;
                             }
                         };
+                        // A final response answers the oldest waiting request (1xx do not).
+                        if matches!(h, Head::Response { status } if status >= 200) && self.awaiting.pop_front() == Some(true) {
+                            body = Body::None;
+                        }
                         self.messages += 1;
                         ev.push(HttpEvent::Head { head: h, t_first: self.t_first, t: now });
                         self.buf = head;
@@ -308,6 +332,23 @@ mod tests {
             ev,
             vec![HttpEvent::Head { head: Head::Response { status: 200 }, t_first: 10, t: 20 }, HttpEvent::End { t: 20, body_bytes: 10 }]
         );
+    }
+
+    #[test]
+    fn response_to_head_has_no_body_even_with_content_length() {
+        // Pipelined: HEAD then GET; the HEAD response's Content-Length names the size of what a
+        // GET would return (RFC 9110 §9.3.2), not bytes that follow.
+        let mut s = HttpParser::default();
+        s.expect_response(true);
+        s.expect_response(false);
+        let mut idx = FrameIndex::default();
+        let mut ev = vec![];
+        let m = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 125000\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";
+        s.feed(0, m, 7, &mut idx, &mut ev);
+        assert!(!s.lost);
+        let ends: Vec<u64> =
+            ev.iter().filter_map(|e| if let HttpEvent::End { body_bytes, .. } = e { Some(*body_bytes) } else { None }).collect();
+        assert_eq!(ends, vec![0, 0, 3], "100 Continue, the HEAD response, then the GET's 3-byte body");
     }
 
     #[test]
