@@ -46,9 +46,7 @@ pub fn counters_dict<'py>(py: Python<'py>, c: &DirCounters) -> PyResult<Bound<'p
 
 fn stop_dict<'py>(py: Python<'py>, link: &mut RsLink) -> PyResult<Bound<'py, PyDict>> {
     let r = py.allow_threads(|| link.stop());
-    let d = PyDict::new(py);
-    d.set_item("a_to_b", counters_dict(py, &link.counters()[0])?)?;
-    d.set_item("b_to_a", counters_dict(py, &link.counters()[1])?)?;
+    let d = both_directions(py, link)?;
     match r {
         Ok(notes) => {
             d.set_item("notes", notes)?;
@@ -66,6 +64,26 @@ fn stop_dict<'py>(py: Python<'py>, link: &mut RsLink) -> PyResult<Bound<'py, PyD
 struct Slot {
     pending: Option<(i32, i32, LinkConfig)>,
     running: Option<RsLink>,
+}
+
+/// {"a_to_b": {...}, "b_to_a": {...}}: a link's counters per direction.
+fn both_directions<'py>(py: Python<'py>, link: &RsLink) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("a_to_b", counters_dict(py, &link.counters()[0])?)?;
+    d.set_item("b_to_a", counters_dict(py, &link.counters()[1])?)?;
+    Ok(d)
+}
+
+/// `stats()` of `Link` and `DelayLine`: the running link's counters so far.
+fn slot_stats<'py>(py: Python<'py>, s: &Mutex<Slot>) -> PyResult<Bound<'py, PyDict>> {
+    let s = s.lock().unwrap();
+    let l = s.running.as_ref().ok_or_else(|| PyRuntimeError::new_err("not started"))?;
+    both_directions(py, l)
+}
+
+/// `running()` of `Link` and `DelayLine`: false before start, after stop() or after an error.
+fn slot_running(s: &Mutex<Slot>) -> bool {
+    s.lock().unwrap().running.as_ref().is_some_and(|l| l.running())
 }
 
 fn start_slot(s: &Mutex<Slot>) -> PyResult<()> {
@@ -129,17 +147,12 @@ impl Link {
 
     /// Whether the forwarding thread is running (False after stop() or after an error).
     fn running(&self) -> bool {
-        self.slot.lock().unwrap().running.as_ref().is_some_and(|l| l.running())
+        slot_running(&self.slot)
     }
 
     /// Counters so far: {"a_to_b": {...}, "b_to_a": {...}}.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.slot.lock().unwrap();
-        let l = s.running.as_ref().ok_or_else(|| PyRuntimeError::new_err("not started"))?;
-        let d = PyDict::new(py);
-        d.set_item("a_to_b", counters_dict(py, &l.counters()[0])?)?;
-        d.set_item("b_to_a", counters_dict(py, &l.counters()[1])?)?;
-        Ok(d)
+        slot_stats(py, &self.slot)
     }
 
     /// Queue samples taken since the last call: {"a_to_b": {t_ns, packets, bytes, tx_bytes}, ...}.
@@ -240,16 +253,11 @@ impl DelayLine {
     }
 
     fn running(&self) -> bool {
-        self.slot.lock().unwrap().running.as_ref().is_some_and(|l| l.running())
+        slot_running(&self.slot)
     }
 
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.slot.lock().unwrap();
-        let l = s.running.as_ref().ok_or_else(|| PyRuntimeError::new_err("not started"))?;
-        let d = PyDict::new(py);
-        d.set_item("a_to_b", counters_dict(py, &l.counters()[0])?)?;
-        d.set_item("b_to_a", counters_dict(py, &l.counters()[1])?)?;
-        Ok(d)
+        slot_stats(py, &self.slot)
     }
 
     fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from tcpvideo import _core
+from tcpvideo.netns import _pid_alive
 from tcpvideo.emulate.plan import Plan, linkem_settings
 
 MANIFEST_DIR = Path("/run/tcpvideo-emulate")
@@ -51,16 +52,6 @@ def check_privileges() -> None:
             raise PrivilegeError(f"tcpvideo emulate needs `{tool}` (apt-get install iproute2)")
     if not Path("/dev/net/tun").exists():
         raise PrivilegeError("tcpvideo emulate needs /dev/net/tun (the link emulator's TUN devices)")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _run(argv: Sequence[str], input: Optional[str] = None, check: bool = True) -> subprocess.CompletedProcess:

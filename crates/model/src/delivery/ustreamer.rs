@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use super::mode::DeliveryMode;
-use super::token_bucket::{PacerDecision, TokenBucketPacer, MIN_TIMER};
+use super::token_bucket::{PacerDecision, TokenBucketPacer, BLOCK_64KB};
 use super::trickle::{trickle_step, TrickleInputs, TrickleParams};
 use crate::units::{Bandwidth, Time};
 
@@ -122,9 +122,9 @@ impl Ustreamer {
                 let p = pacer.get_or_insert_with(|| TokenBucketPacer::ustreamer(since, self.encoding_rate, block_bytes));
                 apply(p.poll(now, remaining), &mut step);
             }
+            // BBR differs from the baseline only in the socket's congestion control (see mode.rs).
             DeliveryMode::Bbr => {
-                let p =
-                    pacer.get_or_insert_with(|| TokenBucketPacer::ustreamer(since, self.encoding_rate, super::token_bucket::BLOCK_64KB));
+                let p = pacer.get_or_insert_with(|| TokenBucketPacer::ustreamer(since, self.encoding_rate, BLOCK_64KB));
                 apply(p.poll(now, remaining), &mut step);
             }
             DeliveryMode::Trickle { headroom } => {
@@ -162,13 +162,9 @@ fn apply(d: PacerDecision, step: &mut ServerStep) {
     }
 }
 
-/// The token-bucket floor, re-exported for runtimes that log it.
-pub const PACING_TIMER_FLOOR: Duration = MIN_TIMER;
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delivery::token_bucket::BLOCK_64KB;
 
     fn conn(delivered: u64) -> ConnectionState {
         ConnectionState { srtt: Duration::from_millis(100), mss_bytes: 1448, delivered_bytes: delivered }

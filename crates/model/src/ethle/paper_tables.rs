@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use super::hold::{decide, minimal_hold, HoldDecision, HoldInputs};
+use super::hold::{decide, HoldInputs};
 use super::startup_model::{BackhaulModel, StartupReading};
 use crate::units::Bandwidth;
 
@@ -142,7 +142,6 @@ pub fn compare_table3(reading: StartupReading, mss_bytes: u64, ran: Bandwidth) -
                 .iter()
                 .map(|d| hold_of(row.stream, Bandwidth::from_bps(((paper_th[i] + d) * 1e6) as u64), ran))
                 .collect();
-            x_from_paper_th.dedup();
             x_from_paper_th.sort_unstable();
             x_from_paper_th.dedup();
             cells.push(CellComparison {
@@ -183,20 +182,6 @@ pub fn ran_interval_consistent_with_table3() -> (f64, f64) {
         }
     }
     (low, high)
-}
-
-/// Eq. 2 without the RAN: x from a throughput alone (for reports).
-pub fn x_from_backhaul(stream: Stream, th: Bandwidth) -> Option<u32> {
-    minimal_hold((stream.segment_mb * 1e6).round() as u64, Duration::from_secs(stream.segment_secs), th)
-}
-
-/// Which decision a [`HoldDecision`] is, as the paper names it ("hold-0", "hold-2", "301").
-pub fn decision_name(d: HoldDecision) -> String {
-    match d {
-        HoldDecision::Hold0 => "hold-0".into(),
-        HoldDecision::HoldX { x, .. } => format!("hold-{x}"),
-        HoldDecision::Redirect => "301".into(),
-    }
 }
 
 #[cfg(test)]
