@@ -46,6 +46,9 @@ struct Options {
     /// Congestion control for every accepted socket (default: the system's).
     #[arg(long)]
     congestion_control: Option<String>,
+    /// Fixed send buffer per socket (KiB); default: kernel autotuning.
+    #[arg(long)]
+    sndbuf_kib: Option<usize>,
     /// Do not load the BPF cwnd clamp (trickle and cwnd-limit use SO_MAX_PACING_RATE).
     #[arg(long)]
     no_bpf: bool,
@@ -129,6 +132,7 @@ fn main() -> ExitCode {
     origin.max_connections = o.max_connections;
     origin.header_timeout = Duration::from_secs(o.header_timeout_s.max(1));
     origin.congestion_control = o.congestion_control.clone();
+    origin.send_buffer_bytes = o.sndbuf_kib.map(|k| k * 1024);
     let origin = Arc::new(origin);
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

@@ -65,6 +65,9 @@ pub struct Origin {
     pub drain: Duration,
     /// Congestion control set on every accepted socket (None: the system default).
     pub congestion_control: Option<String>,
+    /// SO_SNDBUF for every accepted socket (None: kernel autotuning up to tcp_wmem[2]); bounds
+    /// the kernel memory a stalled client pins, as nginx's `sndbuf`.
+    pub send_buffer_bytes: Option<usize>,
 }
 
 impl Origin {
@@ -80,6 +83,7 @@ impl Origin {
             header_timeout: Duration::from_secs(30),
             drain: Duration::from_secs(10),
             congestion_control: None,
+            send_buffer_bytes: None,
         }
     }
 }
@@ -118,6 +122,11 @@ pub async fn serve(origin: Arc<Origin>, listener: TcpListener, shutdown: impl Fu
                 let socket = SocketHandle { fd: stream.as_raw_fd() };
                 if let Some(cc) = &origin.congestion_control {
                     if socket.set_congestion_control(cc).is_err() {
+                        Metrics::bump(&m.socket_option_errors);
+                    }
+                }
+                if let Some(bytes) = origin.send_buffer_bytes {
+                    if socket.set_send_buffer(bytes).is_err() {
                         Metrics::bump(&m.socket_option_errors);
                     }
                 }

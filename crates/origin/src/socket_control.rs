@@ -79,6 +79,12 @@ impl SocketHandle {
         self.set_option(libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_bytes())
     }
 
+    /// Fix the send buffer (the kernel doubles the value for its bookkeeping, `sock_setsockopt`).
+    pub fn set_send_buffer(&self, bytes: usize) -> std::io::Result<()> {
+        let v = bytes.min(i32::MAX as usize) as libc::c_int;
+        self.set_option(libc::SOL_SOCKET, libc::SO_SNDBUF, &v.to_ne_bytes())
+    }
+
     fn set_option(&self, level: libc::c_int, name: libc::c_int, value: &[u8]) -> std::io::Result<()> {
         // SAFETY: value is a valid buffer of the given length.
         let rc = unsafe { libc::setsockopt(self.fd, level, name, value.as_ptr() as *const libc::c_void, value.len() as libc::socklen_t) };
