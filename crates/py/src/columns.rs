@@ -131,7 +131,7 @@ impl Column for &'static str {
 
 impl Column for Option<&'static str> {
     fn column<'a>(py: Python<'_>, it: impl Iterator<Item = &'a Self>) -> PyResult<PyObject> {
-        text(py, it.map(|s| *s))
+        text(py, it.copied())
     }
 }
 
