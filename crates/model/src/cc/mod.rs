@@ -340,10 +340,6 @@ pub(crate) mod testing {
             self.in_flight += bytes;
         }
 
-        pub fn in_flight(&self) -> u64 {
-            self.in_flight
-        }
-
         /// The ACK of `acked_bytes` at `now`, with the clock's RTT.
         #[track_caller]
         pub fn ack(&mut self, now: Time, acked_bytes: u64) -> AckEvent {
