@@ -36,7 +36,7 @@ from tcpvideo._tables import FORMATS, write_tables
 ScenarioError = _core.ScenarioError
 
 TABLES = ("flows", "links", "events", "series", "queues", "requests",
-          "video_clients", "video_segments", "video_stalls", "video_buffer")
+          "video_clients", "video_segments", "video_stalls", "video_buffer", "progressive")
 
 # Types of columns that may be empty or all-null, so every table keeps a stable schema.
 _F, _I, _S = pa.float64(), pa.int64(), pa.string()
@@ -59,6 +59,12 @@ _SCHEMAS: dict[str, dict[str, pa.DataType]] = {
                      "cause": _S, "rto_events": _I, "retransmissions": _I, "recovery_episodes": _I,
                      "restart_after_idle": pa.bool_(), "download_kbps": _F, "bitrate_kbps": _F},
     "video_buffer": {"t_s": _F, "flow": _I, "buffer_s": _F, "buffer_bytes": _I, "state": _S, "live_latency_s": _F},
+    "progressive": {"flow": _I, "client": _S, "mode": _S, "rate_kbps": _F, "file_bytes": _I, "startup_bytes": _I,
+                    "request_s": _F, "throttle_start_s": _F, "throttle_end_s": _F, "body_done": pa.bool_(),
+                    "rtt_startup_ms": _F, "startup_goodput_kbps": _F, "throttle_goodput_kbps": _F,
+                    "throttle_data_segments": _I, "throttle_retransmissions": _I, "throttle_retrans_rate": _F,
+                    "srtt_end_ms": _F, "unclamped_share": _F, "playback_start_s": _F, "rebuffer_count": _I,
+                    "rebuffer_total_s": _F, "flow_s": _F, "picture_discards": _I},
 }
 
 ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
@@ -93,6 +99,9 @@ class SimResult:
     video_stalls: pa.Table
     #: Each client's playout buffer at every sample tick (``record.sample_interval``).
     video_buffer: pa.Table
+    #: One row per progressive download (``app = "progressive"``): phase statistics of seed 003
+    #: (RTT_startup, BW, throttling-phase goodput / retransmission rate / srtt) and rebuffering.
+    progressive: pa.Table
     pcaps: list[Path] = field(default_factory=list)
     wall_s: float = 0.0
 

@@ -302,6 +302,7 @@ pub struct FlowTemplate {
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
     pub player: Option<PlayerSpec>,
+    pub progressive: Option<crate::app::progressive::ProgressiveSpec>,
     pub tcp: Option<TcpSpec>,
 }
 
@@ -327,6 +328,7 @@ pub struct FlowSpec {
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
     pub player: Option<PlayerSpec>,
+    pub progressive: Option<crate::app::progressive::ProgressiveSpec>,
     pub tcp: Option<TcpSpec>,
 }
 
@@ -349,6 +351,7 @@ impl FlowSpec {
             cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(),
             tcp: self.tcp.clone(),
             player: self.player.clone(),
+            progressive: self.progressive.clone(),
         }
     }
 }
@@ -517,6 +520,8 @@ pub enum AppDef {
     /// A video player fetching the run's `[video]` stream over HTTP/1.1 on one persistent
     /// connection (`live` or on demand).
     Video { live: bool, player: PlayerDef },
+    /// One progressive download served by ustreamer in a delivery mode (seed 003).
+    Progressive(crate::app::progressive::ProgressiveDef),
 }
 
 /// A client's player, validated.
@@ -802,8 +807,27 @@ fn flow_of(
             )?;
             AppDef::Video { live: app_name == "live", player: player_of(t.player.as_ref(), &p("player"))? }
         }
-        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod)")),
+        "progressive" => {
+            only(
+                &[
+                    ("requests", t.requests.is_some()),
+                    ("period", t.period.is_some()),
+                    ("count", t.count.is_some()),
+                    ("response_bytes", t.response_bytes.is_some()),
+                    ("request_bytes", t.request_bytes.is_some()),
+                    ("bytes", t.bytes.is_some()),
+                    ("direction", t.direction.is_some()),
+                    ("close", t.close.is_some()),
+                ],
+                "progressive",
+            )?;
+            AppDef::Progressive(crate::app::progressive::progressive_of(t.progressive.as_ref(), &p("progressive"))?)
+        }
+        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod, progressive)")),
     };
+    if t.progressive.is_some() && !matches!(app, AppDef::Progressive(_)) {
+        return err(p("progressive"), format!("not used by app {app_name:?}"));
+    }
     if t.player.is_some() && !matches!(app, AppDef::Video { .. }) {
         return err(p("player"), format!("not used by app {app_name:?}"));
     }

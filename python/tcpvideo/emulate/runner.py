@@ -384,7 +384,7 @@ def _tables(plan, hosts, t0, mono0, before_linkem, after_linkem, samples, before
     }
     # Video tables (simulator video apps): empty, with their columns, until real players run here.
     for name in TABLES:
-        if name.startswith("video_"):
+        if name.startswith("video_") or name == "progressive":
             tables[name] = _table(name, {k: [] for k in _SCHEMAS[name]})
     assert set(tables) == set(TABLES)
     return SimResult(summary=summary, pcaps=[Path(p) for p in pcaps], **tables)
