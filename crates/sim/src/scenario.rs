@@ -137,6 +137,8 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub link: Vec<LinkSpec>,
     pub dumbbell: Option<DumbbellSpec>,
+    /// Users behind their own last miles, drawn from distributions (crates/sim/src/population.rs).
+    pub population: Option<crate::population::PopulationSpec>,
     /// The stream video flows (`app = "live"` / `"vod"`) fetch.
     pub video: Option<VideoSpec>,
     #[serde(default)]
@@ -644,9 +646,9 @@ fn limit_of(queue: Option<u64>, queue_bytes: &Option<Qty>, path: &str, default: 
     }
 }
 
-struct Builder {
+pub(crate) struct Builder {
     nodes: Vec<NodeDef>,
-    links: Vec<LinkDef>,
+    pub(crate) links: Vec<LinkDef>,
 }
 
 impl Builder {
@@ -656,7 +658,7 @@ impl Builder {
             None => err(path, format!("unknown node {name:?}")),
         }
     }
-    fn add_node(&mut self, name: String, kind: NodeKind, path: &str) -> Result<u32, ScenarioError> {
+    pub(crate) fn add_node(&mut self, name: String, kind: NodeKind, path: &str) -> Result<u32, ScenarioError> {
         if name.is_empty() {
             return err(path, "empty node name");
         }
@@ -690,7 +692,7 @@ fn dir_of(base: &LinkSpec, d: &Option<DirSpec>, path: &str, which: &str) -> Resu
     Ok(DirDef { rate, delay, limit, loss })
 }
 
-fn flow_of(
+pub(crate) fn flow_of(
     t: &FlowTemplate,
     path: &str,
     name: String,
@@ -984,6 +986,12 @@ impl ScenarioFile {
         let default_tcp = self.tcp.clone();
         if let Some(d) = &self.dumbbell {
             self.expand_dumbbell(d, seed, &mut b, &mut flows, &default_tcp, &mut jitter_rng)?;
+        }
+        if let Some(p) = &self.population {
+            if self.dumbbell.is_some() {
+                return err("population", "give either [dumbbell] or [population], not both");
+            }
+            crate::population::expand(p, seed, &mut b, &mut flows, &default_tcp, &mut jitter_rng)?;
         }
         for (i, f) in self.flow.iter().enumerate() {
             let path = format!("flow[{i}]");
