@@ -176,6 +176,50 @@ pub fn model_of(p: &PopulationSpec) -> Result<PopulationModel, ScenarioError> {
     Ok(m)
 }
 
+/// Add the population's nodes, links and flows to the scenario being built.
+pub(crate) fn expand(
+    p: &PopulationSpec,
+    seed: u64,
+    b: &mut crate::scenario::Builder,
+    flows: &mut Vec<crate::scenario::FlowDef>,
+    default_tcp: &crate::scenario::TcpSpec,
+    jitter_rng: &mut rand_pcg::Pcg64,
+) -> Result<(), ScenarioError> {
+    use crate::loss::LossSpec;
+    use crate::network::{NodeKind, QueueLimit};
+    use crate::scenario::{AppDef, DirDef, LinkDef};
+    let model = model_of(p)?;
+    let server_rate = match &p.server_rate {
+        Some(q) => q.rate("population.server_rate")?,
+        None => Bandwidth::from_mbps(10_000),
+    };
+    let srv = b.add_node("server".into(), NodeKind::Host, "population")?;
+    let r1 = b.add_node("r1".into(), NodeKind::Router, "population")?;
+    let dir = |rate, delay, packets| DirDef { rate, delay, limit: QueueLimit::Packets(packets), loss: LossSpec::None };
+    let big = dir(server_rate, Duration::ZERO, 10_000);
+    b.links.push(LinkDef { name: "server".into(), a: srv, b: r1, ab: big, ba: big });
+    let mut rng = crate::engine::sub_rng(seed, crate::engine::streams::POPULATION);
+    let tmpl = p.flow.clone().unwrap_or_default();
+    for i in 0..p.users {
+        let u = model.draw(&mut rng);
+        let c = b.add_node(format!("u{i}"), NodeKind::Host, "population")?;
+        let half = u.rtt / 2;
+        b.links.push(LinkDef {
+            name: format!("u{i}"),
+            a: r1,
+            b: c,
+            ab: dir(u.bandwidth, half, u.buffer_packets),
+            ba: dir(u.bandwidth, u.rtt - half, u.buffer_packets),
+        });
+        let mut f = crate::scenario::flow_of(&tmpl, &format!("population.flow[{i}]"), format!("u{i}"), c, srv, default_tcp, jitter_rng)?;
+        if let AppDef::Progressive(d) = &mut f.app {
+            d.rate = u.rate;
+        }
+        flows.push(f);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,48 +288,4 @@ mod tests {
         let p = PopulationSpec { users: 0, ..Default::default() };
         assert!(model_of(&p).unwrap_err().0.starts_with("population.users:"));
     }
-}
-
-/// Add the population's nodes, links and flows to the scenario being built.
-pub(crate) fn expand(
-    p: &PopulationSpec,
-    seed: u64,
-    b: &mut crate::scenario::Builder,
-    flows: &mut Vec<crate::scenario::FlowDef>,
-    default_tcp: &crate::scenario::TcpSpec,
-    jitter_rng: &mut rand_pcg::Pcg64,
-) -> Result<(), ScenarioError> {
-    use crate::loss::LossSpec;
-    use crate::network::{NodeKind, QueueLimit};
-    use crate::scenario::{AppDef, DirDef, LinkDef};
-    let model = model_of(p)?;
-    let server_rate = match &p.server_rate {
-        Some(q) => q.rate("population.server_rate")?,
-        None => Bandwidth::from_mbps(10_000),
-    };
-    let srv = b.add_node("server".into(), NodeKind::Host, "population")?;
-    let r1 = b.add_node("r1".into(), NodeKind::Router, "population")?;
-    let dir = |rate, delay, packets| DirDef { rate, delay, limit: QueueLimit::Packets(packets), loss: LossSpec::None };
-    let big = dir(server_rate, Duration::ZERO, 10_000);
-    b.links.push(LinkDef { name: "server".into(), a: srv, b: r1, ab: big.clone(), ba: big });
-    let mut rng = crate::engine::sub_rng(seed, crate::engine::streams::POPULATION);
-    let tmpl = p.flow.clone().unwrap_or_default();
-    for i in 0..p.users {
-        let u = model.draw(&mut rng);
-        let c = b.add_node(format!("u{i}"), NodeKind::Host, "population")?;
-        let half = u.rtt / 2;
-        b.links.push(LinkDef {
-            name: format!("u{i}"),
-            a: r1,
-            b: c,
-            ab: dir(u.bandwidth, half, u.buffer_packets),
-            ba: dir(u.bandwidth, u.rtt - half, u.buffer_packets),
-        });
-        let mut f = crate::scenario::flow_of(&tmpl, &format!("population.flow[{i}]"), format!("u{i}"), c, srv, default_tcp, jitter_rng)?;
-        if let AppDef::Progressive(d) = &mut f.app {
-            d.rate = u.rate;
-        }
-        flows.push(f);
-    }
-    Ok(())
 }
