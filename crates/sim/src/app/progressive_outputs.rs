@@ -31,7 +31,7 @@ pub struct ProgressiveRow {
     /// When the whole body was acknowledged, else the run's end.
     pub throttle_end_ns: Option<u64>,
     pub body_done: bool,
-    /// Table 1: srtt at the end of the startup phase.
+    /// Table 1: srtt when the ustreamer wrote its last startup byte (its switch to throttling).
     pub rtt_startup_ns: Option<u64>,
     /// Table 1: average goodput over the startup phase (BW).
     pub startup_goodput_bps: Option<f64>,
@@ -85,7 +85,7 @@ pub fn row(flow: u32, client: &str, c: &mut ProgressiveConn, sender: Option<&Tcp
         throttle_start_ns: start.map(|x| ns(x.at)),
         throttle_end_ns: throttle.map(|(_, b)| ns(b.at)),
         body_done: s.body_done.is_some(),
-        rtt_startup_ns: start.and_then(|x| x.srtt).map(dur_ns),
+        rtt_startup_ns: s.startup_written.and_then(|x| x.srtt).map(dur_ns),
         startup_goodput_bps,
         throttle_goodput_bps,
         throttle_data_segments: segs,

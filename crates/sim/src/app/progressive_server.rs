@@ -73,6 +73,9 @@ pub struct ProgressiveServer {
     pending: u64,
     /// A wake-up is scheduled at this time.
     pub wake_at: Option<Time>,
+    /// Socket counters when the ustreamer finished writing the startup bytes (its own phase switch:
+    /// the paper's "srtt at the end of the startup phase", Table 1's RTT_startup).
+    pub startup_written: Option<SenderSnapshot>,
     /// Socket counters when the startup bytes were acknowledged (throttling phase begins).
     pub throttle_start: Option<SenderSnapshot>,
     /// Socket counters when the whole body was acknowledged.
@@ -96,6 +99,7 @@ impl ProgressiveServer {
             head_len: 0,
             pending: 0,
             wake_at: None,
+            startup_written: None,
             throttle_start: None,
             body_done: None,
             clamp_packets: None,
@@ -167,6 +171,9 @@ impl ProgressiveServer {
                 delivered_bytes: ep.stats().bytes_acked.saturating_sub(self.head_len),
             };
             let step = u.poll(now, &conn);
+            if u.in_throttling_phase() && self.startup_written.is_none() {
+                self.startup_written = Some(SenderSnapshot::of(now, ep));
+            }
             if u.in_throttling_phase() {
                 if step.cwnd_clamp_packets.is_some() {
                     self.polls_clamped += 1;
