@@ -137,6 +137,8 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub link: Vec<LinkSpec>,
     pub dumbbell: Option<DumbbellSpec>,
+    /// Users behind their own last miles, drawn from distributions (crates/sim/src/population.rs).
+    pub population: Option<crate::population::PopulationSpec>,
     /// The stream video flows (`app = "live"` / `"vod"`) fetch.
     pub video: Option<VideoSpec>,
     #[serde(default)]
@@ -302,6 +304,7 @@ pub struct FlowTemplate {
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
     pub player: Option<PlayerSpec>,
+    pub progressive: Option<crate::app::progressive::ProgressiveSpec>,
     pub tcp: Option<TcpSpec>,
 }
 
@@ -327,6 +330,7 @@ pub struct FlowSpec {
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
     pub player: Option<PlayerSpec>,
+    pub progressive: Option<crate::app::progressive::ProgressiveSpec>,
     pub tcp: Option<TcpSpec>,
 }
 
@@ -349,6 +353,7 @@ impl FlowSpec {
             cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(),
             tcp: self.tcp.clone(),
             player: self.player.clone(),
+            progressive: self.progressive.clone(),
         }
     }
 }
@@ -517,6 +522,8 @@ pub enum AppDef {
     /// A video player fetching the run's `[video]` stream over HTTP/1.1 on one persistent
     /// connection (`live` or on demand).
     Video { live: bool, player: PlayerDef },
+    /// One progressive download served by ustreamer in a delivery mode (seed 003).
+    Progressive(crate::app::progressive::ProgressiveDef),
 }
 
 /// A client's player, validated.
@@ -639,9 +646,9 @@ fn limit_of(queue: Option<u64>, queue_bytes: &Option<Qty>, path: &str, default: 
     }
 }
 
-struct Builder {
+pub(crate) struct Builder {
     nodes: Vec<NodeDef>,
-    links: Vec<LinkDef>,
+    pub(crate) links: Vec<LinkDef>,
 }
 
 impl Builder {
@@ -651,7 +658,7 @@ impl Builder {
             None => err(path, format!("unknown node {name:?}")),
         }
     }
-    fn add_node(&mut self, name: String, kind: NodeKind, path: &str) -> Result<u32, ScenarioError> {
+    pub(crate) fn add_node(&mut self, name: String, kind: NodeKind, path: &str) -> Result<u32, ScenarioError> {
         if name.is_empty() {
             return err(path, "empty node name");
         }
@@ -685,7 +692,7 @@ fn dir_of(base: &LinkSpec, d: &Option<DirSpec>, path: &str, which: &str) -> Resu
     Ok(DirDef { rate, delay, limit, loss })
 }
 
-fn flow_of(
+pub(crate) fn flow_of(
     t: &FlowTemplate,
     path: &str,
     name: String,
@@ -802,8 +809,27 @@ fn flow_of(
             )?;
             AppDef::Video { live: app_name == "live", player: player_of(t.player.as_ref(), &p("player"))? }
         }
-        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod)")),
+        "progressive" => {
+            only(
+                &[
+                    ("requests", t.requests.is_some()),
+                    ("period", t.period.is_some()),
+                    ("count", t.count.is_some()),
+                    ("response_bytes", t.response_bytes.is_some()),
+                    ("request_bytes", t.request_bytes.is_some()),
+                    ("bytes", t.bytes.is_some()),
+                    ("direction", t.direction.is_some()),
+                    ("close", t.close.is_some()),
+                ],
+                "progressive",
+            )?;
+            AppDef::Progressive(crate::app::progressive::progressive_of(t.progressive.as_ref(), &p("progressive"))?)
+        }
+        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod, progressive)")),
     };
+    if t.progressive.is_some() && !matches!(app, AppDef::Progressive(_)) {
+        return err(p("progressive"), format!("not used by app {app_name:?}"));
+    }
     if t.player.is_some() && !matches!(app, AppDef::Video { .. }) {
         return err(p("player"), format!("not used by app {app_name:?}"));
     }
@@ -960,6 +986,12 @@ impl ScenarioFile {
         let default_tcp = self.tcp.clone();
         if let Some(d) = &self.dumbbell {
             self.expand_dumbbell(d, seed, &mut b, &mut flows, &default_tcp, &mut jitter_rng)?;
+        }
+        if let Some(p) = &self.population {
+            if self.dumbbell.is_some() {
+                return err("population", "give either [dumbbell] or [population], not both");
+            }
+            crate::population::expand(p, seed, &mut b, &mut flows, &default_tcp, &mut jitter_rng)?;
         }
         for (i, f) in self.flow.iter().enumerate() {
             let path = format!("flow[{i}]");

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use tcpvideo_model::Time;
+use tcpvideo_model::{Bandwidth, Time};
 
 use super::endpoint::{TcpEndpoint, TcpState};
 use super::log::{RetransmitCause, TcpLogEvent};
@@ -45,8 +45,26 @@ impl TcpEndpoint {
         matches!(self.state, TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::Closing | TcpState::LastAck)
     }
 
+    /// The socket's pacing rate (Linux sk_pacing_rate), None when the socket does not pace. A CC
+    /// that paces (BBR) sets it; otherwise it exists only under SO_MAX_PACING_RATE, which makes
+    /// Linux pace a non-pacing CC at `tcp_update_pacing_rate`'s rate: mss·max(cwnd, packets_out)
+    /// / srtt × 200 % in slow start (cwnd < ssthresh/2), × 120 % otherwise (sysctls
+    /// tcp_pacing_ss_ratio / tcp_pacing_ca_ratio). Either is capped at the maximum.
+    pub(super) fn pacing_rate(&self) -> Option<Bandwidth> {
+        let own = self.cc.pacing_rate().filter(|r| r.bits_per_sec > 0);
+        let Some(max) = self.max_pacing_rate else { return own };
+        let rate = own.or_else(|| {
+            let srtt = self.rtt.srtt()?;
+            let cwnd = self.cwnd_pkts();
+            let ratio = if cwnd < self.cc.ssthresh() / self.snd_mss.max(1) / 2 { 2.0 } else { 1.2 };
+            let window = cwnd.max(self.sb.packets_out.pkts) * self.snd_mss;
+            Some(Bandwidth::from_bytes_per(window, srtt).scale(ratio))
+        });
+        Some(rate.map_or(max, |r| if r.bits_per_sec < max.bits_per_sec { r } else { max }))
+    }
+
     pub(super) fn pacing_blocks(&mut self, now: Time) -> bool {
-        if self.cc.pacing_rate().is_some_and(|r| r.bits_per_sec > 0) && now < self.next_pace_at {
+        if self.pacing_rate().is_some() && now < self.next_pace_at {
             self.timers.pace = Some(self.next_pace_at);
             return true;
         }
@@ -54,7 +72,7 @@ impl TcpEndpoint {
     }
 
     pub(super) fn after_transmit(&mut self, now: Time, ip_len: u32) {
-        if let Some(r) = self.cc.pacing_rate().filter(|r| r.bits_per_sec > 0) {
+        if let Some(r) = self.pacing_rate() {
             // Linux internal pacing (tcp_update_skb_after_send): the next departure is spaced by
             // this segment's length at the pacing rate. We pace on the IP length.
             self.next_pace_at = self.next_pace_at.max(now) + r.transmit_time(ip_len as u64);
