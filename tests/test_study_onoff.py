@@ -54,6 +54,25 @@ def test_regular_clients_request_each_segment_when_it_appears_and_distributed_on
         assert max(lags[1:]) - min(lags[1:]) < 0.05  # each client keeps its phase
 
 
+def test_explaining_experiments_turn_off_the_restart_after_idle_and_let_clients_join_after_segment_0_appears():
+    base = tcpvideo.simulate(scenario(OnOffConfig(6, segments=4), seed=2))
+    kinds = lambda r: r.events["kind"].to_pylist()  # noqa: E731
+    assert "restart_after_idle" in kinds(base)  # one-segment on-off: every period restarts
+    off = tcpvideo.simulate(scenario(OnOffConfig(6, segments=4, slow_start_after_idle=False), seed=2))
+    assert "restart_after_idle" not in kinds(off)
+    late = tcpvideo.simulate(scenario(OnOffConfig(6, segments=4, join_after_first=True), seed=2))
+    joined = dict(zip(late.video_clients["flow"].to_pylist(), late.video_clients["joined_s"].to_pylist()))
+    assert all(2.0 <= j < 4.0 for j in joined.values())  # segment 0 appears at d = 2 s
+    first = {}
+    for s in late.video_segments.to_pylist():
+        first.setdefault(s["flow"], s)
+    # the newest segment is there on arrival: segment 0 is asked for at once, not at the next period
+    assert all(first[f]["segment"] == 0 and first[f]["requested_s"] - joined[f] < 0.5 for f in joined)
+    base_first = {s["flow"]: s for s in reversed(base.video_segments.to_pylist())}
+    assert any(base_first[f]["requested_s"] - j > 0.5 for f, j in zip(base.video_clients["flow"].to_pylist(),
+                                                                        base.video_clients["joined_s"].to_pylist()))
+
+
 def test_retransmission_timeline_counts_retransmissions_per_segment_period():
     events = pa.table({"t_s": [0.1, 2.5, 2.7, 3.9, 4.0, 9.99, 50.0], "kind": ["retransmit", "retransmit", "rto",
                        "retransmit", "retransmit", "retransmit", "retransmit"]})

@@ -33,6 +33,8 @@ def onoff_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", help="Runs per point: the first N of the scale's seeds "
+                                        "(a reduced --full, e.g. --full --seeds 1)."),
 ) -> None:
     """Seed 004's Figs 3–8 and 16 and the paper-vs-ours table → OUT/report/report.html."""
     from tcpvideo import sweep
@@ -42,8 +44,11 @@ def onoff_cmd(
     if jobs is not None and jobs < 1:
         Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
         raise typer.Exit(2)
+    if seeds is not None and seeds < 1:
+        Console(stderr=True).print(f"[red]error:[/red] --seeds {seeds}: must be at least 1")
+        raise typer.Exit(2)
     try:
-        res = onoff.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
+        res = onoff.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet, seeds=seeds)
     except sweep.SweepInterrupted as e:
         Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
         raise typer.Exit(130)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Optional
 
@@ -151,9 +151,13 @@ def timelines(res: sweep.SweepResult, runs: pd.DataFrame, seed: int) -> dict:
 
 
 def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Optional[int] = None,
-        ray_address: Optional[str] = None, progress: bool = True, scale: Optional[Scale] = None) -> dict:
-    """Run the study (resuming from ``out``) and write its report directory; returns report facts."""
+        ray_address: Optional[str] = None, progress: bool = True, scale: Optional[Scale] = None,
+        seeds: Optional[int] = None) -> dict:
+    """Run the study (resuming from ``out``) and write its report directory; returns report facts.
+    ``seeds``: keep only the first N of the scale's seeds (a reduced run, named so in the report)."""
     scale = scale or (FULL if full else DEFAULT)
+    if seeds is not None and seeds < len(scale.seeds):
+        scale = replace(scale, name=f"{scale.name}, {seeds} of {len(scale.seeds)} seeds", seeds=scale.seeds[:seeds])
     out = Path(out)
     t0, c0 = time.perf_counter(), time.process_time()
     planned = plan_points(scale)
