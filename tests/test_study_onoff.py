@@ -129,3 +129,18 @@ def test_study_list_names_onoff_and_an_unknown_study_is_one_line():
     bad = subprocess.run([*CLI, "study", "onoff", "--jobs", "0"], capture_output=True, text=True,
                          env={**os.environ, "COLUMNS": "200"})
     assert bad.returncode == 2 and "--jobs 0" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_reduced_run_keeps_only_the_groups_asked_for_and_an_unknown_group_is_one_line():
+    from dataclasses import replace
+
+    import pytest
+
+    from tcpvideo.studies.onoff.plan import configs
+
+    only = configs(replace(TINY, groups=("cc", "cwnd_limit")))
+    assert set(only) == {"cc", "cwnd_limit"} and len(only["cc"]) == 5 * len(TINY.clients)
+    with pytest.raises(ValueError, match="unknown bogus"):
+        configs(replace(TINY, groups=("cc", "bogus")))
+    r = subprocess.run(CLI + ["study", "onoff", "--groups", "bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--groups" in r.stderr and "bogus" in r.stderr

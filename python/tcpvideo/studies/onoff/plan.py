@@ -28,6 +28,7 @@ class Scale:
     queue_clients: int = 150  # the queue samples (Figs 3c, 4d, 5c, 7c)
     queue_sample_s: float = 20.0
     long_segments: int = 0  # > 0: also run cubic and vegas at the fewest/most clients over this many 2-s segments
+    groups: tuple[str, ...] = ()  # run only these groups of configs() (a reduced run); empty: all
 
 
 
@@ -90,4 +91,9 @@ def configs(scale: Scale) -> dict[str, list[OnOffConfig]]:
     out["paper_arrival"] = [_sized(OnOffConfig(c, join_after_first=True), scale) for c in n]
     out["queue_samples"] = [replace(c, segments=max(1, int(scale.queue_sample_s // c.segment_s)),
                                     queue_sample_s=scale.queue_sample_s) for c in samples]
+    if scale.groups:
+        unknown = sorted(set(scale.groups) - set(out))
+        if unknown:
+            raise ValueError(f"groups: unknown {', '.join(unknown)} (known: {', '.join(out)})")
+        out = {g: cs for g, cs in out.items() if g in scale.groups}
     return out
