@@ -342,6 +342,11 @@ impl TcpEndpoint {
     }
 
     /// Linux `tcp_cwnd_restart`: halve cwnd for every RTO of idleness, down to min(IW, cwnd).
+    /// Idleness is measured from `lsndtime` (the last segment with data, retransmissions included,
+    /// [`TcpEndpoint::event_data_sent`]) against the current RTO, as in
+    /// `tcp_slow_start_after_idle_check`. Deviation: Linux checks when the application queues new
+    /// data (`tcp_skb_entail`), we when the first new segment leaves; the same instant unless the
+    /// peer's window or pacing holds that data back.
     pub(super) fn restart_after_idle(&mut self, now: Time, log: &mut Vec<TcpLogEvent>) {
         let rto = self.rtt.rto();
         let idle = now.saturating_since(self.lsndtime);
