@@ -167,6 +167,9 @@ fn scenario_topology(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>) -
             AppDef::Video { live, .. } => {
                 app.set_item("kind", if *live { "live" } else { "vod" })?;
             }
+            AppDef::Crowd { publisher, .. } => {
+                app.set_item("kind", if *publisher { "publish" } else { "subscribe" })?;
+            }
         }
         d.set_item("app", app)?;
         let reader = PyDict::new(py);

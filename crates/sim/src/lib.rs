@@ -15,6 +15,7 @@ pub mod network;
 pub mod packet;
 pub mod payload;
 pub mod pcap;
+pub mod reorder;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
