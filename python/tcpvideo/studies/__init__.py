@@ -13,6 +13,8 @@ import importlib
 STUDIES = {
     "onoff": ("tcpvideo.studies.onoff", "seed 004: on-off traffic of live segmented HTTP streaming with many "
               "clients; cubic vs bic/reno/vegas/bbr, 10-s segments, distributed requests, cwnd limit, 16 combinations"),
+    "crowdlive": ("tcpvideo.studies.crowdlive", "seed 000: crowdsourced live streaming at the front-end; analyzer "
+                  "scored against simulator ground truth; TLP / aggressive-RTO mitigations"),
 }
 
 
