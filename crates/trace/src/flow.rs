@@ -449,6 +449,8 @@ pub struct Flow {
     last_client_loss_signal: bool,
     client_ack_since: u64,
     rwnd_zero: bool,
+    /// The client's last window was below one MSS (but maybe not zero).
+    rwnd_small: bool,
     bursts: [BurstTracker; 2],
     pending: Vec<PendingTimeout>,
     app: Option<Box<AppState>>,
@@ -528,6 +530,7 @@ impl Flow {
             last_client_loss_signal: false,
             client_ack_since: 0,
             rwnd_zero: false,
+            rwnd_small: false,
             bursts: [BurstTracker::default(); 2],
             pending: Vec::new(),
             app: if opts.app_parse { Some(Box::default()) } else { None },
@@ -570,7 +573,7 @@ impl Flow {
         let mut ctx = GapContext {
             in_handshake: (self.syn_count > 0 || self.synack_count > 0) && !self.handshake_done,
             server_outstanding: self.snd.snd_una < self.snd.snd_max,
-            client_rwnd_zero: self.rwnd_zero,
+            client_rwnd_zero: self.rwnd_zero || self.rwnd_small,
             server_has_hole: self.rcv.has_hole(),
             end_is_fin_or_rst: p.flags & (flags::FIN | flags::RST) != 0,
             ..Default::default()
@@ -965,6 +968,8 @@ impl Flow {
             if self.rwnd_zero && !was_zero {
                 self.out.zero_windows += 1;
             }
+            // Below one segment the sender cannot send a full one (stall.rs, zero rwnd rule).
+            self.rwnd_small = self.mss > 0 && win < self.mss as u64;
         }
         let mut loss_signal = false;
         // SACK blocks: D-SACK (RFC 2883: first block below the cumulative ACK, or inside the

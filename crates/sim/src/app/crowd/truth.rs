@@ -13,7 +13,8 @@
 //! (for an upload the server never sends data, so its SRTT is the handshake's — the seed's
 //! "RTT in 3WHS"). Classes, from the state at the gap's start and the packet that ends it:
 //! - download: `timeout` (the gap ends with the retransmission an RTO firing sent), `zero_rwnd`
-//!   (the peer's advertised window was 0), `keep_alive` (ended by a keep-alive probe of either
+//!   (the peer's advertised window was 0, or below one segment while data waited to be sent: the
+//!   viewer's buffer held the server back), `keep_alive` (ended by a keep-alive probe of either
 //!   side), `packet_delay` (data was outstanding), `resource_constraint` (nothing outstanding and
 //!   nothing queued: neither the socket nor the front-end had unsent bytes), `other`;
 //! - upload: `keep_alive`, `reordering` (the server socket held out-of-order data), `normal`;
@@ -47,6 +48,8 @@ pub struct Snapshot {
     pub established: bool,
     pub unacked_bytes: u64,
     pub peer_window_zero: bool,
+    /// The peer's window is below one segment (zero included).
+    pub peer_window_small: bool,
     /// Neither the socket nor the application had bytes waiting to be sent.
     pub nothing_queued: bool,
     pub holds_out_of_order: bool,
@@ -62,6 +65,7 @@ impl Snapshot {
             established: !matches!(ep.state(), TcpState::Listen | TcpState::SynSent | TcpState::SynReceived),
             unacked_bytes: ep.unacked_bytes(),
             peer_window_zero: ep.peer_window_bytes() == 0,
+            peer_window_small: ep.peer_window_bytes() < ep.mss_bytes(),
             nothing_queued: app_unsent == 0 && ep.unsent_bytes() == 0,
             holds_out_of_order: ep.holds_out_of_order(),
             srtt: ep.srtt(),
@@ -80,6 +84,20 @@ pub enum PktKind {
     KeepAlive,
     WindowProbe,
     Control,
+}
+
+impl PktKind {
+    /// A short name for the tables (`out`: sent by the front-end).
+    fn label(self, out: bool) -> String {
+        let what = match self {
+            PktKind::Data => "data".to_string(),
+            PktKind::Retrans { cause, rto_fired } => format!("retrans_{cause:?}{}", if rto_fired { "_rto" } else { "" }),
+            PktKind::KeepAlive => "keepalive".into(),
+            PktKind::WindowProbe => "window_probe".into(),
+            PktKind::Control => "control".into(),
+        };
+        format!("{}_{what}", if out { "server" } else { "client" })
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -206,7 +224,7 @@ impl Truth {
         let mut to = open("truth_timeouts.csv")?;
         let mut pk = open("truth_packets.csv")?;
         writeln!(fl, "flow,role,channel,client_port,data_packets")?;
-        writeln!(st, "flow,direction,start_ns,end_ns,duration_ns,threshold_ns,kind")?;
+        writeln!(st, "flow,direction,start_ns,end_ns,duration_ns,threshold_ns,kind,unacked_bytes,peer_window_zero,nothing_queued,holds_out_of_order,end_packet")?;
         writeln!(to, "flow,ts_ns,offset,len,timeout_type,frame")?;
         writeln!(pk, "flow,ts_ns,offset,len,retransmission,frame")?;
         for (f, t) in self.flows.iter().enumerate() {
@@ -233,15 +251,21 @@ impl Truth {
             }
             writeln!(fl, "{f},{},{},{},{n_data}", if t.publisher { "publish" } else { "subscribe" }, t.channel, t.client_port)?;
             for s in stalls(t) {
+                let (a, b) = (&t.events[s.4], &t.events[s.4 + 1]);
                 writeln!(
                     st,
-                    "{f},{},{},{},{},{},{}",
+                    "{f},{},{},{},{},{},{},{},{},{},{},{}",
                     if t.publisher { "upload" } else { "download" },
                     s.0.as_nanos(),
                     s.1.as_nanos(),
                     s.1.as_nanos() - s.0.as_nanos(),
                     s.2.as_nanos(),
-                    s.3
+                    s.3,
+                    a.state.unacked_bytes,
+                    a.state.peer_window_zero,
+                    a.state.nothing_queued,
+                    a.state.holds_out_of_order,
+                    b.kind.label(b.out),
                 )?;
             }
             if !t.publisher {
@@ -270,16 +294,16 @@ fn is_keepalive_seq(t: &FlowTruth, p: &Packet) -> bool {
     }
 }
 
-/// The stalls of one connection: (start, end, threshold, class).
-fn stalls(t: &FlowTruth) -> Vec<(Time, Time, Duration, &'static str)> {
+/// The stalls of one connection: (start, end, threshold, class, index of the gap's first event).
+fn stalls(t: &FlowTruth) -> Vec<(Time, Time, Duration, &'static str, usize)> {
     let mut out = Vec::new();
-    for w in t.events.windows(2) {
+    for (i, w) in t.events.windows(2).enumerate() {
         let (a, b) = (&w[0], &w[1]);
         let s = a.state;
         let Some(srtt) = s.srtt else {
             // No RTT yet: the handshake itself is the gap (its timer is 1 s in Linux).
             if b.t.saturating_since(a.t) > Duration::from_secs(1) {
-                out.push((a.t, b.t, Duration::from_secs(1), "handshake"));
+                out.push((a.t, b.t, Duration::from_secs(1), "handshake", i));
             }
             continue;
         };
@@ -299,7 +323,7 @@ fn stalls(t: &FlowTruth) -> Vec<(Time, Time, Duration, &'static str)> {
             }
         } else if matches!(b.kind, PktKind::Retrans { rto_fired: true, .. }) {
             "timeout"
-        } else if s.peer_window_zero {
+        } else if s.peer_window_zero || (s.peer_window_small && !s.nothing_queued) {
             "zero_rwnd"
         } else if b.kind == PktKind::KeepAlive {
             "keep_alive"
@@ -310,7 +334,7 @@ fn stalls(t: &FlowTruth) -> Vec<(Time, Time, Duration, &'static str)> {
         } else {
             "other"
         };
-        out.push((a.t, b.t, threshold, class));
+        out.push((a.t, b.t, threshold, class, i));
     }
     out
 }
