@@ -63,3 +63,12 @@ def test_a_reorder_probability_outside_zero_one_is_refused_naming_the_key():
     sc["link"][1]["ab"]["reorder"]["p"] = 1.5
     with pytest.raises(tcpvideo.ScenarioError, match=r"reorder\.p"):
         tcpvideo.simulate(sc)
+
+
+def test_a_stall_floor_drops_the_gaps_shorter_than_it(scored):
+    run, _, _ = scored
+    plain = tcpvideo.analyze(run / "fe.pcap").stalls.to_pandas()
+    floored = tcpvideo.analyze(run / "fe.pcap", stall_floor_ms=1000.0).stalls.to_pandas()
+    assert (plain["duration_ns"] <= 1e9).any(), "the scenario has short stalls to drop"
+    assert len(floored) == (plain["duration_ns"] > 1e9).sum()
+    assert (floored["threshold_ns"] >= 1e9).all()

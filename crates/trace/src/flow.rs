@@ -459,6 +459,8 @@ pub struct Flow {
     /// Stall thresholds (download, upload), recomputed only when the estimators change.
     thr: (u64, u64),
     tau: f64,
+    /// AnalyzeOptions::stall_floor in ns.
+    floor_ns: u64,
     out: FlowOut,
 }
 
@@ -538,6 +540,7 @@ impl Flow {
             closed_by: "",
             thr: (0, 0),
             tau: opts.tau,
+            floor_ns: opts.stall_floor.as_nanos() as u64,
             out: FlowOut::empty(key),
         };
         f.refresh_thresholds();
@@ -548,8 +551,8 @@ impl Flow {
     /// RTT as SRTT), cached: they change only with RTT samples and timeouts.
     fn refresh_thresholds(&mut self) {
         self.thr = (
-            stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()),
-            stall_threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()),
+            stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()).max(self.floor_ns),
+            stall_threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()).max(self.floor_ns),
         );
     }
 
@@ -1091,7 +1094,7 @@ impl Flow {
             if let Some((r, inflight)) = sample {
                 self.est.sample(r);
                 // (inline refresh_thresholds: `snd` still borrows self.snd)
-                self.thr.0 = stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns());
+                self.thr.0 = stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()).max(self.floor_ns);
                 self.out.rtt_samples += 1;
                 if let Some(r3) = self.rtt_3whs.filter(|&r3| r3 > 0) {
                     let kb = inflight / 1024;
