@@ -737,9 +737,10 @@ impl Flow {
         let since_client = now.saturating_sub(self.last_client_ns);
         let ack_clocked = self.out.pkts_up > 0 && since_client <= retrans::ACK_CLOCK_NS + self.sample_offset_ns;
         let loss_evidence = self.last_client_loss_signal || self.snd.recovery_point.is_some();
-        // RACK (RFC 8985 §6.2) retransmits on its reordering timer, a fraction of an RTT after
-        // the SACK that showed the loss: still loss detection by ACKs, not a timeout.
-        let rack_timer = self.est.srtt_ns.is_some_and(|s| since_client < s + s / 2);
+        // RACK (RFC 8985 §6.2) retransmits on its reordering timer, within the reordering window
+        // (≤ SRTT) after the SACK that showed the loss: still loss detection by ACKs, not a
+        // timeout (retrans.rs).
+        let rack_timer = self.est.srtt_ns.is_some_and(|s| since_client < s);
         let kind = if loss_evidence && (ack_clocked || rack_timer) {
             RetransKind::Fast
         } else if ack_clocked && self.snd.loss_point.is_some() {
