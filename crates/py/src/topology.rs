@@ -173,6 +173,9 @@ fn scenario_topology(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>) -
                 app.set_item("mode", &p.mode_name)?;
                 app.set_item("rate_bps", p.rate.bits_per_sec)?;
             }
+            AppDef::Crowd { publisher, .. } => {
+                app.set_item("kind", if *publisher { "publish" } else { "subscribe" })?;
+            }
         }
         d.set_item("app", app)?;
         let reader = PyDict::new(py);

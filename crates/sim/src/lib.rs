@@ -16,6 +16,7 @@ pub mod packet;
 pub mod payload;
 pub mod pcap;
 pub mod population;
+pub mod reorder;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

@@ -403,6 +403,16 @@ impl TcpEndpoint {
         self.snd_wnd
     }
 
+    /// Additive: the receiver holds out-of-order data (ground truth for seed 000's reordering stalls).
+    pub fn holds_out_of_order(&self) -> bool {
+        self.rcv.holds_out_of_order()
+    }
+
+    /// Additive: bytes the application queued that were never sent (beyond SND.NXT).
+    pub fn unsent_bytes(&self) -> u64 {
+        self.app_end.saturating_sub(self.snd_nxt.max(1))
+    }
+
     /// Additive: the congestion control's state label (for time series).
     pub fn cc_state(&self) -> &'static str {
         match self.ca {
