@@ -13,9 +13,9 @@
 //! period only"): the throttling phase is taken to begin when the startup bytes have been
 //! acknowledged — not when ustreamer handed them to a multi-megabyte send buffer, which would
 //! count the startup burst's slow-start losses as throttling-phase losses. It ends when the whole
-//! body is acknowledged, or at the end of the run. At the start the server records RTT_startup
-//! (srtt) and BW (startup goodput: startup bytes over the time from the request to their
-//! acknowledgement, §4.2), and counters to subtract.
+//! body is acknowledged, or at the end of the run. RTT_startup (Table 1) is the srtt when the
+//! ustreamer wrote its last startup byte (its own phase switch, identical across modes); BW is the
+//! startup goodput (startup bytes over the time from the request to their acknowledgement, §4.2).
 //!
 //! Body bytes on the wire: an ISO BMFF `ftyp` box (brand `isom`, compatible `isom`,`iso2`,`avc1`,
 //! `mp41`) and the header of an `mdat` box holding the rest (ISO/IEC 14496-12 §4.2–4.3); the media

@@ -22,7 +22,7 @@ from tcpvideo import sweep
 from tcpvideo.studies.report import write_report
 from tcpvideo.studies.trickle import claims as claims_mod
 from tcpvideo.studies.trickle.metrics import reducer
-from tcpvideo.studies.trickle.scenario import DCS, DEFAULT, FULL, GROUPS, Scale, scenario
+from tcpvideo.studies.trickle.scenario import DCS, DEFAULT, FULL, GROUPS, SHALLOW, SHALLOW_GROUPS, Scale, scenario
 
 NAME = "trickle"
 SUMMARY = ("seed 003: Trickle vs ustreamer's application pacing (64 kB / 16 kB), plus a pacing cap and BBR, over "
@@ -33,16 +33,18 @@ NOTES = [
     "buffers; every loss is a buffer overflow caused by the flow itself.",
     "The throttling phase starts when the startup bytes are acknowledged and ends when the body is acknowledged "
     "or the run ends; the default run is 90 s, so most throttling phases are 40–80 s long (the paper's: minutes).",
-    "baseline2 is baseline1 with every user arriving 1 ms later: the two differ only by chance, as in the paper.",
+    "baseline2 is the same simulation as baseline1 and gives identical numbers: users share no bottleneck and "
+    "there is no random loss, so nothing differs; the paper's two baselines measure production noise.",
     "The server's send buffer is 256 kB (Linux autotunes it; the simulator's is fixed).",
     "Fig 7 is noisy at the default scale (few bursts per size); --full has ~10x the users.",
 ]
 
 
 def plan(scale: Scale) -> list[sweep.Point]:
+    runs = [(dc, g) for dc in DCS for g in GROUPS] + [(SHALLOW, g) for g in SHALLOW_GROUPS]
     return [sweep.Point(params={}, scenario=scenario(dc, g, scale, seed), seed=seed,
                         labels={"dc": dc, "group": g, "population_seed": seed})
-            for seed in scale.seeds for dc in DCS for g in GROUPS]
+            for seed in scale.seeds for dc, g in runs]
 
 
 def run(full: bool = False, out: os.PathLike | str = "studies/trickle", jobs: Optional[int] = None,

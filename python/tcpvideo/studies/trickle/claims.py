@@ -151,6 +151,12 @@ def claims(users: pd.DataFrame, bursts: pd.DataFrame) -> list[Claim]:
               "; ".join(f"{dc.upper()} {_pct(imp[dc])} (baseline1 {100*b:.2f} %, trickle {100*t:.2f} %, {n} users)"
                         for dc, b, t, n in rows))
     c.status = REPRODUCED if imp["dc1"] >= 30 else NOT_REPRODUCED
+    b2, _ = mean_rr("dc1-shallow", "baseline1", 2.0)
+    t2, n2 = mean_rr("dc1-shallow", "trickle", 2.0)
+    if b2 and b2 > 0:
+        c.ours += f"; DC1 with 40-ms buffers {(1 - t2 / b2) * 100:.0f} % ({100*b2:.2f} → {100*t2:.2f} %, {n2} users)"
+    c.why = ("our baseline rates are tiny with the preset's buffers (few losses to remove, so the percentage is "
+             "coarse); the 40-ms-buffer run has the paper's loss levels")
     if c.status != REPRODUCED:
         c.why = ("our last miles lose nothing to cross traffic and the baseline's 64 kB bursts fit most drawn "
                  "buffers, so few high-bandwidth flows retransmit at all (see Fig 4, Table 2's users column)")
@@ -162,11 +168,13 @@ def claims(users: pd.DataFrame, bursts: pd.DataFrame) -> list[Claim]:
     c = Claim("retx_low_bw", "Table 2", "Users below 0.5 Mbit/s do not benefit (Trickle lifts its clamp when behind R)",
               "|change| of the mean retransmission rate, trickle vs baseline1, DC2 users with BW < 0.5 Mbit/s: < 10 %",
               "DC1 5 %, DC2 3 %", f"{_pct(ch)} (baseline1 {100*b:.2f} %, trickle {100*t:.2f} %, {nb} users)")
+    slow = u[(u["dc"] == "dc2") & (u["group"] == "trickle") & (u["startup_goodput_kbps"] < 500)]
+    c.ours += f"; Trickle's clamp lifted at {100 * slow['unclamped_share'].mean():.0f} % of those users' polls"
     c.status = REPRODUCED if ch < 10 else NOT_REPRODUCED
     if c.status != REPRODUCED:
-        c.why = ("below R Trickle lifts the clamp but keeps re-clamping whenever the running goodput catches up "
-                 "(share of polls unclamped in the users table); each re-clamp briefly limits the window, so "
-                 "slow users' loss episodes differ from the baseline's")
+        c.why = ("not explained by an experiment yet. Below R, Trickle's clamp is on for part of the polls (the "
+                 "running goodput crosses R back and forth), which limits the window in those periods; a run "
+                 "with the clamp never applied below R would tell whether that is the whole gap")
     out.append(c)
     # 3: bursts
     b1 = bursts[bursts["dc"] == "dc1"]
@@ -215,6 +223,11 @@ def claims(users: pd.DataFrame, bursts: pd.DataFrame) -> list[Claim]:
               "; ".join(f"{dc.upper()} " + ", ".join(f"{r['group']} {r['rebuffer_chance_pct']:.0f} %"
                                                    for _, r in t3[t3["dc"] == dc].iterrows()) for dc in ("dc1", "dc2")))
     c.status = REPRODUCED if max(gap.values()) <= 5 else (PARTLY if min(gap.values()) <= 5 else NOT_REPRODUCED)
+    d2 = u[(u["dc"] == "dc2") & (u["group"] == "baseline1")]
+    deficit = 100.0 * (d2["rate_kbps"] > d2["startup_goodput_kbps"]).mean()
+    c.why = (f"levels differ (ours DC2 ~{t3[t3['dc'] == 'dc2']['rebuffer_chance_pct'].median():.0f} % vs 26 %): "
+             f"{deficit:.0f} % of our DC2 users have a bandwidth deficit (R above their startup goodput), the factor "
+             "§5.4 names; the preset's bandwidths and rates are ours")
     if c.status != REPRODUCED:
         c.why = ("rebuffering follows the bandwidth deficit (§5.4), identical across groups; the remaining gap is "
                  "the groups' different throttled rates (R vs 1.25·R, see the goodput row) over a short run")
@@ -229,6 +242,29 @@ def claims(users: pd.DataFrame, bursts: pd.DataFrame) -> list[Claim]:
               f"{_pct((1 - t / s) * 100 if s else float('nan'))} vs shrunk-block "
               f"(means {100*b:.3f} / {100*t:.3f} / {100*s:.3f} %)")
     c.status = REPRODUCED if b and t < b else NOT_REPRODUCED
+    out.append(c)
+    # 7b: how often connections retransmit at all (Fig 4's 80 % / 90 % < 0.5 %), and why ours differ
+    def share_below(dc, group):
+        d = u[(u["dc"] == dc) & (u["group"] == group)]["throttle_retrans_rate"]
+        return 100.0 * (d < 0.005).mean() if len(d) else float("nan")
+
+    sb, st = share_below("dc1", "baseline1"), share_below("dc1", "trickle")
+    hb, ht = share_below("dc1-shallow", "baseline1"), share_below("dc1-shallow", "trickle")
+    mb, _ = mean_rr("dc1-shallow", "baseline1")
+    mt, _ = mean_rr("dc1-shallow", "trickle")
+    c = Claim("fig4_share", "Fig 4", "DC1: 90 % of Trickle connections retransmit < 0.5 %, 80 % of the baselines'",
+              "share of DC1 connections with throttling-phase retransmission rate < 0.5 %: trickle ≥ baseline1, "
+              "baseline1 within 10 points of 80 %", "trickle 90 %, shrunk-block 85 %, baselines 80 %",
+              f"trickle {st:.0f} %, baseline1 {sb:.0f} %; with 40-ms buffers: trickle {ht:.0f} %, baseline1 {hb:.0f} % "
+              f"(means {100*mt:.2f} vs {100*mb:.2f} %)")
+    c.status = REPRODUCED if st >= sb and abs(sb - 80) <= 10 else (PARTLY if st >= sb else NOT_REPRODUCED)
+    if c.status != REPRODUCED:
+        red = (1 - mt / mb) * 100 if mb and mb > 0 else float("nan")
+        c.why = ("our connections retransmit far less than YouTube's: the drawn buffers (median 150 ms at the user's "
+                 "rate) absorb most 45-packet writes and nothing else shares the last mile. Explaining run "
+                 f"(dc1-shallow, 40-ms buffers): the baseline's share under 0.5 % falls to {hb:.0f} % (paper 80 %) and "
+                 f"Trickle cuts the mean by {red:.0f} % (paper 43 %): the paper's loss levels need shallower or "
+                 "shared bottlenecks than our preset draws")
     out.append(c)
     # 8: Table 1 controls
     t1 = table1(users)
