@@ -73,6 +73,23 @@ def test_explaining_experiments_turn_off_the_restart_after_idle_and_let_clients_
                                                                         base.video_clients["joined_s"].to_pylist()))
 
 
+def test_a_client_with_a_b_segment_buffer_joins_when_b_segments_exist_and_fills_its_buffer_from_the_oldest():
+    # §V-C: "has to request an older segment to have a chance to fill its buffer"; with the
+    # stream starting at 0 no older segment existed and b = 5 and b = 15 ran the same.
+    res = tcpvideo.simulate(scenario(OnOffConfig(4, segments=10, buffer_segments=3), seed=2))
+    joined = dict(zip(res.video_clients["flow"].to_pylist(), res.video_clients["joined_s"].to_pylist()))
+    assert all(6.0 <= j < 8.0 for j in joined.values())  # segments 0..2 exist from 6 s
+    by_flow: dict[int, list[dict]] = {}
+    for s in res.video_segments.to_pylist():
+        by_flow.setdefault(s["flow"], []).append(s)
+    for f, segs in by_flow.items():
+        segs.sort(key=lambda s: s["segment"])
+        assert segs[0]["segment"] == 0, f"flow {f} starts behind the newest segment"
+        # segments 0..2 are already there: each is asked for as soon as the previous one is in
+        for a, b in zip(segs[:2], segs[1:3]):
+            assert b["requested_s"] - a["done_s"] < 0.5, (f, a, b)
+
+
 def test_retransmission_timeline_counts_retransmissions_per_segment_period():
     events = pa.table({"t_s": [0.1, 2.5, 2.7, 3.9, 4.0, 9.99, 50.0], "kind": ["retransmit", "retransmit", "rto",
                        "retransmit", "retransmit", "retransmit", "retransmit"]})

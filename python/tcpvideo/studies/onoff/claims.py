@@ -371,7 +371,22 @@ def distributed_adapt(buf: int):
             c.status = _status(qd > qr and ld < lr)
         else:  # §V-C: quality gain kept, liveness comparable (within 1 s) or better
             c.status = _status(qd > qr and ld >= lr - 1.0)
+        if c.status == NOT_REPRODUCED:
+            c.why = _liveness_parts(ev.agg, dist, reg, n)
     return test
+
+
+def _liveness_parts(agg: Agg, a: str, b: str, n: int) -> str:
+    """Where a liveness difference between two settings comes from: liveness falls by the startup
+    time and by every stall (no catch-up, §IV), so split the difference into those two and the
+    rest (e.g. a later request phase, or the arrival)."""
+    dl = _v(agg, a, n) - _v(agg, b, n)
+    ds = _v(agg, a, n, "startup_mean_s") - _v(agg, b, n, "startup_mean_s")
+    dst = _v(agg, a, n, "stall_mean_s") - _v(agg, b, n, "stall_mean_s")
+    dq = _v(agg, a, n, "request_delay_mean_s") - _v(agg, b, n, "request_delay_mean_s")
+    return (f"liveness {dl:+.2f} s ({a} − {b} at {n} clients): startup {ds:+.2f} s and stall time per client "
+            f"{dst:+.2f} s account for {-(ds + dst):+.2f} s of it; requests leave {dq:+.2f} s later after a segment "
+            "appears (the distributed phase)")
 
 
 def cwnd_adapt(ev: Evidence, c: Claim) -> None:
