@@ -152,7 +152,8 @@ def bic_cubic_worst(ev: Evidence, c: Claim) -> None:
             c.why += (f"; with slow start after idle off at {n} clients, worst first: " +
                       ", ".join(f"{k} {off[k]:.2f} s" for k in o) + f" ({gap_off:.2f} s apart" +
                       (", bic and cubic worst: the shared restart hides the difference)" if set(o[:2]) == {"bic", "cubic"}
-                       else "): still alike, so the shared restart is not what makes them alike (not explained)"))
+                       else "): bic and cubic still not the two worst, so the shared restart does not explain the "
+                            "ranking (not explained)"))
 
 
 def _startup_share_of_spread(agg: Agg, label: str, vals: dict) -> str:
