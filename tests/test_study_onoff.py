@@ -161,3 +161,17 @@ def test_a_reduced_run_keeps_only_the_groups_asked_for_and_an_unknown_group_is_o
         configs(replace(TINY, groups=("cc", "bogus")))
     r = subprocess.run(CLI + ["study", "onoff", "--groups", "bogus"], capture_output=True, text=True)
     assert r.returncode == 2 and "--groups" in r.stderr and "bogus" in r.stderr
+
+
+def test_a_claim_without_runs_in_a_reduced_run_is_not_run_rather_than_judged_on_nothing():
+    import pandas as pd
+
+    from tcpvideo.studies.onoff import claims as cl
+    from tcpvideo.studies.onoff import evaluate
+    from tcpvideo.studies.report import NOT_RUN
+
+    # only the cc group at one count, as `--groups cc --clients 50` leaves it
+    agg = pd.DataFrame({"config": ["cubic+2s"], "clients": [50], "group": ["cc"], "liveness_mean_s_mean": [-0.5]})
+    found = {c.id: c for c in evaluate(cl.Evidence(agg=agg))}
+    for cid in ("seg10", "adapt_vegas_q", "adapt_seg10", "seg10_drops", "adapt_dist5", "combos"):
+        assert found[cid].status == NOT_RUN, (cid, found[cid])

@@ -252,6 +252,8 @@ def distributed_liveness_small(ev: Evidence, c: Claim) -> None:
 def cwnd_liveness_better(ev: Evidence, c: Claim) -> None:
     agg = ev.agg
     ns = _counts(agg, "cubic+2s+cwnd20")
+    if not ns:  # a reduced run without the cwnd limit
+        return
     d = [(_v(agg, "cubic+2s+cwnd20", n) - _v(agg, "cubic+2s", n)) for n in ns]
     c.ours = "cwnd 20 minus regular liveness: " + ", ".join(f"{x:+.2f} s@{n}" for n, x in zip(ns, d))
     c.status = _status(sum(d) / len(d) > 0)
