@@ -73,6 +73,23 @@ def test_explaining_experiments_turn_off_the_restart_after_idle_and_let_clients_
                                                                         base.video_clients["joined_s"].to_pylist()))
 
 
+def test_a_client_with_a_b_segment_buffer_joins_when_b_segments_exist_and_fills_its_buffer_from_the_oldest():
+    # §V-C: "has to request an older segment to have a chance to fill its buffer"; with the
+    # stream starting at 0 no older segment existed and b = 5 and b = 15 ran the same.
+    res = tcpvideo.simulate(scenario(OnOffConfig(4, segments=10, buffer_segments=3), seed=2))
+    joined = dict(zip(res.video_clients["flow"].to_pylist(), res.video_clients["joined_s"].to_pylist()))
+    assert all(6.0 <= j < 8.0 for j in joined.values())  # segments 0..2 exist from 6 s
+    by_flow: dict[int, list[dict]] = {}
+    for s in res.video_segments.to_pylist():
+        by_flow.setdefault(s["flow"], []).append(s)
+    for f, segs in by_flow.items():
+        segs.sort(key=lambda s: s["segment"])
+        assert segs[0]["segment"] == 0, f"flow {f} starts behind the newest segment"
+        # segments 0..2 are already there: each is asked for as soon as the previous one is in
+        for a, b in zip(segs[:2], segs[1:3]):
+            assert b["requested_s"] - a["done_s"] < 0.5, (f, a, b)
+
+
 def test_retransmission_timeline_counts_retransmissions_per_segment_period():
     events = pa.table({"t_s": [0.1, 2.5, 2.7, 3.9, 4.0, 9.99, 50.0], "kind": ["retransmit", "retransmit", "rto",
                        "retransmit", "retransmit", "retransmit", "retransmit"]})
@@ -144,3 +161,17 @@ def test_a_reduced_run_keeps_only_the_groups_asked_for_and_an_unknown_group_is_o
         configs(replace(TINY, groups=("cc", "bogus")))
     r = subprocess.run(CLI + ["study", "onoff", "--groups", "bogus"], capture_output=True, text=True)
     assert r.returncode == 2 and "--groups" in r.stderr and "bogus" in r.stderr
+
+
+def test_a_claim_without_runs_in_a_reduced_run_is_not_run_rather_than_judged_on_nothing():
+    import pandas as pd
+
+    from tcpvideo.studies.onoff import claims as cl
+    from tcpvideo.studies.onoff import evaluate
+    from tcpvideo.studies.report import NOT_RUN
+
+    # only the cc group at one count, as `--groups cc --clients 50` leaves it
+    agg = pd.DataFrame({"config": ["cubic+2s"], "clients": [50], "group": ["cc"], "liveness_mean_s_mean": [-0.5]})
+    found = {c.id: c for c in evaluate(cl.Evidence(agg=agg))}
+    for cid in ("seg10", "adapt_vegas_q", "adapt_seg10", "seg10_drops", "adapt_dist5", "combos"):
+        assert found[cid].status == NOT_RUN, (cid, found[cid])

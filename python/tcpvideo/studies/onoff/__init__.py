@@ -138,7 +138,7 @@ def evaluate(ev: claims_mod.Evidence) -> list[Claim]:
         if test is not None:
             try:
                 test(ev, claim)
-            except (IndexError, KeyError, ValueError):  # a reduced run (--groups) has no runs for it
+            except (IndexError, KeyError, ValueError, ZeroDivisionError):  # a reduced run has no runs for it
                 claim.status, claim.ours, claim.why = claims_mod.NOT_RUN, "no runs for this claim in this run", ""
         if claim.status == "not reproduced" and not claim.why:
             claim.why = claims_mod.NO_EXPERIMENT

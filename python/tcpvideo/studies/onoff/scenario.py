@@ -99,15 +99,21 @@ def scenario(cfg: OnOffConfig, seed: int) -> dict:
               "request_timing": "distributed" if cfg.distributed else "synchronized"}
     if cfg.abr == "fixed":
         player["abr_params"] = {"quality": FIXED_QUALITY}
+    join_at = 0.0
     if cfg.buffer_segments > 1:  # §V-C: join behind the live edge, or the buffer can never fill
         player["live_start_behind"] = cfg.buffer_segments - 1
+        # ... which needs b older segments to exist: the stream has been running for b periods when
+        # the clients join (segment k appears at (k+1)·d, so at b·d segments 0..b−1 are there)
+        join_at = cfg.buffer_segments * d
     tcp = {"cc": cfg.cc} if cfg.sack else {"cc": cfg.cc, "sack": False, "rack_tlp": False, "frto": False}
     if not cfg.slow_start_after_idle:
         tcp["slow_start_after_idle"] = False
     flow = {"app": "live", "start_jitter": d, "player": player, "tcp": tcp}
     if cfg.join_after_first:  # segment 0 appears at d: joining in [d, 2d) finds it there
-        flow["start"] = d
-        duration += d
+        join_at = max(join_at, d)
+    if join_at > 0:
+        flow["start"] = join_at
+        duration += join_at
     if cfg.cwnd_limit:
         flow["cwnd_clamp"] = CWND_LIMIT_PACKETS
     sc = {
