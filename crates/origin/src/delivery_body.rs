@@ -67,7 +67,16 @@ impl ConnectionContext {
         };
         self.clamped.store(true, Ordering::Relaxed);
         match self.clamp.apply(&self.socket, cookie, clamp, srtt, mss_bytes) {
-            Ok(()) => Metrics::bump(&self.metrics.clamp_updates),
+            Ok(()) => {
+                Metrics::bump(&self.metrics.clamp_updates);
+                debug!(
+                    cookie,
+                    clamp_packets = clamp.unwrap_or(0),
+                    srtt_us = srtt.as_micros() as u64,
+                    mss = mss_bytes,
+                    "cwnd clamp applied (0 = none)"
+                );
+            }
             Err(e) => {
                 Metrics::bump(&self.metrics.socket_option_errors);
                 debug!(error = %e, "cwnd clamp not applied");
