@@ -37,6 +37,7 @@ Needs root; build first: `cargo build -p tcpvideo-origin --release`.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
 import os
@@ -197,11 +198,13 @@ def run_case(mode: str, rate_kbps: int, bw_mbit: float, rtt_ms: float, seconds: 
                 cap.stop()
                 origin.popen.send_signal(signal.SIGTERM)
                 origin.wait(timeout=20)  # drains its log into origin.lines
-                clamps = []
+                clamps = []  # (wall time, packets or None when lifted), as the origin logged them
                 for ln in origin.lines:
                     if "cwnd clamp applied" in ln:
                         try:
-                            clamps.append(json.loads(ln)["fields"]["clamp_packets"])
+                            rec = json.loads(ln)
+                            t = datetime.datetime.fromisoformat(rec["timestamp"].replace("Z", "+00:00"))
+                            clamps.append((t.timestamp(), rec["fields"]["clamp_packets"] or None))
                         except (ValueError, KeyError):
                             pass
             finally:
@@ -215,20 +218,31 @@ def run_case(mode: str, rate_kbps: int, bw_mbit: float, rtt_ms: float, seconds: 
     flows = [f for f in a.flows.to_pylist() if f.get("data_packets", 0) > 100]
     flow = max(flows, key=lambda f: f["data_packets"]) if flows else {}
     sizes = sorted(b["packets"] for b in bursts)
-    clamp = max((c for c in clamps if c), default=None)
-    throttled = [c for t, c, _ in samples if t >= t_throttle]
-    within = (sum(1 for c in throttled if clamp is not None and c <= clamp) / len(throttled)
-              if throttled and clamp is not None else None)
+    clamp = max((c for _, c in clamps if c), default=None)
+    throttled = [(t, c, rtt) for t, c, rtt in samples if t >= t_throttle]
+    # The clamp in force for an ss sample: a change takes effect at the next ACK and a larger
+    # cwnd comes down at the next congestion-avoidance step, so within 2 srtt of a change either
+    # value may show; a lifted clamp (None) bounds nothing and such samples are not counted.
+    def bound(t: float, rtt_ms: float):
+        grace = 2 * (rtt_ms if rtt_ms == rtt_ms else 100.0) / 1e3
+        in_force = [c for tc, c in clamps if tc <= t - grace][-1:]
+        recent = [c for tc, c in clamps if t - grace < tc <= t]
+        values = in_force + recent
+        return None if not values or None in values else max(values)
+    bounded = [(c, bound(t, rtt)) for t, c, rtt in throttled]
+    bounded = [(c, b) for c, b in bounded if b is not None]
+    within = (sum(1 for c, b in bounded if c <= b) / len(bounded)) if bounded else None
     result = {
         "mode": mode, "rate_kbps": rate_kbps, "bw_mbit": bw_mbit, "rtt_ms": rtt_ms,
-        "seconds": seconds, "bpf_clamp": bpf, "clamps_applied": clamps[:20],
+        "seconds": seconds, "bpf_clamp": bpf, "clamps_applied": [c or 0 for _, c in clamps][:20],
         "bursts": len(sizes),
         "bursts_le10_share": (sum(1 for n in sizes if n <= 10) / len(sizes)) if sizes else None,
         "burst_median_packets": sizes[len(sizes) // 2] if sizes else None,
         "burst_max_packets": sizes[-1] if sizes else None,
         "retrans_rate": (flow.get("retrans_packets", 0) / flow["data_packets"]) if flow else None,
         "srtt_end_ms": (flow.get("srtt_end_ns") or 0) / 1e6 if flow else None,
-        "ss_samples": len(samples), "ss_cwnd_max": max(throttled) if throttled else None,
+        "ss_samples": len(samples), "ss_clamped_samples": len(bounded),
+        "ss_cwnd_max": max(c for _, c, _ in throttled) if throttled else None,
         "ss_cwnd_le_clamp_share": within,
         "delivered_bps": res["delivered_bps"], "throttle_seconds": res["throttle_seconds"],
         "delivered_vs_target": (res["throttle_bps"] or 0) / (rate_kbps * 1000),
