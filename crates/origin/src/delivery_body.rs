@@ -214,9 +214,8 @@ fn read_exact_uninit(file: &File, n: usize, offset: u64) -> std::io::Result<Byte
         let spare = buf.spare_capacity_mut();
         // SAFETY: pread writes at most `want` bytes into the spare capacity, which has room for
         // them; set_len then covers only bytes the kernel wrote.
-        let got = unsafe {
-            libc::pread(file.as_raw_fd(), spare.as_mut_ptr() as *mut libc::c_void, want, (offset + have as u64) as libc::off_t)
-        };
+        let got =
+            unsafe { libc::pread(file.as_raw_fd(), spare.as_mut_ptr() as *mut libc::c_void, want, (offset + have as u64) as libc::off_t) };
         if got < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == std::io::ErrorKind::Interrupted {
