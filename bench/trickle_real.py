@@ -7,12 +7,15 @@ linux_dumbbell.py use):
     srv ns [tcpvideo-origin, dumpcap] ==veth== rtr ns [tbf RATE] tun0 ~~delay line RTT/2 each way~~ tun0 cli ns [player]
 
 The origin serves a progressive file with `?mode=M&rate_kbps=R` and a startup burst of
-`--startup-s` media seconds (default 10; the paper's 30-40 s only lengthen the run), CUBIC on
-the server socket (the paper's stack), a fixed 1 MiB send buffer (`--sndbuf-kib 1024`: a 64 kB
-block enters the socket in one write, as ustreamer's did; Linux's autotuned buffer at this
-cwnd held ~2 packets' room, so blocks left ACK-clocked in pairs and no burst was visible). Bursts, cwnd and the delivered rate are measured over the
-throttling phase (from 1 s after the client has the startup bytes), as the paper's A/B
-comparison is. The client reads the socket as fast as the data come (a
+`--startup-s` media seconds (default 10; the paper's 30-40 s only lengthen the run). Server
+settings, each for a reason seen in the first runs: CUBIC (the paper's stack) set by the origin
+on its listener, because a socket born BBR (this machine's default) keeps TCP's internal pacing
+after switching and paced 64 kB blocks into pairs 1.45 ms apart; `tcp_slow_start_after_idle` 0
+so cwnd survives ustreamer's idle gaps between blocks, as the paper's 64 kB bursts imply; a fixed
+1 MiB send buffer (`--sndbuf-kib 1024`) so a whole block enters the socket in one write. Bursts,
+cwnd and the delivered rate are measured over the throttling phase (bursts and cwnd from 1 s
+after the client has the startup bytes; delivered = bytes after the startup burst / response
+time), as the paper's A/B comparison is. The client reads the socket as fast as the data come (a
 browser's progressive download) and plays it out at R after 2 s of media (rebuffer count).
 Measured per run:
 
@@ -22,16 +25,16 @@ Measured per run:
 - retransmission rate (retransmitted / data packets, analyzer) and srtt at the end (analyzer);
 - `ss -tin` on the server every 0.25 s: cwnd vs the clamp the origin applied (its debug log:
   "cwnd clamp applied"), share of samples with cwnd ≤ clamp;
-- delivered rate at the client over the run vs the target R.
+- delivered rate at the client vs the target R.
 
-Must-show case (default): 1 Mbit/s over 10 Mbit/s, 50 ms, 60 s, Trickle and 64 kB pacing
+Must-show case (default): 1 Mbit/s over 10 Mbit/s, 50 ms, 70 s (~66 s of throttling), Trickle and 64 kB pacing
 (`baseline`). `--matrix`: three bandwidths × two RTTs, Trickle and baseline, shorter runs.
 The simulated column of the simulated-vs-real table needs the simulator's progressive-server
 app (branch `trickle`), not on main yet: printed as "n/a".
 
 Needs root; build first: `cargo build -p tcpvideo-origin --release`.
 
-    sudo python bench/trickle_real.py [--seconds 60] [--matrix] [--out runs/trickle_real]
+    sudo python bench/trickle_real.py [--seconds 70] [--matrix] [--out runs/trickle_real]
 """
 
 from __future__ import annotations
