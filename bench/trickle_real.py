@@ -122,13 +122,6 @@ def client_main(url_host: str, path: str, seconds: float, rate_bps: float,
 
 # ---------------------------------------------------------------- one run (root ns driver)
 
-def parse_ss(text: str) -> list[dict]:
-    rows = []
-    for m in re.finditer(r"cwnd:(\d+).*?(?:rtt:([\d.]+)/)?", text, re.S):
-        rows.append({"cwnd": int(m.group(1))})
-    return rows
-
-
 def run_case(mode: str, rate_kbps: int, bw_mbit: float, rtt_ms: float, seconds: float,
              out: Path, origin_bin: str, startup_s: float = 10.0, log=print) -> dict:
     from tcpvideo import netns
