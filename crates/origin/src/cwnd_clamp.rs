@@ -21,7 +21,8 @@
 //! path is two syscall arguments, written out below.
 //!
 //! Dropping the [`ClampProgram`] moves the process back to its cgroup, detaches the program and
-//! removes the cgroup and the pins: nothing is left behind.
+//! removes the cgroup and the pins: nothing is left behind. What a killed origin (SIGKILL) left
+//! is swept by the next one's `load` (only names of this pattern whose pid is gone).
 //!
 //! Fallback ([`ClampControl::PacingFallback`]): a clamp of W packets over srtt lets at most
 //! W·MSS bytes out per RTT, so the socket's pacing rate is capped at W·MSS/srtt instead. Not the
@@ -56,7 +57,8 @@ fn unavailable(what: impl Into<String>) -> ClampUnavailable {
 
 /// The loaded program, its cgroup and its map.
 pub struct ClampProgram {
-    map: OwnedFd,
+    /// The pinned `clamps` map (None until the load got that far).
+    map: Option<OwnedFd>,
     prog_pin: PathBuf,
     maps_pin: PathBuf,
     cgroup: PathBuf,
@@ -85,14 +87,8 @@ impl ClampProgram {
         let maps_pin = bpffs.join(format!("origin_tcpvideo_{pid}_maps"));
         let cgroup = cgroup_root.join(format!("origin-tcpvideo-{pid}"));
         let home = home_cgroup(&cgroup_root)?;
-        let mut loaded = ClampProgram {
-            map: open_pinned(&maps_pin.join("clamps")).unwrap_or_else(|_| placeholder_fd()),
-            prog_pin,
-            maps_pin,
-            cgroup,
-            home_procs: home.join("cgroup.procs"),
-            scratch,
-        };
+        sweep_stale(&cgroup_root, &bpffs);
+        let mut loaded = ClampProgram { map: None, prog_pin, maps_pin, cgroup, home_procs: home.join("cgroup.procs"), scratch };
         run(Command::new("bpftool")
             .arg("prog")
             .arg("load")
@@ -102,7 +98,7 @@ impl ClampProgram {
             .arg(&loaded.maps_pin))?;
         fs::create_dir_all(&loaded.cgroup).map_err(|e| unavailable(format!("mkdir {}: {e}", loaded.cgroup.display())))?;
         run(Command::new("bpftool").arg("cgroup").arg("attach").arg(&loaded.cgroup).args(["sock_ops", "pinned"]).arg(&loaded.prog_pin))?;
-        loaded.map = open_pinned(&loaded.maps_pin.join("clamps")).map_err(|e| unavailable(format!("open pinned map: {e}")))?;
+        loaded.map = Some(open_pinned(&loaded.maps_pin.join("clamps")).map_err(|e| unavailable(format!("open pinned map: {e}")))?);
         fs::write(loaded.cgroup.join("cgroup.procs"), pid.to_string())
             .map_err(|e| unavailable(format!("join {}: {e}", loaded.cgroup.display())))?;
         Ok(loaded)
@@ -182,6 +178,37 @@ impl ClampControl {
     }
 }
 
+/// Remove what an origin killed without its clean-up (SIGKILL) left: its cgroup (empty; an
+/// attached program goes with it) and its pins. Only names of this module's pattern whose pid no
+/// longer runs are touched.
+fn sweep_stale(cgroup_root: &Path, bpffs: &Path) {
+    let dead = |pid: &str| pid.parse::<u32>().is_ok_and(|p| !Path::new(&format!("/proc/{p}")).exists());
+    if let Ok(entries) = fs::read_dir(cgroup_root) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.strip_prefix("origin-tcpvideo-").is_some_and(dead) {
+                let _ = fs::remove_dir(e.path());
+            }
+        }
+    }
+    if let Ok(entries) = fs::read_dir(bpffs) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_prefix("origin_tcpvideo_") else { continue };
+            if rest.split('_').next().is_some_and(dead) {
+                if let Ok(maps) = fs::read_dir(e.path()) {
+                    for m in maps.flatten() {
+                        let _ = fs::remove_file(m.path());
+                    }
+                    let _ = fs::remove_dir(e.path());
+                } else {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+}
+
 fn compile(scratch: &Path) -> Result<PathBuf, ClampUnavailable> {
     let source = scratch.join("trickle_clamp.bpf.c");
     let object = scratch.join("trickle_clamp.bpf.o");
@@ -253,7 +280,8 @@ fn open_pinned(path: &Path) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-fn map_command(map: &OwnedFd, cmd: libc::c_long, key: &[u8; 8], value: Option<&[u8; 8]>) -> std::io::Result<()> {
+fn map_command(map: &Option<OwnedFd>, cmd: libc::c_long, key: &[u8; 8], value: Option<&[u8; 8]>) -> std::io::Result<()> {
+    let Some(map) = map else { return Err(std::io::Error::other("clamp map not open")) };
     let mut attr = [0u8; ATTR_SIZE];
     attr[..4].copy_from_slice(&(map.as_raw_fd() as u32).to_ne_bytes()); // map_fd
     attr[8..16].copy_from_slice(&(key.as_ptr() as u64).to_ne_bytes()); // key
@@ -261,11 +289,4 @@ fn map_command(map: &OwnedFd, cmd: libc::c_long, key: &[u8; 8], value: Option<&[
         attr[16..24].copy_from_slice(&(v.as_ptr() as u64).to_ne_bytes()); // value
     } // flags (24..32) = BPF_ANY
     bpf(cmd, &mut attr).map(|_| ())
-}
-
-/// A valid fd to stand in before the map is open (so Drop can clean up a half-done load).
-fn placeholder_fd() -> OwnedFd {
-    // SAFETY: dup of stdin's fd number 0 or, failing that, /dev/null opened here.
-    let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    unsafe { OwnedFd::from_raw_fd(fd) }
 }

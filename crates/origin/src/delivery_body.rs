@@ -18,7 +18,7 @@
 
 use std::fs::File;
 use std::future::Future;
-use std::os::unix::fs::FileExt;
+use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -67,7 +67,16 @@ impl ConnectionContext {
         };
         self.clamped.store(true, Ordering::Relaxed);
         match self.clamp.apply(&self.socket, cookie, clamp, srtt, mss_bytes) {
-            Ok(()) => Metrics::bump(&self.metrics.clamp_updates),
+            Ok(()) => {
+                Metrics::bump(&self.metrics.clamp_updates);
+                debug!(
+                    cookie,
+                    clamp_packets = clamp.unwrap_or(0),
+                    srtt_us = srtt.as_micros() as u64,
+                    mss = mss_bytes,
+                    "cwnd clamp applied (0 = none)"
+                );
+            }
             Err(e) => {
                 Metrics::bump(&self.metrics.socket_option_errors);
                 debug!(error = %e, "cwnd clamp not applied");
@@ -180,16 +189,46 @@ impl DeliveryBody {
 
     fn read_frame(&mut self) -> Result<Bytes, BoxError> {
         let n = self.pending_bytes.min(FRAME_BYTES).min(self.end_offset - self.next_offset) as usize;
-        let mut buf = vec![0u8; n];
-        if let Err(e) = self.file.read_exact_at(&mut buf, self.next_offset) {
-            Metrics::bump(&self.conn.metrics.body_read_errors);
-            return Err(Box::new(e));
+        match read_exact_uninit(&self.file, n, self.next_offset) {
+            Ok(frame) => {
+                self.next_offset += n as u64;
+                self.pending_bytes -= n as u64;
+                self.conn.metrics.body_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                Ok(frame)
+            }
+            Err(e) => {
+                Metrics::bump(&self.conn.metrics.body_read_errors);
+                Err(Box::new(e))
+            }
         }
-        self.next_offset += n as u64;
-        self.pending_bytes -= n as u64;
-        self.conn.metrics.body_bytes.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(Bytes::from(buf))
     }
+}
+
+/// `n` bytes of `file` at `offset` into a fresh buffer that is not zeroed first (the kernel
+/// writes every byte before the length covers it). A file that shrank is an error: the response
+/// is cut short, never padded.
+fn read_exact_uninit(file: &File, n: usize, offset: u64) -> std::io::Result<Bytes> {
+    let mut buf = bytes::BytesMut::with_capacity(n);
+    while buf.len() < n {
+        let (have, want) = (buf.len(), n - buf.len());
+        let spare = buf.spare_capacity_mut();
+        // SAFETY: pread writes at most `want` bytes into the spare capacity, which has room for
+        // them; set_len then covers only bytes the kernel wrote.
+        let got =
+            unsafe { libc::pread(file.as_raw_fd(), spare.as_mut_ptr() as *mut libc::c_void, want, (offset + have as u64) as libc::off_t) };
+        if got < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if got == 0 {
+            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file shorter than when the response began"));
+        }
+        unsafe { buf.set_len(have + got as usize) };
+    }
+    Ok(buf.freeze())
 }
 
 impl Body for DeliveryBody {

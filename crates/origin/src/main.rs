@@ -150,6 +150,16 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
+        // On the listener too: an accepted socket starts with its listener's congestion control,
+        // and a socket that started as BBR keeps TCP's internal pacing on after a switch to
+        // another (bbr_init sets sk_pacing_status), which would pace every mode.
+        if let Some(cc) = &o.congestion_control {
+            use std::os::fd::AsRawFd;
+            if let Err(e) = (tcpvideo_origin::socket_control::SocketHandle { fd: listener.as_raw_fd() }).set_congestion_control(cc) {
+                eprintln!("--congestion-control {cc}: {e}");
+                return ExitCode::from(2);
+            }
+        }
         let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
         info!(listen = %bound, root = %origin.root.path().display(), mode = %o.mode, "origin listening");
         serve(origin.clone(), listener, shutdown_signal()).await;

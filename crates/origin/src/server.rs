@@ -19,7 +19,6 @@
 //! `serve` returns.
 
 use std::convert::Infallible;
-use std::fs::File;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -189,8 +188,8 @@ fn route(origin: &Origin, req: Request<Incoming>, peer: SocketAddr, conn: Arc<Co
             return r;
         }
     };
-    let file_path = match origin.root.resolve(path) {
-        Ok(p) => p,
+    let served = match origin.root.open(path) {
+        Ok(f) => f,
         Err(PathRefused::NotFound) => return plain(m, StatusCode::NOT_FOUND, "not found".into()),
         Err(e @ PathRefused::Forbidden(_)) => {
             Metrics::bump(&m.paths_refused);
@@ -202,10 +201,7 @@ fn route(origin: &Origin, req: Request<Incoming>, peer: SocketAddr, conn: Arc<Co
         Ok(p) => p,
         Err(e) => return plain(m, StatusCode::BAD_REQUEST, e),
     };
-    let (file, length, modified) = match File::open(&file_path).and_then(|f| f.metadata().map(|md| (f, md))) {
-        Ok((f, md)) if md.is_file() => (f, md.len(), md.modified().ok()),
-        _ => return plain(m, StatusCode::NOT_FOUND, "not found".into()),
-    };
+    let length = served.length;
     // If-Range's validator is not evaluated; RFC 9110 §13.1.5 then says to send the whole body.
     let range_header =
         if req.headers().contains_key(IF_RANGE) { None } else { req.headers().get(RANGE).map(|v| v.to_str().unwrap_or("<not text>")) };
@@ -225,13 +221,13 @@ fn route(origin: &Origin, req: Request<Incoming>, peer: SocketAddr, conn: Arc<Co
         empty()
     } else {
         m.count_mode(plan.mode.label());
-        DeliveryBody::new(Arc::new(file), first, end, plan, conn).boxed()
+        DeliveryBody::new(Arc::new(served.file), first, end, plan, conn).boxed()
     };
     m.count_response(status.as_u16());
     let mut r = Response::new(body);
     *r.status_mut() = status;
     let h = r.headers_mut();
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type_of(&file_path)));
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type_of(std::path::Path::new(&served.name))));
     h.insert(CONTENT_LENGTH, HeaderValue::from(end - first));
     h.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     if status == StatusCode::PARTIAL_CONTENT {
@@ -239,7 +235,7 @@ fn route(origin: &Origin, req: Request<Incoming>, peer: SocketAddr, conn: Arc<Co
             h.insert(CONTENT_RANGE, v);
         }
     }
-    if let Some(t) = modified {
+    if let Some(t) = served.modified {
         if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(t)) {
             h.insert(LAST_MODIFIED, v);
         }
