@@ -224,8 +224,18 @@ impl Network {
                 n_hosts += 1;
             }
         }
-        let mut net =
-            Network { nodes, links, channels, routes: Vec::new(), host_index, n_hosts, taps: Vec::new(), next_uid: 0, unroutable: 0, drop_log: None };
+        let mut net = Network {
+            nodes,
+            links,
+            channels,
+            routes: Vec::new(),
+            host_index,
+            n_hosts,
+            taps: Vec::new(),
+            next_uid: 0,
+            unroutable: 0,
+            drop_log: None,
+        };
         net.compute_routes();
         net
     }

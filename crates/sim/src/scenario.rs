@@ -841,7 +841,11 @@ fn flow_of(
         }
         "publish" | "subscribe" => {
             let Some(c) = &t.crowd else { return err(p("crowd"), "missing (crowd = { channel = N, stream_for = \"60s\" })") };
-            AppDef::Crowd { publisher: app_name == "publish", channel: c.channel, stream_for: c.stream_for.duration(&p("crowd.stream_for"))? }
+            AppDef::Crowd {
+                publisher: app_name == "publish",
+                channel: c.channel,
+                stream_for: c.stream_for.duration(&p("crowd.stream_for"))?,
+            }
         }
         other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod, publish, subscribe)")),
     };

@@ -99,7 +99,9 @@ pub fn header_chunk() -> Vec<u8> {
 
 /// The publisher's request head (HTTP-FLV push of channel `channel`).
 pub fn publish_head(channel: u32) -> String {
-    format!("POST /live/ch{channel}.flv HTTP/1.1\r\nHost: fe.tcpvideo.test\r\nContent-Type: video/x-flv\r\nTransfer-Encoding: chunked\r\n\r\n")
+    format!(
+        "POST /live/ch{channel}.flv HTTP/1.1\r\nHost: fe.tcpvideo.test\r\nContent-Type: video/x-flv\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
 }
 
 /// The subscriber's request head.

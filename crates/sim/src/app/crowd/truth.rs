@@ -83,7 +83,10 @@ impl Snapshot {
 pub enum PktKind {
     Data,
     /// Data retransmitted, with the sender's reason; `rto_fired`: sent by an RTO firing.
-    Retrans { cause: RetransmitCause, rto_fired: bool },
+    Retrans {
+        cause: RetransmitCause,
+        rto_fired: bool,
+    },
     KeepAlive,
     WindowProbe,
     Control,
@@ -414,7 +417,15 @@ mod tests {
 
     #[test]
     fn a_gap_ended_by_an_rto_retransmission_is_a_timeout_stall_and_an_idle_gap_is_resource_constraint() {
-        let t = flow(vec![ev(0, true, 0, 1000, PktKind::Data, 1000), ev(300, true, 0, 1000, RTO, 1000), ev(340, false, 0, 0, PktKind::Control, 0), ev(900, true, 1000, 1000, PktKind::Data, 1000)], vec![]);
+        let t = flow(
+            vec![
+                ev(0, true, 0, 1000, PktKind::Data, 1000),
+                ev(300, true, 0, 1000, RTO, 1000),
+                ev(340, false, 0, 0, PktKind::Control, 0),
+                ev(900, true, 1000, 1000, PktKind::Data, 1000),
+            ],
+            vec![],
+        );
         let s = stalls(&t);
         assert_eq!(s.iter().map(|x| x.3).collect::<Vec<_>>(), vec!["timeout", "resource_constraint"]);
     }
