@@ -137,6 +137,8 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub link: Vec<LinkSpec>,
     pub dumbbell: Option<DumbbellSpec>,
+    /// Users behind their own last miles, drawn from distributions (crates/sim/src/population.rs).
+    pub population: Option<crate::population::PopulationSpec>,
     /// The stream video flows (`app = "live"` / `"vod"`) fetch.
     pub video: Option<VideoSpec>,
     #[serde(default)]
@@ -322,6 +324,7 @@ pub struct FlowTemplate {
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
     pub player: Option<PlayerSpec>,
+    pub progressive: Option<crate::app::progressive::ProgressiveSpec>,
     pub crowd: Option<CrowdSpec>,
     pub tcp: Option<TcpSpec>,
 }
@@ -348,6 +351,7 @@ pub struct FlowSpec {
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
     pub player: Option<PlayerSpec>,
+    pub progressive: Option<crate::app::progressive::ProgressiveSpec>,
     pub crowd: Option<CrowdSpec>,
     pub tcp: Option<TcpSpec>,
 }
@@ -371,6 +375,7 @@ impl FlowSpec {
             cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(),
             tcp: self.tcp.clone(),
             player: self.player.clone(),
+            progressive: self.progressive.clone(),
             crowd: self.crowd.clone(),
         }
     }
@@ -541,6 +546,8 @@ pub enum AppDef {
     /// A video player fetching the run's `[video]` stream over HTTP/1.1 on one persistent
     /// connection (`live` or on demand).
     Video { live: bool, player: PlayerDef },
+    /// One progressive download served by ustreamer in a delivery mode (seed 003).
+    Progressive(crate::app::progressive::ProgressiveDef),
     /// Crowdsourced live streaming (seed 000, crate::app::crowd): a publisher uploading FLV to
     /// the front-end (`publish`) or a subscriber watching a channel over HTTP-FLV (`subscribe`).
     Crowd { publisher: bool, channel: u32, stream_for: Duration },
@@ -666,9 +673,9 @@ fn limit_of(queue: Option<u64>, queue_bytes: &Option<Qty>, path: &str, default: 
     }
 }
 
-struct Builder {
+pub(crate) struct Builder {
     nodes: Vec<NodeDef>,
-    links: Vec<LinkDef>,
+    pub(crate) links: Vec<LinkDef>,
 }
 
 impl Builder {
@@ -678,7 +685,7 @@ impl Builder {
             None => err(path, format!("unknown node {name:?}")),
         }
     }
-    fn add_node(&mut self, name: String, kind: NodeKind, path: &str) -> Result<u32, ScenarioError> {
+    pub(crate) fn add_node(&mut self, name: String, kind: NodeKind, path: &str) -> Result<u32, ScenarioError> {
         if name.is_empty() {
             return err(path, "empty node name");
         }
@@ -722,7 +729,7 @@ fn dir_of(base: &LinkSpec, d: &Option<DirSpec>, path: &str, which: &str) -> Resu
     Ok(DirDef { rate, delay, limit, loss, reorder })
 }
 
-fn flow_of(
+pub(crate) fn flow_of(
     t: &FlowTemplate,
     path: &str,
     name: String,
@@ -839,6 +846,22 @@ fn flow_of(
             )?;
             AppDef::Video { live: app_name == "live", player: player_of(t.player.as_ref(), &p("player"))? }
         }
+        "progressive" => {
+            only(
+                &[
+                    ("requests", t.requests.is_some()),
+                    ("period", t.period.is_some()),
+                    ("count", t.count.is_some()),
+                    ("response_bytes", t.response_bytes.is_some()),
+                    ("request_bytes", t.request_bytes.is_some()),
+                    ("bytes", t.bytes.is_some()),
+                    ("direction", t.direction.is_some()),
+                    ("close", t.close.is_some()),
+                ],
+                "progressive",
+            )?;
+            AppDef::Progressive(crate::app::progressive::progressive_of(t.progressive.as_ref(), &p("progressive"))?)
+        }
         "publish" | "subscribe" => {
             let Some(c) = &t.crowd else { return err(p("crowd"), "missing (crowd = { channel = N, stream_for = \"60s\" })") };
             AppDef::Crowd {
@@ -847,8 +870,11 @@ fn flow_of(
                 stream_for: c.stream_for.duration(&p("crowd.stream_for"))?,
             }
         }
-        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod, publish, subscribe)")),
+        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod, progressive, publish, subscribe)")),
     };
+    if t.progressive.is_some() && !matches!(app, AppDef::Progressive(_)) {
+        return err(p("progressive"), format!("not used by app {app_name:?}"));
+    }
     if t.crowd.is_some() && !matches!(app, AppDef::Crowd { .. }) {
         return err(p("crowd"), format!("not used by app {app_name:?}"));
     }
@@ -1008,6 +1034,12 @@ impl ScenarioFile {
         let default_tcp = self.tcp.clone();
         if let Some(d) = &self.dumbbell {
             self.expand_dumbbell(d, seed, &mut b, &mut flows, &default_tcp, &mut jitter_rng)?;
+        }
+        if let Some(p) = &self.population {
+            if self.dumbbell.is_some() {
+                return err("population", "give either [dumbbell] or [population], not both");
+            }
+            crate::population::expand(p, seed, &mut b, &mut flows, &default_tcp, &mut jitter_rng)?;
         }
         for (i, f) in self.flow.iter().enumerate() {
             let path = format!("flow[{i}]");

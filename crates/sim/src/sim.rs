@@ -32,6 +32,8 @@ use crate::app::http::HttpWire;
 use crate::app::kind;
 use crate::app::origin::{OriginConn, StreamFormat, VideoSite};
 use crate::app::player::{Completed, PlayerApp, PlaylistRefresh};
+use crate::app::progressive::ProgressiveConn;
+use crate::app::progressive_outputs::{self, ProgressiveRow};
 use crate::app::reader::{ReadOutcome, Reader};
 use crate::app::reqresp::{ReqResp, RequestRecord};
 use crate::app::video_outputs::{self, BufferSample, ClientQoe, SegmentRow, StallRow};
@@ -157,6 +159,7 @@ enum AppState {
     Bulk(Bulk),
     ReqResp(ReqResp),
     Video(Box<VideoConn>),
+    Progressive(Box<ProgressiveConn>),
     /// A crowdlive publisher or subscriber; its state lives in `Simulation::crowd`.
     Crowd,
 }
@@ -286,6 +289,8 @@ pub struct Results {
     pub video_segments: Vec<SegmentRow>,
     pub video_stalls: Vec<StallRow>,
     pub video_buffer: Vec<BufferSample>,
+    /// One row per progressive-download flow (empty without them).
+    pub progressive: Vec<ProgressiveRow>,
 }
 
 pub struct Simulation {
@@ -384,13 +389,14 @@ impl Simulation {
             }
         }
         let site = video_site(&sc)?;
+        let has_http = site.is_some() || sc.flows.iter().any(|f| matches!(f.app, AppDef::Progressive(_)));
         let any_crowd = sc.flows.iter().any(|f| matches!(f.app, AppDef::Crowd { .. }));
         let mut crowd = any_crowd.then(FrontEnd::default);
         let mut truth = any_crowd.then(Truth::default);
         if any_crowd {
             net.drop_log = Some(Vec::new());
         }
-        let payloads = ((site.is_some() || any_crowd) && !net.taps.is_empty()).then(|| SharedPayloads::new(PayloadBook::default().into()));
+        let payloads = ((has_http || any_crowd) && !net.taps.is_empty()).then(|| SharedPayloads::new(PayloadBook::default().into()));
         for t in net.taps.iter_mut() {
             t.payloads = payloads.clone();
         }
@@ -400,7 +406,11 @@ impl Simulation {
         let mut isn_rng = sub_rng(sc.seed, streams::ISN);
         let mut isns = Vec::with_capacity(sc.flows.len());
         for (i, f) in sc.flows.iter().enumerate() {
-            let cfg = tcp_config(&f.tcp, &format!("flow[{i}].tcp"))?;
+            let mut cfg = tcp_config(&f.tcp, &format!("flow[{i}].tcp"))?;
+            if let (AppDef::Progressive(p), None) = (&f.app, &f.tcp.cc) {
+                cfg.cc = p.mode.congestion_control().map_or(cfg.cc, str::to_string);
+                // mode "bbr"
+            }
             // Build once to validate cc name/params with this flow's MSS.
             tcpvideo_model::cc::build(&cfg.cc, &tcpvideo_model::cc::CcConfig::default(), &cfg.cc_params)
                 .map_err(|e| ScenarioError(format!("flow[{i}].tcp.cc: {e}")))?;
@@ -429,6 +439,7 @@ impl Simulation {
                     };
                     (AppState::Video(Box::new(conn)), 2 * i as u32 + 1, 2 * i as u32)
                 }
+                AppDef::Progressive(def) => (AppState::Progressive(Box::new(ProgressiveConn::new(def))), 2 * i as u32 + 1, 2 * i as u32),
                 AppDef::Crowd { publisher, channel, stream_for } => {
                     let fe = crowd.as_mut().expect("crowd front-end");
                     truth.as_mut().expect("crowd truth").track(i, *publisher, *channel);
@@ -565,6 +576,9 @@ impl Simulation {
         };
         if let Some(e) = self.eps[ep as usize].ep.as_mut() {
             e.on_packet(now, p, &mut self.out, &mut self.log);
+            if let (AppState::Progressive(c), 1) = (&mut self.flows[f].app, ep % 2) {
+                c.server.observe(now, e);
+            }
             if ep % 2 == 1 {
                 if let Some(tr) = self.truth.as_mut().filter(|t| t.tracks(f)) {
                     tr.received(now, p, Snapshot::of(e, Self::crowd_unsent(&self.crowd, f)));
@@ -662,6 +676,18 @@ impl Simulation {
                             v.client.push(e)
                         }
                     }
+                    AppState::Progressive(c) => {
+                        let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                        if !is_client {
+                            let wake = c.server.serve(now, e);
+                            Self::schedule_serve(&mut self.q, &mut c.server.wake_at, f, now, wake);
+                            true
+                        } else if sev == SocketEvent::Connected {
+                            c.client.on_connected(f as u32, self.payloads.as_ref(), e)
+                        } else {
+                            c.client.push(e)
+                        }
+                    }
                     AppState::Crowd => {
                         let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
                         let fe = self.crowd.as_mut().expect("crowd front-end");
@@ -707,6 +733,16 @@ impl Simulation {
                     let n = e.recv(u64::MAX);
                     let site = self.site.as_ref().expect("video site");
                     if v.origin.on_read(now, n, site, &mut v.wire, f as u32, self.payloads.as_ref(), e) || n > 0 {
+                        self.touch(now, ep);
+                    }
+                } else if let AppState::Progressive(c) = &mut self.flows[f].app {
+                    let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                    let n = e.recv(u64::MAX);
+                    if c.request_complete_after(n) {
+                        let wake = c.server.on_request(now, f as u32, self.payloads.as_ref(), e);
+                        Self::schedule_serve(&mut self.q, &mut c.server.wake_at, f, now, wake);
+                    }
+                    if n > 0 {
                         self.touch(now, ep);
                     }
                 } else if let AppState::ReqResp(r) = &mut self.flows[f].app {
@@ -774,6 +810,9 @@ impl Simulation {
                 next_req = r.next_request_time();
             }
         }
+        if let AppState::Progressive(c) = &mut flow.app {
+            c.client.on_read(now, n);
+        }
         let mut crowd_feed = Vec::new();
         if matches!(flow.app, AppState::Crowd) && n > 0 {
             if let Some(fe) = self.crowd.as_mut() {
@@ -828,9 +867,30 @@ impl Simulation {
         }
     }
 
+    /// Schedule the progressive server's pacing wake-up at `t` unless an earlier one is pending.
+    fn schedule_serve(q: &mut EventQueue, wake_at: &mut Option<Time>, f: usize, now: Time, t: Option<Time>) {
+        if let Some(t) = t {
+            if wake_at.is_none_or(|w| w <= now || t < w) {
+                *wake_at = Some(t);
+                q.push(t.max(now), Event::App { app: f as u32, kind: kind::SERVE });
+            }
+        }
+    }
+
     fn app_event(&mut self, now: Time, app: u32, k: u32) {
         let f = app as usize;
         match k {
+            kind::SERVE => {
+                let ep = 2 * f as u32 + 1;
+                let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
+                let AppState::Progressive(c) = &mut self.flows[f].app else { return };
+                if c.server.wake_at.is_some_and(|w| w <= now) {
+                    c.server.wake_at = None;
+                }
+                let wake = c.server.serve(now, e);
+                Self::schedule_serve(&mut self.q, &mut c.server.wake_at, f, now, wake);
+                self.touch(now, ep);
+            }
             kind::START => {
                 if let AppState::Video(v) = &mut self.flows[f].app {
                     v.client.join(now);
@@ -1102,7 +1162,16 @@ impl Simulation {
                 video_stalls.extend(rep.stalls);
             }
         }
+        let mut progressive = Vec::new();
+        for (i, fl) in self.flows.iter_mut().enumerate() {
+            if let AppState::Progressive(c) = &mut fl.app {
+                let r = progressive_outputs::row(i as u32, &self.sc.flows[i].name, c, self.eps[2 * i + 1].ep.as_ref(), end);
+                video_clients.push(progressive_outputs::qoe(&r, fl.start, flows[i].bytes_read));
+                progressive.push(r);
+            }
+        }
         Ok(Results {
+            progressive,
             video_clients,
             video_segments,
             video_stalls,
