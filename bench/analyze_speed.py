@@ -24,6 +24,7 @@ dumpcap reported when it wrote the file.
     python3 bench/analyze_speed.py                      # make/reuse the capture, run all
     python3 bench/analyze_speed.py --skip-tshark        # without the ~60 s tshark run
     python3 bench/analyze_speed.py --capture F.pcap     # any existing capture
+    python3 bench/analyze_speed.py --tapo /work/peers/tapo/tapo --server-ip 10.0.0.1 --server-port 80
 """
 
 from __future__ import annotations
@@ -143,6 +144,10 @@ def main() -> None:
     ap.add_argument("--no-rust", action="store_true", help="do not build/time the Rust example")
     ap.add_argument("--remake", action="store_true", help="make the capture again")
     ap.add_argument("--json", type=Path, default=ROOT / "bench" / "out" / "analyze_speed.json")
+    ap.add_argument("--tapo", help="TAPO binary (the seed-000 authors' analyzer, built outside the repo: "
+                    "bench/tapo_vs_tcpvideo.py has the recipe) to time as a peer")
+    ap.add_argument("--server-ip", default="10.0.0.1", help="server address for TAPO's -s")
+    ap.add_argument("--server-port", type=int, default=80, help="server port for TAPO's -p")
     a = ap.parse_args()
 
     path: Path = a.capture
@@ -214,6 +219,11 @@ def main() -> None:
         add("trace example (Rust)", "crates/trace example", None,
             "skipped (--no-rust)" if a.no_rust else "missing")
 
+    if a.tapo:
+        # TAPO tracks every connection and classifies its stalls (the same job as ours); it
+        # prints per-flow text only when a connection closes.
+        add("TAPO", "tapo -f FILE -s IP -p PORT",
+            best_of(1, [a.tapo, "-f", str(path), "-s", a.server_ip, "-p", str(a.server_port)]))
     if a.skip_tshark:
         add("tshark", "tshark -q -z conv,tcp -r FILE", None, "skipped (--skip-tshark)")
     else:

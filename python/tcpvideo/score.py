@@ -11,7 +11,9 @@ returns confusion matrices:
   differs from the socket's own). Agreement = same class / pairs.
 - **timeout types**: truth timeout retransmissions (the segment an RTO firing resent) against the
   analyzer's ``timeout`` retransmissions of the same connection, stream offset and time (±2 ms).
-  Truth timeouts the analyzer calls something else are ``missed`` (with the analyzer's kind),
+  Truth rows of type ``tlp_probe`` are tail-loss probes (timer-driven, no RTO): an analyzer that
+  calls them timeouts shows up in that row. Truth timeouts the analyzer calls something else are
+  ``missed`` (with the analyzer's kind),
   analyzer timeouts with no truth are ``extra`` (with the simulator's reason when known).
 - **frame types**: every retransmitted data packet the analyzer lists, against the truth frame of
   its stream offset; and per frame type, the data packets of download flows in both.

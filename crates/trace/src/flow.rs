@@ -94,6 +94,8 @@ struct Seg {
     start: u64,
     end: u64,
     first_tx: u64,
+    /// When these bytes were last sent (first transmission or latest retransmission).
+    last_tx: u64,
     ordinal: u64,
     out_pkts_at_send: u32,
     retrans: u16,
@@ -697,6 +699,7 @@ impl Flow {
                 start,
                 end,
                 first_tx: now,
+                last_tx: now,
                 ordinal,
                 out_pkts_at_send: out_pkts,
                 retrans: 0,
@@ -716,6 +719,7 @@ impl Flow {
                     start: self.snd.snd_max,
                     end,
                     first_tx: now,
+                    last_tx: now,
                     ordinal,
                     out_pkts_at_send: out_pkts,
                     retrans: 0,
@@ -740,7 +744,14 @@ impl Flow {
         // RACK (RFC 8985 §6.2) retransmits on its reordering timer, within the reordering window
         // (≤ SRTT) after the SACK that showed the loss: still loss detection by ACKs, not a
         // timeout (retrans.rs).
-        let rack_timer = self.est.srtt_ns.is_some_and(|s| since_client < s);
+        // ... but a retransmission *sent before* (its copy lost again) is found lost by RACK once a
+        // SACK for data sent after that copy arrives, about one RTT plus the reordering window
+        // after it. Re-sent more than 3·SRTT after its last copy while loss signals kept coming,
+        // it waited for the retransmission timer (issue 16: the simulator's double
+        // retransmissions behind a stream of SACKs).
+        let seg = self.snd.segs.get(self.snd.seg_index(start)).filter(|s| s.start <= start && start < s.end);
+        let stale_copy = seg.is_some_and(|s| s.retrans > 0 && self.est.srtt_ns.is_some_and(|r| now.saturating_sub(s.last_tx) > 3 * r));
+        let rack_timer = !stale_copy && self.est.srtt_ns.is_some_and(|s| since_client < s);
         let kind = if loss_evidence && (ack_clocked || rack_timer) {
             RetransKind::Fast
         } else if ack_clocked && self.snd.loss_point.is_some() {
@@ -818,6 +829,7 @@ impl Flow {
             }
             s.retrans = s.retrans.saturating_add(1);
             s.last_kind = Some(kind);
+            s.last_tx = now;
             if !s.lost {
                 s.lost = true;
                 self.snd.lost_out += s.end - s.start;

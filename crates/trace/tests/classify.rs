@@ -112,13 +112,15 @@ fn keepalive_after_idle_is_keep_alive_stall() {
 }
 
 #[test]
-fn gap_ended_by_fin_is_other() {
+fn an_idle_gap_ended_by_the_viewers_fin_is_resource_constraint() {
+    // Nothing outstanding, nothing to send: the seed's resource constraint, whatever ends it
+    // (issue 16's ground truth; this was `other` before).
     let mut c = conn();
     exchange(&mut c, 4);
     c.wait_ms(800.0);
     c.client_fin();
     let a = run(&c);
-    assert_eq!(kinds(&a), vec![StallKind::Other]);
+    assert_eq!(kinds(&a), vec![StallKind::ResourceConstraint]);
 }
 
 // ---------------------------------------------------------------- timeout retransmissions

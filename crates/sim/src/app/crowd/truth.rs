@@ -28,6 +28,9 @@
 //! segments were sent after it), `continuous_loss` (every segment outstanding at the RTO had a
 //! dropped copy), `other`.
 //!
+//! Tail-loss probes (RACK-TLP) that re-send a segment are listed among the timeouts with type
+//! `tlp_probe`: they are timer-driven but no RTO, and the seed's taxonomy predates them.
+//!
 //! Frames: every data segment the data sender emits, with the frame kind of its first payload
 //! byte (from the tag spans the application wrote: a byte belongs to the last FLV tag whose
 //! header is at or before it; the HTTP head is `meta`).
@@ -273,8 +276,16 @@ impl Truth {
             }
             if !t.publisher {
                 for (i, e) in t.events.iter().enumerate() {
-                    if let PktKind::Retrans { rto_fired: true, .. } = e.kind {
-                        writeln!(to, "{f},{},{},{},{},{}", e.t.as_nanos(), e.off, e.len, timeout_type(t, i), frame(e.off))?;
+                    match e.kind {
+                        PktKind::Retrans { rto_fired: true, .. } => {
+                            writeln!(to, "{f},{},{},{},{},{}", e.t.as_nanos(), e.off, e.len, timeout_type(t, i), frame(e.off))?;
+                        }
+                        // A tail-loss probe is timer-driven too but is no RTO: listed so that an
+                        // analyzer calling it a timeout shows up as its own category.
+                        PktKind::Retrans { cause: RetransmitCause::TailLossProbe, .. } => {
+                            writeln!(to, "{f},{},{},{},tlp_probe,{}", e.t.as_nanos(), e.off, e.len, frame(e.off))?;
+                        }
+                        _ => {}
                     }
                 }
             }
