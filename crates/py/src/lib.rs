@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod cc;
+mod ethle;
 mod linkem;
 mod qdisc_sampler;
 mod sim;
@@ -16,6 +17,7 @@ mod tun;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cc::register(m)?;
+    ethle::register(m)?;
     sim::register(m)?;
     trace::register(m)?;
     tun::register(m)?;

@@ -10,11 +10,13 @@
 
 pub mod app;
 pub mod engine;
+pub mod ethle_testbed;
 pub mod loss;
 pub mod network;
 pub mod packet;
 pub mod payload;
 pub mod pcap;
+pub mod ran_latency;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

@@ -20,6 +20,7 @@
 //! kinds below.
 
 pub mod bulk;
+pub mod ethle_edge;
 pub mod http;
 pub mod origin;
 pub mod player;
