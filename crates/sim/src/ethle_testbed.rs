@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use tcpvideo_model::video::{abr, Availability, CatchUp, Content, Ladder, LiveSource, Player, PlayerAction, PlayerConfig, RequestTiming};
 use tcpvideo_model::{Bandwidth, Time};
 
-use crate::app::ethle_edge::{EdgeNode, HoldMode, StreamInfo};
+use crate::app::ethle_edge::{DecisionContext, EdgeNode, HoldMode, StreamInfo};
 use crate::engine::{streams, sub_rng, Event, EventQueue, PacketPool};
 use crate::loss::{LossModel, LossSpec};
 use crate::network::{Channel, Link, Network, Node, NodeKind, QueueLimit};
@@ -376,16 +376,13 @@ impl Testbed {
         let edge = match cfg.scheme.as_str() {
             "e2e" => None,
             scheme => {
-                let mode = if scheme == "hold" {
-                    HoldMode::Forced(cfg.hold)
-                } else {
-                    HoldMode::Model {
-                        ran_throughput: Bandwidth::from_bps((cfg.ran_throughput_mbps * 1e6) as u64),
-                        max_hold: Some(cfg.max_hold),
-                    }
+                let mode = if scheme == "hold" { HoldMode::Forced(cfg.hold) } else { HoldMode::Model };
+                let context = DecisionContext {
+                    ran_throughput: Bandwidth::from_bps((cfg.ran_throughput_mbps * 1e6) as u64),
+                    max_hold: Some(cfg.max_hold),
                 };
                 let stream = StreamInfo { segment_bytes: cfg.segment_bytes, segment_length: l, bitrate };
-                Some(EdgeNode::new(mode, stream, source, tcp_default.mss as u64))
+                Some(EdgeNode::new(mode, context, stream, source, tcp_default.mss as u64))
             }
         };
         let mut tb = Testbed {
@@ -862,7 +859,7 @@ impl Testbed {
         TestbedSummary {
             scheme: self.cfg.scheme.clone(),
             x,
-            model_x: choice.and_then(|c| c.decision).map(|d| d.held_segments()),
+            model_x: choice.map(|c| c.decision.held_segments()),
             measured_backhaul_rtt_ms: choice.map(|c| c.measured_rtt.as_secs_f64() * 1e3),
             predicted_backhaul_mbps: choice.map(|c| c.predicted_throughput.as_mbps_f64()),
             initial_delay_s: initial,

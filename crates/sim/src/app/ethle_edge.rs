@@ -31,10 +31,18 @@ use tcpvideo_model::{Bandwidth, Time};
 /// How the edge picks x.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum HoldMode {
-    /// Hold exactly this many segments (the study's hold-0 … hold-4 runs).
+    /// Hold exactly this many segments (the study's hold-0 … hold-4 runs); the model's choice
+    /// is still computed and reported.
     Forced(u32),
     /// The model's choice from the measured backhaul RTT and the receiver's th_ran.
-    Model { ran_throughput: Bandwidth, max_hold: Option<u32> },
+    Model,
+}
+
+/// The receiver and operator context of the decision (§III-A: RNIS th_ran, the operator's cap).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DecisionContext {
+    pub ran_throughput: Bandwidth,
+    pub max_hold: Option<u32>,
 }
 
 /// The stream as the edge reads it from the source's playlist.
@@ -52,13 +60,15 @@ pub struct HoldChoice {
     pub measured_rtt: Duration,
     /// th_bh predicted by the model (also computed when x is forced, for comparison).
     pub predicted_throughput: Bandwidth,
-    pub decision: Option<HoldDecision>,
+    /// The model's decision (what `HoldMode::Model` applies).
+    pub decision: HoldDecision,
 }
 
 /// The edge node's state for one live stream.
 #[derive(Clone, Debug)]
 pub struct EdgeNode {
     mode: HoldMode,
+    context: DecisionContext,
     stream: StreamInfo,
     source: LiveSource,
     mss_bytes: u64,
@@ -72,9 +82,10 @@ pub struct EdgeNode {
 }
 
 impl EdgeNode {
-    pub fn new(mode: HoldMode, stream: StreamInfo, source: LiveSource, mss_bytes: u64) -> EdgeNode {
+    pub fn new(mode: HoldMode, context: DecisionContext, stream: StreamInfo, source: LiveSource, mss_bytes: u64) -> EdgeNode {
         EdgeNode {
             mode,
+            context,
             stream,
             source,
             mss_bytes,
@@ -90,19 +101,17 @@ impl EdgeNode {
     pub fn decide_hold(&mut self, rtt: Duration) -> HoldChoice {
         let model = BackhaulModel { mss_bytes: self.mss_bytes, rtt, bottleneck: None, reading: StartupReading::DoublingPerRound };
         let predicted = model.predict(self.stream.segment_bytes).throughput;
-        let (x, decision) = match self.mode {
-            HoldMode::Forced(x) => (x, None),
-            HoldMode::Model { ran_throughput, max_hold } => {
-                let d = decide(&HoldInputs {
-                    segment_bytes: self.stream.segment_bytes,
-                    segment_length: self.stream.segment_length,
-                    bitrate: self.stream.bitrate,
-                    backhaul_throughput: predicted,
-                    ran_throughput,
-                    max_hold,
-                });
-                (d.held_segments(), Some(d))
-            }
+        let decision = decide(&HoldInputs {
+            segment_bytes: self.stream.segment_bytes,
+            segment_length: self.stream.segment_length,
+            bitrate: self.stream.bitrate,
+            backhaul_throughput: predicted,
+            ran_throughput: self.context.ran_throughput,
+            max_hold: self.context.max_hold,
+        });
+        let x = match self.mode {
+            HoldMode::Forced(x) => x,
+            HoldMode::Model => decision.held_segments(),
         };
         let choice = HoldChoice { x, measured_rtt: rtt, predicted_throughput: predicted, decision };
         self.choice = Some(choice);
@@ -187,19 +196,24 @@ mod tests {
 
     fn edge(mode: HoldMode) -> EdgeNode {
         let stream = StreamInfo { segment_bytes: 3_700_000, segment_length: L, bitrate: Bandwidth::from_mbps(15) };
-        EdgeNode::new(mode, stream, LiveSource::new(Time::ZERO, L, 100, 6).unwrap(), 1448)
+        let context = DecisionContext { ran_throughput: Bandwidth::from_mbps(56), max_hold: Some(4) };
+        EdgeNode::new(mode, context, stream, LiveSource::new(Time::ZERO, L, 100, 6).unwrap(), 1448)
     }
 
     #[test]
     fn the_model_holds_what_table_three_predicts_for_japan_15m_2s() {
         // 224 ms, 3.7 MB: th_bh ≈ 11.7 Mbit/s < 14.8 → hold-0 fails, x = ⌈2.53 s / 2 s⌉ = 2.
-        let mut e = edge(HoldMode::Model { ran_throughput: Bandwidth::from_mbps(56), max_hold: Some(4) });
+        let mut e = edge(HoldMode::Model);
         let c = e.decide_hold(Duration::from_millis(224));
         assert_eq!(c.x, 2);
         assert!((c.predicted_throughput.as_mbps_f64() - 11.7).abs() < 0.6, "{:?}", c.predicted_throughput);
         // short RTT: hold-0
-        let mut e = edge(HoldMode::Model { ran_throughput: Bandwidth::from_mbps(56), max_hold: Some(4) });
+        let mut e = edge(HoldMode::Model);
         assert_eq!(e.decide_hold(Duration::from_millis(50)).x, 0);
+        // forced x is applied, the model's choice still reported
+        let mut e = edge(HoldMode::Forced(4));
+        let c = e.decide_hold(Duration::from_millis(224));
+        assert_eq!((c.x, c.decision.held_segments()), (4, 2));
     }
 
     #[test]
