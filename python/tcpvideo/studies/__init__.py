@@ -13,6 +13,7 @@ import importlib
 STUDIES = {
     "onoff": ("tcpvideo.studies.onoff", "seed 004: on-off traffic of live segmented HTTP streaming with many "
               "clients; cubic vs bic/reno/vegas/bbr, 10-s segments, distributed requests, cwnd limit, 16 combinations"),
+    "ethle": ("tcpvideo.studies.ethle", "seed 002: ETHLE edge holding live segments — E2E vs hold-0..4, 6 streams × 4 locations"),
 }
 
 
