@@ -20,6 +20,7 @@ pub mod config;
 pub mod edge;
 pub mod in_flight;
 pub mod metrics;
+pub mod mpd_rewrite;
 pub mod playlist_rewrite;
 pub mod prefetch;
 pub mod receiver_context;
