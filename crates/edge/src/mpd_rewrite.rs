@@ -133,6 +133,28 @@ fn quick_xml_text(mpd: &MPD) -> Result<String, MpdRewriteError> {
     Ok(format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{body}"))
 }
 
+/// What the hold decision needs from an MPD: the highest Representation@bandwidth (bit/s) and
+/// the segment length (number-based `@duration`, else the longest timeline `S@d`, over
+/// `@timescale`). `None` for a field the MPD does not give.
+pub fn stream_facts(xml: &str) -> Result<(bool, Option<u64>, Option<Duration>), MpdRewriteError> {
+    let mut mpd = dash_mpd_core::parse(xml).map_err(|e| MpdRewriteError::Parse(e.to_string()))?;
+    let dynamic = mpd.mpdtype.as_deref() == Some("dynamic");
+    let bandwidth =
+        mpd.periods.iter().flat_map(|p| p.adaptations.iter()).flat_map(|a| a.representations.iter()).filter_map(|r| r.bandwidth).max();
+    let mut length: Option<Duration> = None;
+    for t in templates_mut(&mut mpd) {
+        let l = template_segment_length(t).or_else(|| {
+            let scale = t.timescale.unwrap_or(1).max(1) as f64;
+            let d = t.SegmentTimeline.as_ref()?.segments.iter().map(|s| s.d).max()?;
+            Some(Duration::from_secs_f64(d as f64 / scale))
+        });
+        if let Some(l) = l {
+            length = Some(length.map_or(l, |m| m.max(l)));
+        }
+    }
+    Ok((dynamic, bandwidth, length))
+}
+
 /// The URL of segment `number` of a number-based template's `media` (ISO/IEC 23009-1 §5.3.9.4.4).
 pub fn segment_url(media: &str, representation_id: &str, bandwidth: u64, number: u64) -> String {
     let mut out = String::with_capacity(media.len() + 16);
@@ -264,6 +286,12 @@ mod tests {
         assert!(matches!(hold_back_mpd("#EXTM3U\n", 1), Err(MpdRewriteError::Parse(_))));
         let no_ast = FFMPEG_LIVE.replace("availabilityStartTime=\"2026-11-24T02:00:00Z\"", "");
         assert_eq!(hold_back_mpd(&no_ast, 1), Err(MpdRewriteError::NoAvailabilityStart));
+    }
+
+    #[test]
+    fn the_decision_inputs_are_read_from_both_kinds_of_mpd() {
+        assert_eq!(stream_facts(FFMPEG_LIVE).unwrap(), (true, Some(15_000_000), Some(Duration::from_secs(2))));
+        assert_eq!(stream_facts(TIMELINE_LIVE).unwrap(), (true, Some(50_000_000), Some(Duration::from_secs(4))));
     }
 
     #[test]
