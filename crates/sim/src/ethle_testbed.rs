@@ -369,8 +369,7 @@ impl Testbed {
         let ladder = Ladder::from_kbps("bitrate_mbps", &[cfg.bitrate_mbps * 1000.0]).map_err(e)?;
         let content = Content::from_table(ladder, l, vec![vec![cfg.segment_bytes]; segment_count as usize]).map_err(e)?;
 
-        let mut tcp_default = TcpConfig::default();
-        tcp_default.cc = "cubic".into();
+        let tcp_default = TcpConfig { cc: "cubic".into(), ..TcpConfig::default() };
         let mut tcp_source = tcp_default.clone();
         tcp_source.cc = cfg.source_cc.clone();
         let edge = match cfg.scheme.as_str() {
@@ -685,7 +684,7 @@ impl Testbed {
     fn start_player(&mut self, now: Time, hold: u32) {
         let l = self.cfg.segment_length();
         let mut view = self.source;
-        view.t0 = view.t0 + l * hold;
+        view.t0 += l * hold;
         let mut pc = PlayerConfig::seed004(l);
         pc.buffer_target_segments = ((30.0 / self.cfg.segment_s).ceil() as u32).max(4);
         pc.live_start_behind = 3;

@@ -126,7 +126,7 @@ impl EdgeNode {
     /// The source as the edge's receivers see it: every segment x segment times late.
     pub fn held_view(&self) -> LiveSource {
         let mut v = self.source;
-        v.t0 = v.t0 + self.stream.segment_length * self.x();
+        v.t0 += self.stream.segment_length * self.x();
         v
     }
 
