@@ -11,7 +11,7 @@
 //! values are remembered for the media playlists they name). Anything else (segments, init
 //! sections, keys, MPDs) is a segment request served through `segment_fetcher`.
 //!
-//! Deviations: DASH MPDs pass through unchanged (no availabilityStartTime shift yet). The backhaul
+//! MPD requests go to `dash_stream` (the same decision, `mpd_rewrite` for the held MPD). The backhaul
 //! model uses the source's MSS as TCP_INFO reports it (`tcpi_rcv_mss`) and no bottleneck (the
 //! paper's case). A stream whose bitrate cannot be found (no BANDWIDTH, EXT-X-BITRATE, byte range,
 //! or Content-Length from a HEAD of the newest segment) is served hold-0 and logged.
@@ -85,6 +85,8 @@ pub struct Edge {
     pub fetcher: Arc<SegmentFetcher>,
     pub metrics: Arc<Metrics>,
     pub context: ContextStore,
+    /// MPEG-DASH streams (`dash_stream`).
+    pub dash: crate::dash_stream::DashStreams,
     streams: Mutex<HashMap<String, Arc<Stream>>>,
     master_bandwidth: Mutex<HashMap<String, Bandwidth>>,
     segment_index: Mutex<HashMap<String, StreamPosition>>,
@@ -98,7 +100,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    fn key(&self) -> u64 {
+    pub(crate) fn key(&self) -> u64 {
         let mut h = DefaultHasher::new();
         self.id.hash(&mut h);
         h.finish()
@@ -120,6 +122,7 @@ impl Edge {
             fetcher,
             metrics,
             context: ContextStore::default(),
+            dash: Default::default(),
             streams: Mutex::new(HashMap::new()),
             master_bandwidth: Mutex::new(HashMap::new()),
             segment_index: Mutex::new(HashMap::new()),

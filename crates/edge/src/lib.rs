@@ -4,7 +4,8 @@
 //!
 //! Where to look:
 //! - [`edge`]: the request logic — playlist requests, the stream's policy, prefetch triggers.
-//! - [`playlist_rewrite`]: holding back the newest x segments of an HLS media playlist.
+//! - [`playlist_rewrite`]: holding back the newest x segments of an HLS media playlist;
+//!   [`mpd_rewrite`] and [`dash_stream`]: the same for MPEG-DASH MPDs.
 //! - [`coalescing_lock`]: the pure lock state machine (one upstream fetch per segment).
 //! - [`in_flight`]: a fetch in progress, read by every waiter as bytes arrive.
 //! - [`segment_fetcher`]: cache → lock → upstream fetch with retries; [`segment_cache`]: bounded
@@ -17,9 +18,11 @@
 
 pub mod coalescing_lock;
 pub mod config;
+pub mod dash_stream;
 pub mod edge;
 pub mod in_flight;
 pub mod metrics;
+pub mod mpd_rewrite;
 pub mod playlist_rewrite;
 pub mod prefetch;
 pub mod receiver_context;

@@ -165,6 +165,12 @@ async fn route(edge: Arc<Edge>, req: Request<Incoming>, peer: SocketAddr) -> Res
             Err(_) => plain(504, "playlist deadline passed".into()),
         };
     }
+    if edge_path.path.ends_with(".mpd") {
+        return match tokio::time::timeout(PLAYLIST_DEADLINE, crate::dash_stream::answer_mpd(&edge, &edge_path, &receiver)).await {
+            Ok(answer) => playlist_response(answer, head_only),
+            Err(_) => plain(504, "MPD deadline passed".into()),
+        };
+    }
     let range = req.headers().get(hyper::header::RANGE).and_then(|v| v.to_str().ok()).map(str::to_string);
     segment_response(&edge, &edge_path, range, &receiver, head_only).await
 }

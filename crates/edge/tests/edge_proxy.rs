@@ -278,3 +278,29 @@ async fn shutdown_stops_accepting_and_serve_returns() {
     tokio::time::timeout(Duration::from_secs(2), edge.task).await.expect("serve did not return").unwrap();
     assert!(tokio::net::TcpStream::connect(edge.addr).await.is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dash_receiver_far_from_the_source_sees_the_stream_start_x_segment_times_later() {
+    // 15 Mbit/s, 2-s segments over 302 ms: x = 2 (as the HLS test), so availabilityStartTime + 4 s.
+    let source = Source::start(30, 10_000, 0).await;
+    let edge = start_edge(&source, |c| c.backhaul_rtt_override = Some(Duration::from_millis(302))).await;
+    let r = get(edge.addr, "/live/stream.mpd", &[("X-Receiver-Id", "far"), ("X-Ran-Throughput-Kbps", "50000")]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/dash+xml"));
+    assert_eq!(edge.edge.dash.stream_x("/live/stream.mpd"), Some(2));
+    let served = dash_mpd_core::parse(&r.text()).unwrap();
+    assert_eq!(served.availabilityStartTime.unwrap().to_rfc3339(), "2026-11-24T02:00:04+00:00");
+    assert_eq!(served.periods, dash_mpd_core::parse(common::LIVE_MPD).unwrap().periods);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dash_receiver_with_a_fast_ran_near_the_source_gets_the_upstream_mpd_unchanged() {
+    // As the HLS case: 0.57 s backhaul + 0.3 s RAN ≤ 2 s → hold-0; a 20 Mbit/s RAN → hold-1.
+    let source = Source::start(30, 10_000, 0).await;
+    let edge = start_edge(&source, |c| c.backhaul_rtt_override = Some(Duration::from_millis(50))).await;
+    let r = get(edge.addr, "/live/stream.mpd", &[("X-Receiver-Id", "near"), ("X-Ran-Throughput-Kbps", "100000")]).await;
+    assert_eq!((r.status, r.text()), (200, common::LIVE_MPD.to_string()));
+    let slow = get(edge.addr, "/live/stream.mpd", &[("X-Receiver-Id", "slow"), ("X-Ran-Throughput-Kbps", "20000")]).await;
+    let served = dash_mpd_core::parse(&slow.text()).unwrap();
+    assert_eq!(served.availabilityStartTime.unwrap().to_rfc3339(), "2026-11-24T02:00:02+00:00");
+}

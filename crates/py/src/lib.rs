@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 mod cc;
 #[macro_use]
 mod columns;
+mod ethle;
 mod linkem;
 mod qdisc_sampler;
 mod sim;
@@ -18,6 +19,7 @@ mod tun;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cc::register(m)?;
+    ethle::register(m)?;
     sim::register(m)?;
     trace::register(m)?;
     tun::register(m)?;

@@ -10,12 +10,14 @@
 
 pub mod app;
 pub mod engine;
+pub mod ethle_testbed;
 pub mod loss;
 pub mod network;
 pub mod packet;
 pub mod payload;
 pub mod pcap;
 pub mod population;
+pub mod ran_latency;
 pub mod reorder;
 pub mod scenario;
 pub mod sim;

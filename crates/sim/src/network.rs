@@ -95,6 +95,8 @@ pub struct Channel {
     pub tap_tx: Option<u16>,
     pub tap_rx: Option<u16>,
     pub stats: ChannelStats,
+    /// A fluctuating extra latency (RAN, [`crate::ran_latency`]); `None` = fixed `delay`.
+    pub ran_latency: Option<crate::ran_latency::RanLatency>,
 }
 
 impl Channel {
@@ -114,6 +116,7 @@ impl Channel {
             tap_tx: None,
             tap_rx: None,
             stats: ChannelStats::default(),
+            ran_latency: None,
         }
     }
 
@@ -164,7 +167,11 @@ impl Channel {
         }
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes as u64;
-        Some((Time(start), Time(end) + self.delay))
+        let arrival = match self.ran_latency.as_mut() {
+            Some(ran) => Time(ran.arrival(end, self.delay)),
+            None => Time(end) + self.delay,
+        };
+        Some((Time(start), arrival))
     }
 
     /// The part of the waiting-time integral that lies after `end` (packets still queued at the end

@@ -150,5 +150,52 @@ def crowdlive_cmd(
     Console().print(f"{res['facts']['wall_s']} s wall → {Path(out) / 'report' / 'report.html'}")
 
 
+@study_app.command("ethle")
+def ethle_cmd(
+    full: bool = typer.Option(False, "--full", help="The paper's scale: 5-minute sessions, 3 seeds per point "
+                              "(432 runs); default: 75-s sessions, one seed (144 runs)."),
+    out: Path = typer.Option(Path("studies/ethle"), "--out", help="Output directory (runs are reused from it)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Seed 002's Tables II and III, Fig 9 and the paper-vs-ours table → OUT/report/report.html."""
+    from tcpvideo import sweep
+    from tcpvideo.studies import ethle
+
+    console = Console()
+    if jobs is not None and jobs < 1:
+        Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
+        raise typer.Exit(2)
+    try:
+        res = ethle.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
+    except sweep.SweepInterrupted as e:
+        Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
+        raise typer.Exit(130)
+    except RuntimeError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
+        raise typer.Exit(1)
+    t3 = Table(title="Table III (simulated): x and backhaul throughput", show_lines=False)
+    for col in ("stream", "location", "x model", "x paper mod.", "x sim", "x paper act.", "th model", "th sim",
+                "th paper act."):
+        t3.add_column(col)
+    for r in res["cells"].itertuples():
+        opt = "-" if r.sim_optimal_x != r.sim_optimal_x or r.sim_optimal_x is None else str(int(r.sim_optimal_x))
+        pm = "-" if r.paper_t3_modeled_x != r.paper_t3_modeled_x or r.paper_t3_modeled_x is None else str(int(r.paper_t3_modeled_x))
+        t3.add_row(r.stream, r.location, str(r.model_x), pm, opt, str(r.paper_t3_actual_x),
+                   f"{r.model_th_bh_mbps:.1f}", f"{r.sim_th_bh_mbps:.1f}", f"{r.paper_t3_actual_th_mbps:.1f}")
+    console.print(t3)
+    t = Table(title="seed 002: paper vs ours", show_lines=False)
+    for col in ("fig", "claim", "ours", "status"):
+        t.add_column(col, overflow="fold")
+    for c in res["claims"]:
+        colour = {"reproduced": "green", "not reproduced": "red"}.get(c.status, "yellow")
+        t.add_row(c.figure, c.claim, c.ours, f"[{colour}]{c.status}[/{colour}]")
+    console.print(t)
+    f = res["facts"]
+    console.print(f"{f['runs']} runs ({f['ran_now']} now, {f['reused']} reused) in {f['wall_s']} s wall "
+                  f"→ {res['out'] / 'report.html'}", soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(study_app, name="study")

@@ -142,7 +142,7 @@ def write_results(table: pa.Table, out: Path) -> None:
 
 def run(pts: Sequence[Point], out: os.PathLike | str, jobs: Optional[int] = None,
         ray_address: Optional[str] = None, reducer: Reducer = keep_all_tables, progress: bool = True,
-        label: str = "sweep") -> SweepResult:
+        label: str = "sweep", runner=None) -> SweepResult:
     """Run every point not already stored under ``out``; return the results table.
 
     Raises :class:`SweepInterrupted` on Ctrl-C (what finished is kept; rerunning resumes).
@@ -154,10 +154,12 @@ def run(pts: Sequence[Point], out: os.PathLike | str, jobs: Optional[int] = None
     code = code_version()
     if reducer is not keep_all_tables:  # what is kept is part of the result: a changed reducer reruns
         code = f"{code}+reducer.{reducer_identity(reducer)}"
+    if runner is not None:  # a study's own runner (not tcpvideo.simulate): its source is part of the key
+        code = f"{code}+runner.{reducer_identity(runner)}"
     keys = [run_key(p.scenario, p.seed, code) for p in pts]
     if len(set(keys)) != len(keys):
         raise SweepInputError("--set/--seeds: two points give the same scenario and seed")
-    todo = [Task(k, p.scenario, p.seed, reducer) for p, k in zip(pts, keys) if not store.is_done(k)]
+    todo = [Task(k, p.scenario, p.seed, reducer, runner) for p, k in zip(pts, keys) if not store.is_done(k)]
     reused = len(pts) - len(todo)
     _write_atomic(out / "sweep.json", lambda p: p.write_text(json.dumps({
         "code_version": code, "points": [{"key": k, "seed": pt.seed, "params": pt.params, "labels": pt.labels}

@@ -49,13 +49,16 @@ class Task:
     scenario: dict
     seed: int
     reducer: Reducer = keep_all_tables
+    # What runs a point: ``runner(scenario, seed)`` (module-level, picklable); None = tcpvideo.simulate.
+    # Studies whose runs are not scenario files (the ETHLE testbed) bring their own.
+    runner: Optional[Callable] = None
 
 
 def run_task(task: Task) -> tuple[str, dict[str, bytes]]:
     """Simulate one point; return its key and files (name → bytes)."""
     from tcpvideo.simulation import simulate
 
-    result = simulate(task.scenario, seed=task.seed)
+    result = (task.runner or (lambda sc, seed: simulate(sc, seed=seed)))(task.scenario, task.seed)
     summary, tables = task.reducer(result)
     files = {"summary.json": (json.dumps(summary, indent=2, sort_keys=True) + "\n").encode()}
     for name, table in sorted(tables.items()):

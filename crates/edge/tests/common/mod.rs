@@ -30,6 +30,18 @@ pub enum Fault {
     ResetAfter(usize),
 }
 
+/// A live number-template MPD, ffmpeg-dash-shaped: 15 Mbit/s, 2-s segments.
+pub const LIVE_MPD: &str = r#"<?xml version="1.0" encoding="utf-8"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" type="dynamic" minimumUpdatePeriod="PT2S" availabilityStartTime="2026-11-24T02:00:00Z" publishTime="2026-11-24T02:01:00Z" timeShiftBufferDepth="PT12S" minBufferTime="PT4S">
+  <Period id="0" start="PT0S">
+    <AdaptationSet id="0" contentType="video" segmentAlignment="true">
+      <Representation id="0" mimeType="video/mp4" codecs="avc1.640028" bandwidth="15000000" width="1920" height="1080">
+        <SegmentTemplate timescale="1000" duration="2000" initialization="init-$RepresentationID$.m4s" media="chunk-$RepresentationID$-$Number%05d$.m4s" startNumber="1"/>
+      </Representation>
+    </AdaptationSet>
+  </Period>
+</MPD>"#;
+
 pub struct SourceState {
     /// Sequence number of the newest segment the source lists.
     pub newest: AtomicU64,
@@ -141,6 +153,8 @@ impl SourceState {
         let fault = self.faults.lock().unwrap().get_mut(&path).and_then(|q| q.pop_front());
         let (body, content_type) = if path == "/live/stream.m3u8" {
             (self.media_playlist().into_bytes(), "application/vnd.apple.mpegurl")
+        } else if path == "/live/stream.mpd" {
+            (LIVE_MPD.as_bytes().to_vec(), "application/dash+xml")
         } else if path == "/live/master.m3u8" {
             (b"#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=15000000,RESOLUTION=3840x2160\nstream.m3u8\n".to_vec(), "application/vnd.apple.mpegurl")
         } else if path == "/bad/stream.m3u8" {

@@ -27,6 +27,7 @@
 
 pub mod bulk;
 pub mod crowd;
+pub mod ethle_edge;
 pub mod http;
 pub mod origin;
 pub mod player;

@@ -1,0 +1,120 @@
+//! MPD requests (MPEG-DASH live streams): the DASH twin of the edge's HLS playlist path.
+//!
+//! Each MPD request is fetched upstream (MPDs are small; no reuse window), the stream's first
+//! fetch gives the backhaul RTT (TCP_INFO, or `--backhaul-rtt-ms`), the MPD gives b_seg (highest
+//! Representation@bandwidth) and l_seg (template `@duration` or timeline `S@d`), and the same
+//! model builds the stream's [`StreamPolicy`]; the receiver is placed (hold-0 / hold-x / 301) as
+//! for HLS and a hold-x receiver gets [`hold_back_mpd`]'s MPD.
+//!
+//! Not yet: prefetch of the held `$Number$` segments (the URLs are
+//! [`crate::mpd_rewrite::segment_url`]'s; segments are fetched when asked, coalesced as usual),
+//! and the "never go back" rule of the HLS path (a hold-0 receiver moved to hold-x sees an MPD
+//! whose live edge is x segments earlier; dash.js then waits at its position).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use tcpvideo_model::ethle::{BackhaulModel, Group, HoldInputs, StartupReading, StreamPolicy};
+use tcpvideo_model::units::Bandwidth;
+use tracing::{info, warn};
+
+use crate::edge::{Edge, PlaylistAnswer, Receiver};
+use crate::metrics::Metrics;
+use crate::mpd_rewrite::{hold_back_mpd, stream_facts};
+use crate::request_path::EdgePath;
+use crate::upstream::BackhaulSample;
+
+pub const MPD_TYPE: &str = "application/dash+xml";
+
+#[derive(Default)]
+struct DashStream {
+    backhaul: Option<BackhaulSample>,
+    policy: Option<StreamPolicy>,
+}
+
+/// Per-MPD state of the edge.
+#[derive(Default)]
+pub struct DashStreams {
+    streams: Mutex<HashMap<String, DashStream>>,
+}
+
+impl DashStreams {
+    /// The stream's x, if its policy is built (tests, logs).
+    pub fn stream_x(&self, key: &str) -> Option<u32> {
+        self.streams.lock().unwrap().get(key)?.policy.as_ref().map(|p| p.stream_hold().held_segments())
+    }
+}
+
+/// Answer one MPD request.
+pub async fn answer_mpd(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> PlaylistAnswer {
+    let key = path.path_and_query();
+    Metrics::bump(&edge.metrics.upstream_fetches);
+    let (response, raw) = match edge.client.get_small(&key, edge.config.max_playlist_bytes).await {
+        Ok(r) => r,
+        Err(e) => {
+            Metrics::bump(&edge.metrics.upstream_errors);
+            warn!(mpd = %path.path, error = %e, "MPD rejected");
+            return PlaylistAnswer::Error { status: 502, reason: e.to_string() };
+        }
+    };
+    if !response.status.is_success() {
+        return PlaylistAnswer::Error { status: response.status.as_u16(), reason: format!("upstream status {}", response.status) };
+    }
+    let Ok(text) = std::str::from_utf8(&raw) else {
+        Metrics::bump(&edge.metrics.playlists_rejected);
+        warn!(mpd = %path.path, bytes = raw.len(), "MPD rejected: not UTF-8");
+        return PlaylistAnswer::Error { status: 502, reason: "upstream MPD is not UTF-8".into() };
+    };
+    let (dynamic, bandwidth, length) = match stream_facts(text) {
+        Ok(f) => f,
+        Err(e) => {
+            Metrics::bump(&edge.metrics.playlists_rejected);
+            warn!(mpd = %path.path, error = %e, "MPD rejected");
+            return PlaylistAnswer::Error { status: 502, reason: "upstream MPD is not parsable".into() };
+        }
+    };
+    let group = {
+        let mut all = edge.dash.streams.lock().unwrap();
+        let s = all.entry(key.clone()).or_default();
+        if s.backhaul.is_none() {
+            s.backhaul = match (edge.config.backhaul_rtt_override, response.backhaul) {
+                (Some(rtt), b) => Some(BackhaulSample { rtt, mss_bytes: b.map_or(1448, |b| b.mss_bytes) }),
+                (None, b) => b,
+            };
+        }
+        if let (None, Some(b), Some(bps), Some(l_seg), true) = (&s.policy, s.backhaul, bandwidth, length, dynamic) {
+            let bitrate = Bandwidth::from_bps(bps);
+            let segment_bytes = bitrate.bytes_in(l_seg);
+            let model = BackhaulModel { mss_bytes: b.mss_bytes, rtt: b.rtt, bottleneck: None, reading: StartupReading::DoublingPerRound };
+            let th = model.predict(segment_bytes).throughput;
+            let policy = StreamPolicy::new(HoldInputs {
+                segment_bytes,
+                segment_length: l_seg,
+                bitrate,
+                backhaul_throughput: th,
+                ran_throughput: Bandwidth::ZERO,
+                max_hold: edge.config.max_x,
+            });
+            let x = policy.stream_hold().held_segments();
+            info!(mpd = %key, bitrate_bps = bps, segment_s = l_seg.as_secs_f64(), th_bh_bps = th.bits_per_sec, x, "stream policy (DASH)");
+            edge.metrics.set_stream(&key, |g| g.hold_x = x);
+            s.policy = Some(policy);
+        }
+        match s.policy.as_mut() {
+            Some(p) => p.on_request(receiver.key(), receiver.ran.unwrap_or(Bandwidth::from_bps(u64::MAX))),
+            None => Group::Hold0,
+        }
+    };
+    match group {
+        Group::Redirected => edge.redirect(path),
+        Group::Hold0 => PlaylistAnswer::Body { bytes: raw, content_type: MPD_TYPE },
+        Group::HoldX { x, .. } => match hold_back_mpd(text, x) {
+            Ok(held) => PlaylistAnswer::Body { bytes: Bytes::from(held.text), content_type: MPD_TYPE },
+            Err(e) => {
+                warn!(mpd = %path.path, error = %e, "MPD cannot be held: served unchanged");
+                PlaylistAnswer::Body { bytes: raw, content_type: MPD_TYPE }
+            }
+        },
+    }
+}
