@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 # Sub-commands in modules of this package; each module has ``register(app)``.
-COMMANDS = ("cc", "run", "analyze", "demo", "emulate", "edge", "sweep", "study")
+COMMANDS = ("cc", "run", "analyze", "demo", "emulate", "edge", "sweep", "study", "bpf")
 
 
 def build_app(commands=COMMANDS):
