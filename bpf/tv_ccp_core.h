@@ -33,8 +33,9 @@
  *    1/1000 segments; the model uses f64 segments and nanoseconds. Rounding at the end is the
  *    model's round-half-up.
  *  - time: the kernel's tcp_mstamp (us, taken once per incoming packet); the simulator's clock
- *    is exact. ACK spacing below 1 us cannot be measured (the capacity sample is skipped, as the
- *    model skips a zero gap).
+ *    is exact. Real ACKs arrive in bursts (link emulator wake-ups, GRO), which is why the
+ *    default capacity sample is an ACK train of >= max(1 ms, baseRTT/8) (capacity_estimator 2),
+ *    not the per-ACK dispersion (0) whose sub-microsecond gaps cannot even be measured here.
  *  - delivered counts are packets (tp->delivered), the model's bytes; same thresholds.
  */
 #ifndef TV_CCP_CORE_H
@@ -48,6 +49,9 @@ extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
 const volatile __u32 kp_milli = 2000;		/* Kp x 1000 (default 2) */
 const volatile __u32 storage_segments = 0;	/* fixed B; 0 = estimate C x rtt_max */
 const volatile __u32 capacity_win_rounds = 10;	/* window of the capacity max filter, rounds */
+const volatile __u32 capacity_estimator = 1;	/* 0 = per-ACK dispersion, 1 = delivery rate, 2 = ACK trains */
+
+#define TRAIN_MIN_US 1000	/* model TRAIN_MIN: the shortest ACK train */
 const volatile __u32 min_cwnd = 2;		/* smallest window the law may set, segments */
 
 #define TV_RTT_NONE 0xffffffffU
@@ -61,6 +65,8 @@ struct tv_minmax_sample {
 struct tv_ccp {
 	struct tv_minmax_sample cap[3];	/* windowed max filter of C (bbr/windowed_filter.rs) */
 	__u64 last_ack_us;		/* tcp_mstamp of the previous ACK (0: none yet) */
+	__u64 train_start_us;		/* start of the current ACK train (0: none yet) */
+	__u32 train_bytes;		/* bytes ACKed since the train started */
 	__u32 round_count;		/* RoundCounter.count */
 	__u32 next_round_delivered;	/* RoundCounter.next_round_delivered (packets) */
 	__u32 base_rtt_us;		/* minimum RTT sample (TV_RTT_NONE: none) */
@@ -73,6 +79,19 @@ struct tv_ccp {
 
 /* The family member's window (1/1000 segments) from Eq. 4's value; defined by each variant. */
 static __always_inline __s64 variant_window(struct sock *sk, const struct tv_ccp *c, __s64 law_milli);
+
+/* Diagnostics only (never read by the algorithm): the latest connection's estimators per peer,
+ * indexed by the last byte of the peer's IPv4 address; `bpftool map dump name <obj>.bss`. */
+struct tv_ccp_diag {
+	__u32 capacity_Bps;
+	__u32 base_rtt_us;
+	__u32 rtt_max_us;
+	__u32 rtt_us;
+	__u32 cwnd;
+	__u32 in_ca;
+	__u32 acks;
+};
+struct tv_ccp_diag ccp_diag[256];
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
@@ -228,7 +247,42 @@ static __always_inline void observe(struct sock *sk, const struct rate_sample *r
 		c->next_round_delivered = tp->delivered;
 		c->round_count++;
 	}
-	if (c->last_ack_us && now > c->last_ack_us && rs->acked_sacked > 0) {
+	if (capacity_estimator == 2) {
+		/* ACK trains of at least max(TRAIN_MIN, baseRTT/8) (sample_ack_train) */
+		if (!c->train_start_us) {
+			c->train_start_us = now;
+			c->train_bytes = 0;
+		} else {
+			__u64 span = now - c->train_start_us;
+			__u64 min_span = TRAIN_MIN_US;
+
+			c->train_bytes += rs->acked_sacked * mss;
+			if (c->base_rtt_us != TV_RTT_NONE && c->base_rtt_us / 8 > min_span)
+				min_span = c->base_rtt_us / 8;
+			if (span >= min_span) {
+				if (c->train_bytes > 0) {
+					__u64 rate = (__u64)c->train_bytes * 1000000 / span;
+
+					if (rate > 0xffffffffULL)
+						rate = 0xffffffffULL;
+					cap_update(c, capacity_win_rounds, c->round_count, (__u32)rate);
+				}
+				c->train_start_us = now;
+				c->train_bytes = 0;
+			}
+		}
+	} else if (capacity_estimator == 1) {
+		/* delivery rate of the rate sample (sample_delivery_rate); app-limited only if higher */
+		if (rs->interval_us > 0 && rs->delivered > 0) {
+			__u64 rate = (__u64)rs->delivered * mss * 1000000 / (__u64)rs->interval_us;
+
+			if (rate > 0xffffffffULL)
+				rate = 0xffffffffULL;
+			if (!rs->is_app_limited || rate >= capacity_Bps(c))
+				cap_update(c, capacity_win_rounds, c->round_count, (__u32)rate);
+		}
+	} else if (c->last_ack_us && now > c->last_ack_us && rs->acked_sacked > 0) {
+		/* ACK dispersion (sample_ack_dispersion) */
 		__u64 gap = now - c->last_ack_us;
 		__u64 rate = (__u64)rs->acked_sacked * mss * 1000000 / gap;
 
@@ -252,6 +306,20 @@ static __always_inline __u32 apply_law(struct sock *sk, __u32 in_flight)
 	w = variant_window(sk, c, law);
 	seg = w > 0 ? (__u32)((w + 500) / 1000) : 0;
 	return seg > min_cwnd ? seg : min_cwnd;
+}
+
+static __always_inline void diag(struct sock *sk)
+{
+	struct tv_ccp *c = ccp(sk);
+	struct tv_ccp_diag *d = &ccp_diag[(sk->__sk_common.skc_daddr >> 24) & 0xff];
+
+	d->capacity_Bps = c->cap[0].v;
+	d->base_rtt_us = c->base_rtt_us;
+	d->rtt_max_us = c->rtt_max_us;
+	d->rtt_us = c->rtt_us;
+	d->cwnd = tcp_sk(sk)->snd_cwnd;
+	d->in_ca = c->in_ca;
+	d->acks++;
 }
 
 static __always_inline void set_cwnd(struct tcp_sock *tp, __u32 w)
@@ -309,6 +377,7 @@ void BPF_PROG(ccp_cong_control, struct sock *sk, __u32 ack, int flag, const stru
 	w = apply_law(sk, packets_in_flight(tp));
 	if (w)
 		set_cwnd(tp, w);
+	diag(sk);
 }
 
 /* Entering fast recovery (and, first, an RTO: see cwnd_event). A loss only ends slow start;

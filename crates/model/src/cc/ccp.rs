@@ -17,10 +17,25 @@
 //!
 //! ## Estimators — our assumptions (the text of [3] was not available to us)
 //! Seed 001 only names the quantities; we estimate them as follows and say so:
-//! - capacity C: bottleneck rate from ACK dispersion (packet pair, the CapProbe lineage [3] builds
-//!   on): `acked_bytes / inter-ACK time`, max-filtered over `capacity_win_rounds` round trips
-//!   (the BBR windowed filter). ACKs queued behind each other at a busy bottleneck are spaced
-//!   MSS/C apart. ACK compression on a real reverse path inflates it (not filtered here).
+//! - capacity C, max-filtered over `capacity_win_rounds` round trips (the BBR windowed filter),
+//!   from one of three samples (`capacity_estimator`):
+//!   - 1 (default): the delivery rate of each ACK's rate sample (draft-cheng-iccrg-delivery-rate-
+//!     estimation, BBR's input; the kernel computes the same `rate_sample`): delivered over
+//!     max(send interval, ACK interval), application-limited samples only if higher. It is C
+//!     while the bottleneck is busy and the throughput otherwise, so after an early exit from
+//!     slow start (1 % loss) the law is nearly neutral — with C ≈ in_flight/RTT and Kp = 2,
+//!     cwnd ≈ in_flight·(rtt_max/RTT − ½) — and the window creeps up as rtt_max grows. Chosen
+//!     because it is the one a real stack measures faithfully (below).
+//!   - 0: ACK dispersion (packet pair, the CapProbe lineage [3] builds on): `acked_bytes /
+//!     inter-ACK time`. ACKs queued behind each other at a busy bottleneck are spaced MSS/C
+//!     apart: exact in the simulator, which then finds C from slow start's bursts. On a real
+//!     stack it fails: the kernel twin (bpf/tv_ccp.bpf.c) through the emulated 100 Mbit/s path
+//!     saw ACKs delivered in bursts microseconds apart, estimated tens of Gbit/s and set cwnd
+//!     ~300 000 segments.
+//!   - 2: ACK trains: the dispersion over consecutive ACKs spanning at least `TRAIN_MIN` and
+//!     baseRTT/8. On the same real path still ~2× C (193 Mbit/s for 100: link-emulator stalls
+//!     under load release held ACKs together, and the max filter keeps the burst).
+//!   The sensitivity table of `tcpvideo study ccplb` compares the three in the simulator.
 //! - base RTT: minimum RTT sample of the connection.
 //! - backlog x_k = C · (rtt_k − baseRTT) / MSS, rtt_k the RTT sample of this ACK (Little's law).
 //! - storage B = C · rtt_max / MSS: pipe (BDP) plus the bottleneck buffer, which slow start's
@@ -51,6 +66,7 @@
 //! | kp | 2 | - | proportional gain Kp |
 //! | storage_segments | 0 | segments | fixed path storage B; 0 = estimate C·rtt_max |
 //! | capacity_win_rounds | 10 | rounds | window of the capacity max filter |
+//! | capacity_estimator | 1 | - | capacity sample: 0 = per-ACK dispersion, 1 = delivery rate, 2 = ACK trains |
 //! | min_cwnd | 2 | segments | floor of the window the law may set |
 
 use std::time::Duration;
@@ -67,10 +83,37 @@ pub const STORAGE: ParamInfo =
     ParamInfo { name: "storage_segments", default: 0.0, unit: "segments", doc: "path storage B; 0 = estimate as capacity * max RTT" };
 pub const CAPACITY_WIN: ParamInfo =
     ParamInfo { name: "capacity_win_rounds", default: 10.0, unit: "rounds", doc: "window of the ACK-dispersion capacity max filter" };
+pub const CAPACITY_ESTIMATOR: ParamInfo = ParamInfo {
+    name: "capacity_estimator",
+    default: 1.0,
+    unit: "-",
+    doc: "capacity sample: 0 = per-ACK dispersion, 1 = delivery rate, 2 = ACK trains >= max(1 ms, baseRTT/8)",
+};
+
+/// Shortest ACK train of the train estimator (longer than a link emulator's or NIC's ACK bursts).
+pub const TRAIN_MIN: Duration = Duration::from_millis(1);
+
+/// Where the capacity samples come from (parameter `capacity_estimator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapacityEstimator {
+    AckDispersion,
+    DeliveryRate,
+    AckTrain,
+}
+
+impl CapacityEstimator {
+    fn from_param(v: f64) -> CapacityEstimator {
+        match v as i64 {
+            0 => CapacityEstimator::AckDispersion,
+            1 => CapacityEstimator::DeliveryRate,
+            _ => CapacityEstimator::AckTrain,
+        }
+    }
+}
 pub const MIN_CWND: ParamInfo =
     ParamInfo { name: "min_cwnd", default: 2.0, unit: "segments", doc: "smallest window the control law may set" };
 
-pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, MIN_CWND];
+pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, CAPACITY_ESTIMATOR, MIN_CWND];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "ccp",
@@ -87,6 +130,10 @@ pub struct CcpCore {
     kp: f64,
     fixed_storage: Option<f64>,
     capacity_win_rounds: u64,
+    capacity_estimator: CapacityEstimator,
+    /// Start of the current ACK train and the bytes acknowledged since (train estimator).
+    train_start: Option<Time>,
+    train_bytes: u64,
     min_cwnd: u64,
     round: RoundCounter,
     capacity: WindowedMaxFilter,
@@ -115,6 +162,9 @@ impl CcpCore {
             kp: p.get(&KP).max(0.0),
             fixed_storage: (storage > 0.0).then_some(storage),
             capacity_win_rounds: p.get(&CAPACITY_WIN).max(1.0) as u64,
+            capacity_estimator: CapacityEstimator::from_param(p.get(&CAPACITY_ESTIMATOR)),
+            train_start: None,
+            train_bytes: 0,
             min_cwnd: p.get(&MIN_CWND).max(1.0) as u64,
             round: RoundCounter::default(),
             capacity: WindowedMaxFilter::new(),
@@ -185,6 +235,48 @@ impl CcpCore {
         }
         self.delivered_total = ack.delivered_total_bytes;
         self.round.on_ack(ack);
+        match self.capacity_estimator {
+            CapacityEstimator::AckDispersion => self.sample_ack_dispersion(ack),
+            CapacityEstimator::DeliveryRate => self.sample_delivery_rate(ack),
+            CapacityEstimator::AckTrain => self.sample_ack_train(ack),
+        }
+        self.last_ack_at = Some(ack.now);
+    }
+
+    /// Capacity sample from the ACK's delivery-rate sample (BBR's bandwidth filter input).
+    fn sample_delivery_rate(&mut self, ack: &AckEvent) {
+        let Some(rs) = ack.rate else { return };
+        if rs.interval.is_zero() || rs.delivered_bytes == 0 {
+            return;
+        }
+        let rate = rs.bandwidth().bits_per_sec;
+        if !rs.is_app_limited || rate >= self.capacity.get() {
+            self.capacity.update(self.capacity_win_rounds, self.round.count, rate);
+        }
+    }
+
+    /// Capacity sample from a train of ACKs spanning at least max(TRAIN_MIN, baseRTT/8).
+    fn sample_ack_train(&mut self, ack: &AckEvent) {
+        let Some(start) = self.train_start else {
+            self.train_start = Some(ack.now);
+            self.train_bytes = 0;
+            return;
+        };
+        self.train_bytes += ack.acked_bytes;
+        let span = ack.now.saturating_since(start);
+        let min_span = TRAIN_MIN.max(self.base_rtt.unwrap_or(Duration::ZERO) / 8);
+        if span >= min_span {
+            if self.train_bytes > 0 {
+                let rate = Bandwidth::from_bytes_per(self.train_bytes, span);
+                self.capacity.update(self.capacity_win_rounds, self.round.count, rate.bits_per_sec);
+            }
+            self.train_start = Some(ack.now);
+            self.train_bytes = 0;
+        }
+    }
+
+    /// Capacity sample from the spacing of this ACK and the previous one (packet pair).
+    fn sample_ack_dispersion(&mut self, ack: &AckEvent) {
         if let Some(prev) = self.last_ack_at {
             let gap = ack.now.saturating_since(prev);
             if !gap.is_zero() && ack.acked_bytes > 0 {
@@ -192,7 +284,6 @@ impl CcpCore {
                 self.capacity.update(self.capacity_win_rounds, self.round.count, rate.bits_per_sec);
             }
         }
-        self.last_ack_at = Some(ack.now);
     }
 }
 
