@@ -451,6 +451,43 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn every_capacity_estimator_finds_the_bottleneck_rate_while_the_link_is_busy() {
+        // Slow start overfills a 1000-segment buffer: the bottleneck stays busy, so per-ACK
+        // dispersion, ACK trains and delivery-rate samples all measure 20 Mbit/s.
+        for estimator in [0.0, 1.0, 2.0] {
+            let mut p = DropTailPath::new(path(1000));
+            let mut cc = Ccp::with_params(&CcConfig::default(), &params(&[("capacity_estimator", estimator)]), Plain);
+            p.run(&mut cc, Time::from_secs(2), |_, _| {});
+            let c = cc.core.capacity().as_mbps_f64();
+            assert!((c - 20.0).abs() < 0.5, "estimator {estimator}: capacity {c} Mbit/s, bottleneck 20");
+        }
+    }
+
+    #[test]
+    fn delivery_rate_reads_throughput_not_capacity_while_the_window_is_small() {
+        // A fixed storage of 5 segments makes the law ask for less than min_cwnd = 10 once slow
+        // start ends: a 10-segment window on the 20 Mbit/s, 40 ms path delivers ~2.9 Mbit/s.
+        // Per-ACK dispersion still sees the bottleneck's spacing of segments sent back to back;
+        // the delivery rate only the throughput (why CCP creeps after an early slow-start exit).
+        // 3 s: slow start's samples have left the 10-round max filter.
+        let run = |estimator: f64| {
+            let mut p = DropTailPath::new(path(1000));
+            let mut cc = Ccp::with_params(
+                &CcConfig::default(),
+                &params(&[("capacity_estimator", estimator), ("storage_segments", 5.0), ("min_cwnd", 10.0)]),
+                Plain,
+            );
+            let mut late_cwnd = 0;
+            p.run(&mut cc, Time::from_secs(3), |s, _| late_cwnd = s.cwnd / MSS);
+            assert_eq!(late_cwnd, 10, "the window is not the fixed 10 segments the test needs");
+            cc.core.capacity().as_mbps_f64()
+        };
+        let (dispersion, delivery) = (run(0.0), run(1.0));
+        assert!(dispersion > 15.0, "dispersion {dispersion} Mbit/s");
+        assert!(delivery < 5.0, "delivery rate {delivery} Mbit/s");
+    }
+
+    #[test]
     fn converges_to_the_backlog_its_law_targets_with_fixed_storage() {
         // B = 120 segments, Kp = 2, BDP = 69.06: x* = (2·120 − 3·69.06)/5 = 6.56 segments.
         let bdp = path(1000).bdp_bytes() as f64 / MSS as f64;
