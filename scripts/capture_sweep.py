@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from tcpvideo.analyze import analyze_summary
+from tcpvideo.analysis import analyze_summary
 
 
 def uncompressed_size(p: Path) -> int:

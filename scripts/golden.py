@@ -67,7 +67,7 @@ def summary_hash(summary: dict) -> str:
 
 
 def sim_outputs(res) -> dict[str, str]:
-    from tcpvideo.simulate import TABLES
+    from tcpvideo.simulation import TABLES
 
     out = {name: table_hash(getattr(res, name)) for name in TABLES}
     out["summary"] = summary_hash(res.summary)
@@ -77,7 +77,7 @@ def sim_outputs(res) -> dict[str, str]:
 
 
 def analysis_outputs(res) -> dict[str, str]:
-    from tcpvideo.analyze import TABLES
+    from tcpvideo.analysis import TABLES
 
     out = {name: table_hash(res.table(name)) for name in TABLES}
     out["summary"] = summary_hash(res.summary)

@@ -257,8 +257,8 @@ def test_analyze_without_out_imports_neither_pyarrow_nor_numpy(capture):
 
 
 def test_package_functions_stay_functions_after_their_submodules_are_imported(capture):
-    import tcpvideo.analyze  # noqa: F401  (binds the submodule name on the package)
-    import tcpvideo.simulate  # noqa: F401
+    import tcpvideo.analysis  # noqa: F401  (binds the submodule name on the package)
+    import tcpvideo.simulation  # noqa: F401
 
     assert callable(tcpvideo.analyze) and callable(tcpvideo.simulate)
     assert tcpvideo.analyze(capture, threads=1).flows.num_rows == 1

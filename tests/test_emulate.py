@@ -20,7 +20,7 @@ import pytest
 
 from tcpvideo.emulate import ScenarioRefused, cleanup, emulate
 from tcpvideo.emulate.network import MANIFEST_DIR, NS_PREFIX, PrivilegeError, check_privileges
-from tcpvideo.simulate import ScenarioError, simulate
+from tcpvideo.simulation import ScenarioError, simulate
 
 TWO_HOSTS = {
     "name": "emu_two_hosts",

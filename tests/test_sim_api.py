@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 import tcpvideo
 from tcpvideo import ScenarioError
-from tcpvideo.simulate import check
+from tcpvideo.simulation import check
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-c", "from tcpvideo.cli import main; main()"]

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import tcpvideo
-from tcpvideo.simulate import check as check_scenario
+from tcpvideo.simulation import check as check_scenario
 
 
 def onoff(clients: int = 6, duration: str = "17s", **player) -> dict:

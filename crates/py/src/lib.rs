@@ -1,10 +1,12 @@
 //! Python bindings: the module `tcpvideo._core`. Thin: convert arguments, call the Rust crates,
-//! return columns (dicts of lists) that the Python package turns into Arrow tables. Every Rust
+//! return tables as encoded columns (columns.rs) that the Python package turns into Arrow tables. Every Rust
 //! error becomes a Python exception; nothing panics across the boundary.
 
 use pyo3::prelude::*;
 
 mod cc;
+#[macro_use]
+mod columns;
 mod linkem;
 mod qdisc_sampler;
 mod sim;

@@ -1,6 +1,6 @@
 //! The simulator exposed to Python: `Simulation(text, fmt, seed, out_dir)` with `run_until` (so the
 //! Python side can run in chunks of simulated time and show progress) and `finish`, which returns
-//! every table as a dict of columns. Scenario mistakes raise `ScenarioError` (a `ValueError`), I/O
+//! every table as a dict of encoded columns (columns.rs). Scenario mistakes raise `ScenarioError` (a `ValueError`), I/O
 //! problems `OSError`; a panic inside the simulator becomes a `RuntimeError`, never an abort.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -100,7 +100,7 @@ impl Simulation {
         self.inner.as_ref().map(|s| s.packets_sent()).unwrap_or(0)
     }
 
-    /// Run to the end, close the pcaps and return every table as a dict of columns.
+    /// Run to the end, close the pcaps and return every table as a dict of encoded columns (columns.rs).
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         let sim = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let res = py.allow_threads(|| guarded(|| sim.finish().map_err(sim_err)))?;
@@ -123,17 +123,6 @@ fn cause_name(c: RetransmitCause) -> &'static str {
         RetransmitCause::SynTimeout => "syn_timeout",
         RetransmitCause::TailLossProbe => "tail_loss_probe",
     }
-}
-
-macro_rules! columns {
-    ($py:expr, $rows:expr, { $($name:literal => $f:expr),* $(,)? }) => {{
-        let d = PyDict::new($py);
-        $(
-            let col: Vec<_> = $rows.iter().map($f).collect();
-            d.set_item($name, col)?;
-        )*
-        d
-    }};
 }
 
 fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
@@ -290,7 +279,15 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
     Ok(out.unbind())
 }
 
+/// The simulator's tables with no rows: their schemas, declared once by the Rust types (used by
+/// `tcpvideo emulate`, which writes the same tables from real runs).
+#[pyfunction]
+fn simulation_empty_tables(py: Python<'_>) -> PyResult<Py<PyDict>> {
+    tables(py, &Results::default())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulation_empty_tables, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(scenario_check, m)?)?;

@@ -257,7 +257,7 @@ pub struct QueueSample {
 }
 
 /// Everything a run produces (pcaps are written to files as the run goes).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Results {
     pub scenario: String,
     pub seed: u64,

@@ -135,7 +135,7 @@ def analyze_cmd(
     """Analyze captures (server side, client side or mid-path: told per flow from the handshake):
     FCT, RTT, stalls and their causes, timeout retransmission types, bursts, per-frame-type loss
     (seed 000 tables; Trickle metrics). Exit status 3 when damaged input was skipped."""
-    from tcpvideo.analyze import CaptureDamaged, analyze, analyze_summary, damage_message
+    from tcpvideo.analysis import CaptureDamaged, analyze, analyze_summary, damage_message
 
     console = Console(stderr=False)
     err = Console(stderr=True)

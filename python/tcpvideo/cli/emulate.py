@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run SCENARIO on real Linux TCP in network namespaces (needs root)."""
         from tcpvideo.emulate import PrivilegeError, ScenarioRefused, cleanup as do_cleanup, emulate
-        from tcpvideo.simulate import ScenarioError
+        from tcpvideo.simulation import ScenarioError
 
         console = Console()
         if cleanup:
@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
             console.print("[red]error:[/red] SCENARIO: missing (or use --cleanup)")
             raise typer.Exit(2)
         try:
-            from tcpvideo.simulate import check
+            from tcpvideo.simulation import check
 
             info = check(scenario, seed)
             out_dir = out if out is not None else Path("runs") / f"{info['name']}-seed{info['seed']}-linux"
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
                       f"({s['wall_s']:.1f} s wall: build {s['build_s']:.1f} s, teardown {s['teardown_s']:.1f} s; run {s['run_id']})")
         if compare:
             from tcpvideo.emulate.compare import compare as do_compare
-            from tcpvideo.simulate import simulate
+            from tcpvideo.simulation import simulate
 
             sim = simulate(scenario, seed=seed, out=out_dir / "sim")
             rep = do_compare(sim, res, out_dir)

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from tcpvideo.simulate import ScenarioError, SimResult, check, simulate
+from tcpvideo.simulation import ScenarioError, SimResult, check, simulate
 
 
 def print_summary(res: SimResult, console: Console, title: str, max_rows: int = 12) -> None:

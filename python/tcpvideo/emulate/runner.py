@@ -41,7 +41,8 @@ import pyarrow as pa
 from tcpvideo.emulate import network as netmod
 from tcpvideo.emulate.capture import Captures
 from tcpvideo.emulate.plan import PORT_BASE, Plan, ScenarioRefused, make_plan, read_scenario
-from tcpvideo.simulate import _SCHEMAS, TABLES, SimResult, _table
+from tcpvideo._tables import table_like
+from tcpvideo.simulation import TABLES, SimResult, empty_table
 
 APPS = Path(__file__).with_name("apps.py")
 READY_TIMEOUT_S = 30.0
@@ -369,22 +370,22 @@ def _tables(plan, hosts, t0, mono0, before_linkem, after_linkem, samples, before
                "aggregate_goodput_mbps": total_bytes * 8 / dur_s / 1e6, "retransmissions": total_retx,
                "drops": drops, "warnings": plan.warnings, "errors": errors,
                "linkem_errors": [v.get("error") for v in link_end.values() if v.get("error")]}
-    ftypes = {"fct_s": pa.float64(), "srtt_end_ms": pa.float64(), "min_rtt_ms": pa.float64(),
-              "handshake_rtt_ms": pa.float64(), "retrans_fast": pa.int64(), "retrans_timeout": pa.int64(),
-              "rto_count": pa.int64(), "retrans_tlp": pa.int64(), "retrans_both_directions": pa.int64(),
-              "zero_window_probes": pa.int64(), "data_segments_sent": pa.int64(), "retransmissions": pa.int64()}
+    # Every table takes the simulator's schema (declared once, by the Rust types); what only a
+    # real run has (emulated_by, retransmissions) is added after it.
+    def like(name, cols, extra_types={}):
+        return table_like(empty_table(name).schema, cols, extra_types)
+
     tables = {
-        "flows": pa.table({k: pa.array(v, type=ftypes.get(k)) for k, v in flows.items()}),
-        "links": _table("links", links),
-        "events": _table("events", {k: [] for k in ("t_s", "flow", "node", "kind", "seq", "len", "cause", "backoff",
-                                                     "rto_ms", "cwnd_bytes", "ssthresh_bytes")}),
-        "series": _table("series", series),
-        "queues": _table("queues", queues),
-        "requests": _table("requests", requests),
+        "flows": like("flows", flows, {"retransmissions": pa.int64()}),
+        "links": like("links", links),
+        "series": like("series", series),
+        "queues": like("queues", queues),
+        "requests": like("requests", requests),
     }
-    # Video tables (simulator video apps): empty, with their columns, until real players run here.
+    # Tables only the simulator fills (ground-truth events, video apps): empty, with their columns.
     for name in TABLES:
-        if name.startswith("video_"):
-            tables[name] = _table(name, {k: [] for k in _SCHEMAS[name]})
+        if name not in tables:
+            tables[name] = empty_table(name)
+    tables = {name: tables[name] for name in TABLES}
     assert set(tables) == set(TABLES)
     return SimResult(summary=summary, pcaps=[Path(p) for p in pcaps], **tables)

@@ -94,7 +94,7 @@ def _plots(result) -> list[tuple[str, str]]:
 
 
 def write_video_report(result, path: str | Path, title: str = "tcpvideo video run") -> Path:
-    """Write the report of a :class:`tcpvideo.simulate.SimResult` with video flows to ``path``."""
+    """Write the report of a :class:`tcpvideo.SimResult` with video flows to ``path``."""
     path = Path(path)
     s = result.summary
     c = result.video_clients.to_pylist()

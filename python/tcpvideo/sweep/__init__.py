@@ -79,7 +79,7 @@ def load_scenario(path: os.PathLike | str) -> dict:
 
 def validate(pts: Sequence[Point]) -> None:
     """Check every distinct swept scenario before anything runs; one line naming the value."""
-    from tcpvideo.simulate import ScenarioError, check
+    from tcpvideo.simulation import ScenarioError, check
 
     seen = set()
     for p in pts:

@@ -35,8 +35,8 @@ Reducer = Callable[[object], "tuple[dict, dict[str, pa.Table]]"]
 
 
 def keep_all_tables(result) -> tuple[dict, dict]:
-    """Default reducer: the run's summary and every table of ``tcpvideo.simulate``."""
-    from tcpvideo.simulate import TABLES
+    """Default reducer: the run's summary and every table of :func:`tcpvideo.simulate`."""
+    from tcpvideo.simulation import TABLES
 
     return dict(result.summary), {name: getattr(result, name) for name in TABLES}
 
@@ -53,7 +53,7 @@ class Task:
 
 def run_task(task: Task) -> tuple[str, dict[str, bytes]]:
     """Simulate one point; return its key and files (name → bytes)."""
-    from tcpvideo.simulate import simulate
+    from tcpvideo.simulation import simulate
 
     result = simulate(task.scenario, seed=task.seed)
     summary, tables = task.reducer(result)

@@ -2,7 +2,7 @@
 timeout-retransmission types, micro-bursts and video-frame attribution.
 
 The work is done by the Rust crate ``tcpvideo-trace`` (crates/trace); this module checks
-arguments, turns its columns into pyarrow Tables and writes them (Parquet and CSV) with a summary
+arguments, turns its columns into pyarrow Tables (``_tables.table_from_columns``) and writes them (Parquet and CSV) with a summary
 JSON. Definitions follow seed 000 (Zhou et al., TCP stalls of crowdsourced live streaming) and the
 Trickle metrics of seed 003; see crates/trace/src/stall.rs and retrans.rs for the exact rules.
 
@@ -22,65 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from tcpvideo import _core
-from tcpvideo._tables import FORMATS, write_tables
+from tcpvideo._tables import FORMATS, table_from_columns, write_tables
 
 if TYPE_CHECKING:
-    import numpy as np
     import pyarrow as pa
 
 # numpy and pyarrow are imported where tables are built, not at import time: together they
 # cost ~0.8 s, and `tcpvideo analyze` without --out needs neither (issue 12: start-up).
 
 TABLES = ("flows", "stalls", "retransmissions", "bursts", "http", "frame_types", "rtt_buckets")
-
-
-def _column(spec) -> pa.Array:
-    """Decode one column as sent by the Rust side (crates/py/src/trace.rs ``Column``).
-
-    Built with ``from_buffers`` on the received bytes: no Python object per cell, and no
-    ``pyarrow.compute`` (whose import alone costs about a second)."""
-    import numpy as np
-    import pyarrow as pa
-
-    kind, data, extra = spec
-    if kind == "dict":
-        codes = np.frombuffer(data, dtype="<i4")
-        valid = codes >= 0
-        idx = _with_validity(pa.int32(), np.where(valid, codes, 0).astype("<i4"), valid)
-        n, offsets, text = extra
-        cats = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(text)])
-        return pa.DictionaryArray.from_arrays(idx, cats).dictionary_decode()
-    if kind == "bool":
-        values = np.frombuffer(data, dtype="u1").astype(bool)
-        packed = np.packbits(values, bitorder="little")
-        valid = None if extra is None else np.frombuffer(extra, dtype="u1").astype(bool)
-        return _from(pa.bool_(), len(values), packed, valid)
-    dtype, t = {"i64": ("<i8", pa.int64()), "f64": ("<f8", pa.float64())}[kind]
-    values = np.frombuffer(data, dtype=dtype)
-    valid = None if extra is None else np.frombuffer(extra, dtype="u1").astype(bool)
-    return _with_validity(t, values, valid)
-
-
-def _from(t: pa.DataType, n: int, data: np.ndarray, valid: np.ndarray | None) -> pa.Array:
-    import numpy as np
-    import pyarrow as pa
-
-    if valid is None or valid.all():
-        return pa.Array.from_buffers(t, n, [None, pa.py_buffer(data)])
-    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(t, n, [bitmap, pa.py_buffer(data)], null_count=int(n - valid.sum()))
-
-
-def _with_validity(t: pa.DataType, values: np.ndarray, valid: np.ndarray | None) -> pa.Array:
-    import numpy as np
-
-    return _from(t, len(values), np.ascontiguousarray(values), valid)
-
-
-def _to_table(name: str, cols: Mapping[str, tuple]) -> pa.Table:
-    import pyarrow as pa
-
-    return pa.table({col: _column(spec) for col, spec in cols.items()})
 
 
 @dataclass
@@ -142,7 +92,7 @@ def analyze(
     """
     raw = _analyze_raw(captures, **{k: v for k, v in locals().items() if k not in ("captures", "out", "formats")})
     result = AnalysisResult(
-        **{name: _to_table(name, raw[name]) for name in TABLES},
+        **{name: table_from_columns(raw[name]) for name in TABLES},
         summary=json.loads(raw["summary"]),
     )
     if out is not None:

@@ -31,47 +31,20 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import pyarrow as pa
 
 from tcpvideo import _core
-from tcpvideo._tables import FORMATS, write_tables
+from tcpvideo._tables import FORMATS, table_from_columns, write_tables
 
 ScenarioError = _core.ScenarioError
 
 TABLES = ("flows", "links", "events", "series", "queues", "requests",
           "video_clients", "video_segments", "video_stalls", "video_buffer")
 
-# Types of columns that may be empty or all-null, so every table keeps a stable schema.
-_F, _I, _S = pa.float64(), pa.int64(), pa.string()
-_SCHEMAS: dict[str, dict[str, pa.DataType]] = {
-    "flows": {"fct_s": _F, "srtt_end_ms": _F, "min_rtt_ms": _F, "handshake_rtt_ms": _F},
-    "events": {"t_s": _F, "flow": _I, "node": _S, "kind": _S, "seq": _I, "len": _I, "cause": _S,
-               "backoff": _I, "rto_ms": _F, "cwnd_bytes": _I, "ssthresh_bytes": _I},
-    "series": {"t_s": _F, "flow": _I, "cwnd_bytes": _I, "ssthresh_bytes": _I, "srtt_ms": _F,
-               "bytes_in_flight": _I, "bytes_acked": _I, "bytes_received": _I, "peer_window_bytes": _I},
-    "queues": {"t_s": _F, "link": _S, "from": _S, "to": _S, "packets": _I, "bytes": _I, "tx_bytes": _I},
-    "requests": {"flow": _I, "index": _I, "scheduled_s": _F, "sent_s": _F, "completed_s": _F,
-                 "response_bytes": _I, "download_s": _F},
-    "video_clients": {"flow": _I, "client": _S, "joined_s": _F, "startup_s": _F, "stall_count": _I,
-                      "stall_total_s": _F, "liveness_s": _F, "live_latency_s": _F, "mean_bitrate_kbps": _F,
-                      "switches": _I, "bytes": _I, "segments": _I, "abr": _S},
-    "video_segments": {"flow": _I, "client": _S, "segment": _I, "quality": _I, "bitrate_kbps": _F, "bytes": _I,
-                       "available_s": _F, "requested_s": _F, "first_byte_s": _F, "done_s": _F, "download_s": _F,
-                       "deadline_met": pa.bool_(), "play_start_s": _F, "srtt_at_done_ms": _F},
-    "video_stalls": {"flow": _I, "client": _S, "start_s": _F, "end_s": _F, "duration_s": _F, "segment": _I,
-                     "cause": _S, "rto_events": _I, "retransmissions": _I, "recovery_episodes": _I,
-                     "restart_after_idle": pa.bool_(), "download_kbps": _F, "bitrate_kbps": _F},
-    "video_buffer": {"t_s": _F, "flow": _I, "buffer_s": _F, "buffer_bytes": _I, "state": _S, "live_latency_s": _F},
-}
-
 ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 Progress = Callable[[float, float], None]
 
 
-def _table(name: str, cols: dict) -> pa.Table:
-    types = _SCHEMAS.get(name, {})
-    arrays, names = [], []
-    for k, v in cols.items():
-        arrays.append(pa.array(v, type=types.get(k)))
-        names.append(k)
-    return pa.table(arrays, names=names)
+def empty_table(name: str) -> pa.Table:
+    """The simulator's table ``name`` with no rows: its schema as the Rust side declares it."""
+    return table_from_columns(_core.simulation_empty_tables()[name])
 
 
 @dataclass
@@ -159,7 +132,7 @@ def simulate(
                 break
     raw = sim.finish()
     wall = time.perf_counter() - t0
-    tables = {name: _table(name, raw[name]) for name in TABLES}
+    tables = {name: table_from_columns(raw[name]) for name in TABLES}
     res = SimResult(summary=dict(raw["summary"]), pcaps=[Path(p) for p in raw["pcaps"]], wall_s=wall, **tables)
     if out is not None:
         res.write(out)
