@@ -228,11 +228,16 @@ def unload(names: Iterable[str]) -> list[str]:
 
 _BPF_MAP_UPDATE_ELEM = 2
 _BPF_OBJ_GET = 7
+_BPF_MAP_GET_NEXT_ID = 12
+_BPF_MAP_GET_FD_BY_ID = 14
+_BPF_OBJ_GET_INFO_BY_FD = 15
+_MAP_TYPE_SK_STORAGE = 24
 _NR_BPF = {"x86_64": 321, "aarch64": 280}
 _APP_INFO = struct.Struct("=IIQ")  # pob_segments, pob_rate_milli, video_rate_bps
 
 
-def _bpf(cmd: int, attr: bytes) -> int:
+def _bpf(cmd: int, attr: bytes, out: Optional[bytearray] = None) -> int:
+    """bpf(2) with a 128-byte attribute; what the kernel writes back lands in ``out``."""
     nr = _NR_BPF.get(platform.machine())
     if nr is None:
         raise BpfError(f"bpf(2): syscall number unknown on {platform.machine()}")
@@ -242,6 +247,8 @@ def _bpf(cmd: int, attr: bytes) -> int:
     if r < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+    if out is not None:
+        out[:] = buf.raw
     return r
 
 
@@ -265,6 +272,52 @@ def app_info_value(pob_segments: Optional[float] = None, pob_rate: Optional[floa
     return _APP_INFO.pack(pob, rate, vr)
 
 
+def _map_name(fd: int) -> tuple[int, str]:
+    info = ctypes.create_string_buffer(80)  # struct bpf_map_info: type, id, sizes, flags, name[16]
+    _bpf(_BPF_OBJ_GET_INFO_BY_FD, struct.pack("=IIQ", fd, 80, ctypes.addressof(info)))
+    kind = struct.unpack_from("=I", info.raw, 0)[0]
+    return kind, info.raw[24:40].split(b"\0", 1)[0].decode(errors="replace")
+
+
+def _app_info_map_fd() -> int:
+    """An fd of the tv_app_info map: by its pin, or — where the pin is not visible, e.g. under
+    ``ip netns exec``, which mounts its own /sys — by walking the kernel's map ids."""
+    if APP_INFO_PIN.exists():
+        path = ctypes.create_string_buffer(str(APP_INFO_PIN).encode())
+        try:
+            return _bpf(_BPF_OBJ_GET, struct.pack("=QII", ctypes.addressof(path), 0, 0))
+        except OSError as e:
+            raise BpfError(f"{APP_INFO_PIN}: cannot open the map: {e.strerror}") from None
+    best = None
+    map_id = 0
+    while True:
+        back = bytearray(128)
+        try:
+            _bpf(_BPF_MAP_GET_NEXT_ID, struct.pack("=III", map_id, 0, 0), back)
+        except OSError:
+            break  # ENOENT: no more maps
+        map_id = struct.unpack_from("=I", back, 4)[0]
+        try:
+            fd = _bpf(_BPF_MAP_GET_FD_BY_ID, struct.pack("=III", map_id, 0, 0))
+        except OSError:
+            continue
+        try:
+            kind, name = _map_name(fd)
+        except OSError:
+            os.close(fd)
+            continue
+        if kind == _MAP_TYPE_SK_STORAGE and name == "tv_app_info":
+            if best is not None:
+                os.close(best)
+            best = fd
+        else:
+            os.close(fd)
+    if best is None:
+        raise BpfError("tv_app_info: no such BPF map; load a port that reads it first "
+                       f"(tcpvideo bpf load {' '.join(APP_INFO_USERS)})")
+    return best
+
+
 def set_app_info(sock: Union[socket.socket, int], pob_segments: Optional[float] = None,
                  pob_rate: Optional[float] = None, video_rate_bps: Optional[float] = None) -> None:
     """Tell the kernel CC of ``sock`` (a TCP socket or its fd) the client's playout buffer size
@@ -272,14 +325,7 @@ def set_app_info(sock: Union[socket.socket, int], pob_segments: Optional[float] 
     accepts afterwards inherits the facts. Needs a CCP-family port loaded (the pinned map)."""
     value = app_info_value(pob_segments, pob_rate, video_rate_bps)
     fd = sock if isinstance(sock, int) else sock.fileno()
-    if not APP_INFO_PIN.exists():
-        raise BpfError(f"{APP_INFO_PIN}: missing; load a port that reads it first "
-                       f"(tcpvideo bpf load {' '.join(APP_INFO_USERS)})")
-    path = ctypes.create_string_buffer(str(APP_INFO_PIN).encode())
-    try:
-        map_fd = _bpf(_BPF_OBJ_GET, struct.pack("=QII", ctypes.addressof(path), 0, 0))
-    except OSError as e:
-        raise BpfError(f"{APP_INFO_PIN}: cannot open the map: {e.strerror}") from None
+    map_fd = _app_info_map_fd()
     try:
         key = ctypes.c_int(fd)
         val = ctypes.create_string_buffer(value, len(value))
