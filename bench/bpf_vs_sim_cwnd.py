@@ -38,8 +38,13 @@ SCENARIO = ROOT / "scenarios" / "cc_loss_100ms.toml"
 BOUND = 0.15
 
 
-def scenario_for(cc: str, duration_s: float, seed: int, video_rate_mbps: float, pob: float, pob_rate: float) -> dict:
+def scenario_for(cc: str, duration_s: float, seed: int, video_rate_mbps: float, pob: float, pob_rate: float,
+                 loss: float = 0.01) -> dict:
     sc = tomllib.loads(SCENARIO.read_text())
+    if loss > 0:
+        sc["link"][1]["loss"] = {"model": "bernoulli", "p": loss}
+    else:
+        del sc["link"][1]["loss"]
     sc["duration"] = f"{duration_s}s"
     sc["seed"] = seed
     sc["name"] = f"cc_loss_100ms-{cc}"
@@ -76,7 +81,7 @@ def median_ratio(real: list[tuple[float, float]], sim: list[tuple[float, float]]
 def run_one(cc: str, args, seed: int) -> dict:
     from tcpvideo.emulate import emulate
 
-    sc = scenario_for(cc, args.duration, seed, args.video_rate, args.pob, args.pob_rate)
+    sc = scenario_for(cc, args.duration, seed, args.video_rate, args.pob, args.pob_rate, args.loss)
     out = Path(args.out) / f"{cc}-seed{seed}"
     sim = tcpvideo.simulate(copy.deepcopy(sc), out=out / "sim")
     real = emulate(copy.deepcopy(sc), out=out / "real", log=lambda m: None)
@@ -96,6 +101,7 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=20.0)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1])
     ap.add_argument("--skip", type=float, default=1.0, help="seconds left out at the start (handshake, first RTTs)")
+    ap.add_argument("--loss", type=float, default=0.01, help="Bernoulli loss on the bottleneck (0: none)")
     ap.add_argument("--video-rate", type=float, default=40.0, help="CCPLCA's video rate, Mbit/s")
     ap.add_argument("--pob", type=float, default=448.0, help="CCPLB's POB, segments")
     ap.add_argument("--pob-rate", type=float, default=1.0, help="CCPLB's POBRate")

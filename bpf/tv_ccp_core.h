@@ -90,6 +90,7 @@ struct tv_ccp_diag {
 	__u32 cwnd;
 	__u32 in_ca;
 	__u32 acks;
+	__u32 variant_milli;	/* what the variant added to Eq. 4 last (tv_ccplb: POB/POBRate) */
 };
 struct tv_ccp_diag ccp_diag[256];
 
@@ -304,6 +305,7 @@ static __always_inline __u32 apply_law(struct sock *sk, __u32 in_flight)
 	if (!law_milli(c, in_flight, mss_of(tcp_sk(sk)), &law))
 		return 0;
 	w = variant_window(sk, c, law);
+	ccp_diag[(sk->__sk_common.skc_daddr >> 24) & 0xff].variant_milli = w > law ? (__u32)(w - law) : 0;
 	seg = w > 0 ? (__u32)((w + 500) / 1000) : 0;
 	return seg > min_cwnd ? seg : min_cwnd;
 }
