@@ -16,7 +16,9 @@
  *  - `on_ack` -> cong_control (called on every ACK that delivers data, in recovery too, and
  *    replacing Linux's PRR: the law owns the window, as the model's `owns_recovery`);
  *    AckEvent.rtt_sample = rate_sample.rtt_us (the newest delivered segment's RTT; -1 when
- *    Karn's rule forbids one), acked = rate_sample.acked_sacked, prior_in_flight =
+ *    Karn's rule forbids one; dropped when the ACK covered retransmitted data, where Linux falls
+ *    back to the timestamp echo and the model has no sample — without this, on a lossy path such
+ *    samples inflated rtt_max and tv_ccplb's window ran away to ~5600 segments), acked = rate_sample.acked_sacked, prior_in_flight =
  *    rate_sample.prior_in_flight, in_flight after the ACK = tcp_packets_in_flight (written out),
  *    in_recovery = icsk_ca_state == TCP_CA_Recovery (not Loss: the model's definition),
  *    cwnd_limited = tcp_is_cwnd_limited (written out, 6.x form), delivered = tp->delivered,
@@ -220,14 +222,20 @@ static __always_inline bool backlog_at_least_one(const struct tv_ccp *c, __u32 m
 }
 
 /* Update the estimators from one ACK (model: CcpCore::observe). */
-static __always_inline void observe(struct sock *sk, const struct rate_sample *rs, bool in_recovery)
+/* Linux tcp_input.c FLAG_RETRANS_DATA_ACKED: this ACK acknowledged retransmitted data, so its
+ * RTT can only come from the timestamp echo (ms granularity, and after a hole it includes the
+ * time the receiver waited for the retransmission). The model's endpoint follows Karn's rule
+ * and gives no sample then; the port drops it too. */
+#define TV_FLAG_RETRANS_DATA_ACKED 0x08
+
+static __always_inline void observe(struct sock *sk, const struct rate_sample *rs, int flag, bool in_recovery)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct tv_ccp *c = ccp(sk);
 	__u32 mss = mss_of(tp);
 	__u64 now = tp->tcp_mstamp;
 
-	if (rs->rtt_us >= 0) {
+	if (rs->rtt_us >= 0 && !(flag & TV_FLAG_RETRANS_DATA_ACKED)) {
 		__u32 r = (__u32)rs->rtt_us;
 		bool explained = true;
 
@@ -355,7 +363,7 @@ void BPF_PROG(ccp_cong_control, struct sock *sk, __u32 ack, int flag, const stru
 	__u32 acked = rs->acked_sacked;
 	__u32 w;
 
-	observe(sk, rs, in_recovery);
+	observe(sk, rs, flag, in_recovery);
 	if (!in_recovery)
 		c->in_rto_recovery = 0;
 	if (!c->in_ca) {
