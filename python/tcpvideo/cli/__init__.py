@@ -15,7 +15,9 @@ COMMANDS = ("cc", "run", "analyze", "demo", "emulate", "edge", "sweep", "study",
 
 
 def build_app(commands=COMMANDS):
-    """A Typer app with the given sub-commands (those whose module exists)."""
+    """A Typer app with the given sub-commands."""
+    import importlib
+
     import typer
 
     app = typer.Typer(
@@ -26,12 +28,7 @@ def build_app(commands=COMMANDS):
         pretty_exceptions_enable=False,
     )
     for name in commands:
-        try:
-            mod = __import__(f"tcpvideo.cli.{name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:  # module not written yet
-            if exc.name != f"tcpvideo.cli.{name}":
-                raise
-            continue
+        mod = importlib.import_module(f"tcpvideo.cli.{name}")
         if name == "cc":
             app.add_typer(mod.app, name="cc")
         else:

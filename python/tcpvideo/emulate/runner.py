@@ -30,6 +30,7 @@ import os
 import platform
 import select
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -209,8 +210,8 @@ def _run_apps(net: netmod.Network, plan: Plan, tmp: Path, pcap_dir: Path, log) -
         for n, sp in specs.items():
             path = tmp / f"host{n}.spec.json"
             path.write_text(json.dumps(sp))
-            procs[n] = net.popen(n, [sys.executable, str(APPS), str(path)], stdin=__import__("subprocess").PIPE,
-                                 stdout=__import__("subprocess").PIPE, text=True)
+            procs[n] = net.popen(n, [sys.executable, str(APPS), str(path)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
         deadline = time.time() + READY_TIMEOUT_S
         for n, p in procs.items():
             r, _, _ = select.select([p.stdout], [], [], max(0.0, deadline - time.time()))

@@ -432,7 +432,7 @@ mod tests {
         let over = BicParams::from_params(&params(&[("smooth_part", 0.0), ("low_window", -3.0)]));
         assert_eq!((over.smooth_part, over.low_window), (1, 0), "clamped to at least 1 and 0");
     }
-    use crate::cc::testing::one_round;
+    use crate::cc::testing::{one_round, AckClock};
     use std::time::Duration;
 
     const MSS: u64 = 1448;
@@ -500,9 +500,10 @@ mod tests {
         let mut before = 0;
         for _ in 0..=warm {
             before = cc.cwnd() / MSS;
+            let mut clock = AckClock::refilling(RTT, before * MSS);
             for _ in 0..before / per_ack {
                 t += Duration::from_micros(100);
-                cc.on_ack(&crate::cc::testing::ack(t, per_ack * MSS, RTT, before * MSS));
+                cc.on_ack(&clock.ack(t, per_ack * MSS));
             }
         }
         cc.cwnd() / MSS - before
@@ -545,9 +546,10 @@ mod tests {
             let mut cc = Bic::with_params(&CcConfig::default(), &p);
             cc.set_cwnd(20 * MSS);
             let mut t = Time::ZERO;
+            let mut clock = AckClock::refilling(RTT, 20 * MSS);
             for _ in 0..10 {
                 t += Duration::from_millis(1);
-                cc.on_ack(&crate::cc::testing::ack(t, 2 * MSS, RTT, 20 * MSS));
+                cc.on_ack(&clock.ack(t, 2 * MSS));
             }
             assert_eq!(cc.cwnd() / MSS, expected, "{p:?}");
         }

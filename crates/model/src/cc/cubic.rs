@@ -696,7 +696,7 @@ mod tests {
         let over = CubicParams::from_params(&params(&[("beta", 0.5), ("hystart", 0.0), ("hystart_delay_shift", 99.0)]));
         assert_eq!((over.beta, over.hystart, over.hystart_delay_shift), (512, false, 31), "shift clamped to 31");
     }
-    use crate::cc::testing::{ack, one_round};
+    use crate::cc::testing::{ack, one_round, AckClock};
     use std::time::Duration;
 
     const MSS: u64 = 1448;
@@ -885,12 +885,12 @@ mod tests {
             let mut t = one_round(&mut cc, Time::ZERO, Duration::from_millis(100), MSS);
             t = one_round(&mut cc, t, Duration::from_millis(100), MSS);
             assert_eq!(cc.cwnd() / MSS, 40);
-            let mut in_flight = 40 * MSS;
+            let mut clock = AckClock::new(Duration::from_millis(100));
+            clock.send(40 * MSS);
             for i in 0..40u64 {
                 t += Duration::from_millis(2);
                 let rtt = Duration::from_millis(if i < 8 { 120 } else { 100 });
-                cc.on_ack(&ack(t, MSS, rtt, in_flight));
-                in_flight -= MSS;
+                cc.on_ack(&clock.ack_with_rtt(t, MSS, rtt));
             }
             assert_eq!(!cc.in_slow_start(), exits, "first_samples_only = {first_only}");
         }

@@ -297,7 +297,8 @@ pub(crate) mod testing {
     //! timestamps, every ACK built explicitly.
     use super::*;
 
-    /// An ACK for `acked_bytes` at `now` with a fixed RTT, window-limited, not in recovery.
+    /// An ACK for `acked_bytes` at `now` with a fixed RTT, window-limited, not in recovery, with
+    /// `in_flight` bytes outstanding before it. Prefer [`AckClock`], which keeps that count itself.
     pub fn ack(now: Time, acked_bytes: u64, rtt: Duration, in_flight: u64) -> AckEvent {
         AckEvent {
             now,
@@ -314,17 +315,61 @@ pub(crate) mod testing {
         }
     }
 
-    /// Drive one round trip: the whole window is ACKed one MSS at a time, evenly spread over `rtt`,
-    /// starting at `start`. Returns the time at the end of the round.
+    /// The sender side of a test (quiche's `test_sender.rs` idea): it counts the bytes in
+    /// flight, so a test says what is sent and what is ACKed and never computes the outstanding
+    /// bytes itself. A `refilling` sender sends as much as each ACK frees (a window-full,
+    /// ACK-clocked bulk sender: the bytes in flight stay put).
+    pub struct AckClock {
+        rtt: Duration,
+        in_flight: u64,
+        refilling: bool,
+    }
+
+    impl AckClock {
+        /// A sender with nothing in flight whose ACKs carry `rtt` as sample, SRTT and min RTT.
+        pub fn new(rtt: Duration) -> AckClock {
+            AckClock { rtt, in_flight: 0, refilling: false }
+        }
+
+        /// A sender that keeps `in_flight` bytes outstanding whatever is ACKed.
+        pub fn refilling(rtt: Duration, in_flight: u64) -> AckClock {
+            AckClock { rtt, in_flight, refilling: true }
+        }
+
+        pub fn send(&mut self, bytes: u64) {
+            self.in_flight += bytes;
+        }
+
+        /// The ACK of `acked_bytes` at `now`, with the clock's RTT.
+        #[track_caller]
+        pub fn ack(&mut self, now: Time, acked_bytes: u64) -> AckEvent {
+            let rtt = self.rtt;
+            self.ack_with_rtt(now, acked_bytes, rtt)
+        }
+
+        /// The ACK of `acked_bytes` at `now` whose RTT sample (and SRTT, min RTT) is `rtt`.
+        #[track_caller]
+        pub fn ack_with_rtt(&mut self, now: Time, acked_bytes: u64, rtt: Duration) -> AckEvent {
+            assert!(acked_bytes <= self.in_flight, "ACK of {acked_bytes} bytes with {} in flight", self.in_flight);
+            let a = ack(now, acked_bytes, rtt, self.in_flight);
+            if !self.refilling {
+                self.in_flight -= acked_bytes;
+            }
+            a
+        }
+    }
+
+    /// Drive one round trip: the whole window is sent, then ACKed one MSS at a time, evenly
+    /// spread over `rtt`, starting at `start`. Returns the time at the end of the round.
     pub fn one_round(cc: &mut dyn CongestionControl, start: Time, rtt: Duration, mss: u64) -> Time {
         let segments = (cc.cwnd() / mss).max(1);
         let step = rtt / segments as u32;
         let mut t = start;
-        let mut in_flight = segments * mss;
+        let mut clock = AckClock::new(rtt);
+        clock.send(segments * mss);
         for _ in 0..segments {
             t += step;
-            cc.on_ack(&ack(t, mss, rtt, in_flight));
-            in_flight = in_flight.saturating_sub(mss);
+            cc.on_ack(&clock.ack(t, mss));
         }
         t
     }

@@ -399,7 +399,7 @@ mod tests {
         p.0.insert("alpha".into(), 3.0);
         assert_eq!(VegasParams::from_params(&p).alpha, 3);
     }
-    use crate::cc::testing::ack;
+    use crate::cc::testing::{ack, AckClock};
     use crate::cc::testing_path::SharedPath;
     use crate::units::Bandwidth;
     use std::time::Duration;
@@ -412,15 +412,15 @@ mod tests {
         let segs = cc.cwnd() / MSS;
         let step = rtt / segs as u32;
         let mut t = start;
-        let mut in_flight = segs * MSS;
+        let mut clock = AckClock::new(rtt);
+        clock.send(segs * MSS);
         for i in 0..segs as usize {
             t += step;
-            let mut a = ack(t, MSS, rtt, in_flight);
+            let mut a = clock.ack(t, MSS);
             if i >= samples {
                 a.rtt_sample = None;
             }
             cc.on_ack(&a);
-            in_flight -= MSS;
         }
         t
     }
@@ -600,9 +600,11 @@ mod tests {
             cc.w.ssthresh = 40;
             let mut t = Time::ZERO;
             for _ in 0..4 {
-                for i in 0..40u64 {
+                let mut clock = AckClock::new(Duration::from_millis(50));
+                clock.send(40 * MSS);
+                for _ in 0..40u64 {
                     t += Duration::from_millis(2);
-                    let mut a = ack(t, MSS, Duration::from_millis(50), (40 - i) * MSS);
+                    let mut a = clock.ack(t, MSS);
                     a.rtt_sample = sample;
                     a.srtt = Duration::from_millis(80);
                     cc.on_ack(&a);
@@ -650,9 +652,11 @@ mod tests {
             let mut cc = Vegas::with_params(&CcConfig::default(), p);
             let rtt = Duration::from_millis(50);
             let mut t = Time::ZERO;
-            for i in 0..5u64 {
+            let mut clock = AckClock::new(rtt);
+            clock.send(10 * MSS);
+            for _ in 0..5u64 {
                 t += Duration::from_millis(10);
-                cc.on_ack(&ack(t, 2 * MSS, rtt, (10 - 2 * i) * MSS));
+                cc.on_ack(&clock.ack(t, 2 * MSS));
             }
             cc.cwnd() / MSS
         };
