@@ -73,6 +73,35 @@ def test_model_names_resolve_to_their_kernel_twins():
     assert bpf.resolve("tv_ccp").twin == "ccp"
 
 
+def _plan(cc: str, cc_params: dict | None, ccs: set[str]):
+    from tcpvideo.emulate.plan import make_plan, read_scenario
+
+    sc = tomllib.loads((ROOT / "scenarios" / "cc_loss_100ms.toml").read_text())
+    sc["flow"][0]["tcp"] = {"cc": cc} | ({"cc_params": cc_params} if cc_params else {})
+    return make_plan(*read_scenario(sc), ccs=ccs)
+
+
+def test_emulate_runs_a_model_cc_on_its_registered_kernel_twin():
+    plan = _plan("ccplb", {"pob_segments": 897.0, "pob_rate": 2.0}, {"cubic", "tv_ccplb"})
+    tcp = plan.topology["flows"][0]["tcp"]
+    assert tcp["cc"] == "tv_ccplb"
+    assert dict(tcp["cc_params"]) == {"pob_segments": 897.0, "pob_rate": 2.0}
+
+
+def test_emulate_refuses_kernel_wide_cc_params_naming_the_key():
+    from tcpvideo.emulate.plan import ScenarioRefused
+
+    with pytest.raises(ScenarioRefused, match=r"cc_params\.kp: simulator-only"):
+        _plan("ccplb", {"pob_segments": 897.0, "kp": 3.0}, {"cubic", "tv_ccplb"})
+
+
+def test_emulate_without_the_twin_registered_says_how_to_load_it():
+    from tcpvideo.emulate.plan import ScenarioRefused
+
+    with pytest.raises(ScenarioRefused, match="tcpvideo bpf load ccplb"):
+        _plan("ccplb", None, {"cubic", "reno"})
+
+
 # ---- kernel ----
 
 def _skip_reason() -> str | None:

@@ -35,7 +35,8 @@
 //!   - 2: ACK trains: the dispersion over consecutive ACKs spanning at least `TRAIN_MIN` and
 //!     baseRTT/8. On the same real path still ~2× C (193 Mbit/s for 100: link-emulator stalls
 //!     under load release held ACKs together, and the max filter keeps the burst).
-//!   The sensitivity table of `tcpvideo study ccplb` compares the three in the simulator.
+//!
+//!   Comparing the three in the seed-001 study (sensitivity table) is open work.
 //! - base RTT: minimum RTT sample of the connection.
 //! - backlog x_k = C · (rtt_k − baseRTT) / MSS, rtt_k the RTT sample of this ACK (Little's law).
 //! - storage B = C · rtt_max / MSS: pipe (BDP) plus the bottleneck buffer, which slow start's
