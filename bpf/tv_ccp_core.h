@@ -93,6 +93,9 @@ struct tv_ccp_diag {
 	__u32 in_ca;
 	__u32 acks;
 	__u32 variant_milli;	/* what the variant added to Eq. 4 last (tv_ccplb: POB/POBRate) */
+	__u32 above_max_in_recovery;	/* explained samples above rtt_max seen in Recovery (not taken) */
+	__u32 above_max_unexplained;	/* samples above rtt_max dropped as unexplained */
+	__u32 retrans_samples_dropped;	/* samples of ACKs covering retransmitted data (dropped) */
 };
 struct tv_ccp_diag ccp_diag[256];
 
@@ -235,6 +238,10 @@ static __always_inline void observe(struct sock *sk, const struct rate_sample *r
 	__u32 mss = mss_of(tp);
 	__u64 now = tp->tcp_mstamp;
 
+	struct tv_ccp_diag *d = &ccp_diag[(sk->__sk_common.skc_daddr >> 24) & 0xff];
+
+	if (rs->rtt_us >= 0 && (flag & TV_FLAG_RETRANS_DATA_ACKED))
+		d->retrans_samples_dropped++;
 	if (rs->rtt_us >= 0 && !(flag & TV_FLAG_RETRANS_DATA_ACKED)) {
 		__u32 r = (__u32)rs->rtt_us;
 		bool explained = true;
@@ -245,6 +252,10 @@ static __always_inline void observe(struct sock *sk, const struct rate_sample *r
 		if (capacity_Bps(c) && c->base_rtt_us != TV_RTT_NONE)
 			explained = capacity_Bps(c) * (r - c->base_rtt_us) / 1000000 <=
 				    (__u64)rs->prior_in_flight * mss;
+		if (!explained && r > c->rtt_max_us)
+			d->above_max_unexplained++;
+		if (explained && in_recovery && r > c->rtt_max_us)
+			d->above_max_in_recovery++;
 		if (explained) {
 			c->rtt_us = r;
 			if (!in_recovery && tp->delivered >= c->rto_episode_end && r > c->rtt_max_us)
@@ -349,6 +360,7 @@ void BPF_PROG(ccp_init, struct sock *sk)
 	struct tv_ccp *c = ccp(sk);
 
 	__builtin_memset(c, 0, sizeof(*c));
+	__builtin_memset(&ccp_diag[(sk->__sk_common.skc_daddr >> 24) & 0xff], 0, sizeof(struct tv_ccp_diag));
 	c->base_rtt_us = TV_RTT_NONE;
 	c->rtt_us = TV_RTT_NONE;
 }
