@@ -54,6 +54,7 @@ const volatile __u32 capacity_win_rounds = 10;	/* window of the capacity max fil
 const volatile __u32 capacity_estimator = 1;	/* 0 = per-ACK dispersion, 1 = delivery rate, 2 = ACK trains */
 
 #define TRAIN_MIN_US 1000	/* model TRAIN_MIN: the shortest ACK train */
+const volatile __u32 backlog_estimator = 0;	/* rtt_k: 0 = this ACK's sample, 1 = previous round's min */
 const volatile __u32 min_cwnd = 2;		/* smallest window the law may set, segments */
 
 #define TV_RTT_NONE 0xffffffffU
@@ -74,6 +75,8 @@ struct tv_ccp {
 	__u32 base_rtt_us;		/* minimum RTT sample (TV_RTT_NONE: none) */
 	__u32 rtt_max_us;		/* largest explained RTT outside recovery (0: none) */
 	__u32 rtt_us;			/* latest explained RTT sample, the law's rtt_k (TV_RTT_NONE) */
+	__u32 round_min_us;		/* minimum explained sample of this round (TV_RTT_NONE) */
+	__u32 prev_round_min_us;	/* ... of the previous round (TV_RTT_NONE) */
 	__u32 rto_episode_end;		/* tp->delivered at which the RTO's outstanding data is in */
 	__u8 in_ca;			/* slow start is over: the law sets the window */
 	__u8 in_rto_recovery;		/* this loss episode began with an RTO */
@@ -198,6 +201,14 @@ static __always_inline __s64 sdiv(__s64 a, __u64 b)
 	return a < 0 ? -(__s64)((__u64)(-a) / b) : (__s64)((__u64)a / b);
 }
 
+/* rtt_k of the backlog (model: CcpCore::backlog). */
+static __always_inline __u32 backlog_rtt(const struct tv_ccp *c)
+{
+	if (backlog_estimator && c->prev_round_min_us != TV_RTT_NONE)
+		return c->prev_round_min_us;
+	return c->rtt_us;
+}
+
 /* Eq. 4 in 1/1000 segments; false until the estimators have samples (model: CcpCore::law). */
 static __always_inline bool law_milli(const struct tv_ccp *c, __u32 in_flight, __u32 mss, __s64 *out)
 {
@@ -211,7 +222,7 @@ static __always_inline bool law_milli(const struct tv_ccp *c, __u32 in_flight, _
 		b = milli_segments_in(c, c->rtt_max_us, mss);
 	else
 		return false;
-	x = milli_segments_in(c, c->rtt_us - c->base_rtt_us, mss);
+	x = milli_segments_in(c, backlog_rtt(c) - c->base_rtt_us, mss);
 	*out = sdiv(sdiv((__s64)kp_milli * (b - x), 1000) - (__s64)in_flight * 1000, 2);
 	return true;
 }
@@ -221,7 +232,7 @@ static __always_inline bool backlog_at_least_one(const struct tv_ccp *c, __u32 m
 {
 	if (capacity_Bps(c) == 0 || c->rtt_us == TV_RTT_NONE || c->base_rtt_us == TV_RTT_NONE)
 		return false;
-	return milli_segments_in(c, c->rtt_us - c->base_rtt_us, mss) >= 1000;
+	return milli_segments_in(c, backlog_rtt(c) - c->base_rtt_us, mss) >= 1000;
 }
 
 /* Update the estimators from one ACK (model: CcpCore::observe). */
@@ -258,6 +269,8 @@ static __always_inline void observe(struct sock *sk, const struct rate_sample *r
 			d->above_max_in_recovery++;
 		if (explained) {
 			c->rtt_us = r;
+			if (r < c->round_min_us)
+				c->round_min_us = r;
 			if (!in_recovery && tp->delivered >= c->rto_episode_end && r > c->rtt_max_us)
 				c->rtt_max_us = r;
 		}
@@ -266,6 +279,9 @@ static __always_inline void observe(struct sock *sk, const struct rate_sample *r
 	if (rs->prior_delivered >= c->next_round_delivered) {
 		c->next_round_delivered = tp->delivered;
 		c->round_count++;
+		if (c->round_min_us != TV_RTT_NONE)
+			c->prev_round_min_us = c->round_min_us;
+		c->round_min_us = TV_RTT_NONE;
 	}
 	if (capacity_estimator == 2) {
 		/* ACK trains of at least max(TRAIN_MIN, baseRTT/8) (sample_ack_train) */
@@ -363,6 +379,8 @@ void BPF_PROG(ccp_init, struct sock *sk)
 	__builtin_memset(&ccp_diag[(sk->__sk_common.skc_daddr >> 24) & 0xff], 0, sizeof(struct tv_ccp_diag));
 	c->base_rtt_us = TV_RTT_NONE;
 	c->rtt_us = TV_RTT_NONE;
+	c->round_min_us = TV_RTT_NONE;
+	c->prev_round_min_us = TV_RTT_NONE;
 }
 
 /* The model's CcpFamily::on_ack. */

@@ -38,7 +38,9 @@
 //!
 //!   Comparing the three in the seed-001 study (sensitivity table) is open work.
 //! - base RTT: minimum RTT sample of the connection.
-//! - backlog x_k = C · (rtt_k − baseRTT) / MSS, rtt_k the RTT sample of this ACK (Little's law).
+//! - backlog x_k = C · (rtt_k − baseRTT) / MSS (Little's law), rtt_k per `backlog_estimator`:
+//!   0 (default) the explained RTT sample of this ACK; 1 the minimum explained sample of the
+//!   previous round (Vegas' filter against delayed-ACK and jitter noise, one round older).
 //! - storage B = C · rtt_max / MSS: pipe (BDP) plus the bottleneck buffer, which slow start's
 //!   overshoot fills before the first loss. rtt_max is the largest RTT sample taken outside loss
 //!   recovery and outside the episode following an RTO.
@@ -68,6 +70,7 @@
 //! | storage_segments | 0 | segments | fixed path storage B; 0 = estimate C·rtt_max |
 //! | capacity_win_rounds | 10 | rounds | window of the capacity max filter |
 //! | capacity_estimator | 1 | - | capacity sample: 0 = per-ACK dispersion, 1 = delivery rate, 2 = ACK trains |
+//! | backlog_estimator | 0 | - | rtt_k of the backlog: 0 = this ACK's sample, 1 = previous round's minimum |
 //! | min_cwnd | 2 | segments | floor of the window the law may set |
 
 use std::time::Duration;
@@ -114,7 +117,14 @@ impl CapacityEstimator {
 pub const MIN_CWND: ParamInfo =
     ParamInfo { name: "min_cwnd", default: 2.0, unit: "segments", doc: "smallest window the control law may set" };
 
-pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, CAPACITY_ESTIMATOR, MIN_CWND];
+pub const BACKLOG_ESTIMATOR: ParamInfo = ParamInfo {
+    name: "backlog_estimator",
+    default: 0.0,
+    unit: "-",
+    doc: "RTT the backlog x = C(rtt - baseRTT) uses: 0 = this ACK's sample, 1 = previous round's minimum",
+};
+
+pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, CAPACITY_ESTIMATOR, BACKLOG_ESTIMATOR, MIN_CWND];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "ccp",
@@ -143,6 +153,11 @@ pub struct CcpCore {
     rtt_max: Option<Duration>,
     /// Latest RTT sample (the law's rtt_k).
     pub rtt: Option<Duration>,
+    /// Backlog from the previous round's minimum sample instead of the latest.
+    backlog_from_round_min: bool,
+    /// Minimum explained RTT sample of this round and of the previous one.
+    round_min_rtt: Option<Duration>,
+    prev_round_min_rtt: Option<Duration>,
     /// Slow start is over and the law sets the window (a phase, not `cwnd < ssthresh`: the law
     /// may set cwnd below ssthresh without re-entering slow start).
     in_ca: bool,
@@ -173,6 +188,9 @@ impl CcpCore {
             base_rtt: None,
             rtt_max: None,
             rtt: None,
+            backlog_from_round_min: p.get(&BACKLOG_ESTIMATOR) != 0.0,
+            round_min_rtt: None,
+            prev_round_min_rtt: None,
             in_ca: false,
             in_rto_recovery: false,
             rto_episode_end: 0,
@@ -195,7 +213,8 @@ impl CcpCore {
 
     /// Backlog x_k in segments.
     pub fn backlog(&self) -> Option<f64> {
-        let (rtt, base) = (self.rtt?, self.base_rtt?);
+        let rtt = if self.backlog_from_round_min { self.prev_round_min_rtt.or(self.rtt)? } else { self.rtt? };
+        let base = self.base_rtt?;
         Some(self.segments_in(rtt.saturating_sub(base)))
     }
 
@@ -229,13 +248,16 @@ impl CcpCore {
             };
             if explained {
                 self.rtt = Some(r);
+                self.round_min_rtt = Some(self.round_min_rtt.map_or(r, |m| m.min(r)));
                 if !ack.in_recovery && ack.delivered_total_bytes >= self.rto_episode_end {
                     self.rtt_max = Some(self.rtt_max.map_or(r, |m| m.max(r)));
                 }
             }
         }
         self.delivered_total = ack.delivered_total_bytes;
-        self.round.on_ack(ack);
+        if self.round.on_ack(ack) {
+            self.prev_round_min_rtt = self.round_min_rtt.take().or(self.prev_round_min_rtt);
+        }
         match self.capacity_estimator {
             CapacityEstimator::AckDispersion => self.sample_ack_dispersion(ack),
             CapacityEstimator::DeliveryRate => self.sample_delivery_rate(ack),
@@ -490,22 +512,41 @@ pub(crate) mod tests {
 
     #[test]
     fn converges_to_the_backlog_its_law_targets_with_fixed_storage() {
-        // B = 120 segments, Kp = 2, BDP = 69.06: x* = (2·120 − 3·69.06)/5 = 6.56 segments.
+        // B = 120 segments, Kp = 2, BDP = 69.06: x* = (2·120 − 3·69.06)/5 = 6.56 segments —
+        // with either backlog estimator (the round minimum only lags the latest sample).
         let bdp = path(1000).bdp_bytes() as f64 / MSS as f64;
         let (b, kp) = (120.0, 2.0);
         let target = (kp * b - 3.0 * bdp) / (kp + 3.0);
-        let mut p = DropTailPath::new(path(1000));
-        let mut cc = Ccp::with_params(&CcConfig::default(), &params(&[("storage_segments", b), ("kp", kp)]), Plain);
-        let mut late = Vec::new();
-        p.run(&mut cc, Time::from_secs(6), |s, _| {
-            if s.now > Time::from_secs(4) {
-                late.push(s.queue_bytes as f64 / MSS as f64);
-            }
-        });
-        let mean = late.iter().sum::<f64>() / late.len() as f64;
-        let spread = late.iter().cloned().fold(0.0f64, f64::max) - late.iter().cloned().fold(f64::MAX, f64::min);
-        assert!((mean - target).abs() < 1.5, "mean queue {mean:.2} segments, law's target {target:.2}");
-        assert!(spread < 8.0, "queue still oscillates by {spread:.1} segments");
+        for backlog in [0.0, 1.0] {
+            let mut p = DropTailPath::new(path(1000));
+            let mut cc = Ccp::with_params(
+                &CcConfig::default(),
+                &params(&[("storage_segments", b), ("kp", kp), ("backlog_estimator", backlog)]),
+                Plain,
+            );
+            let mut late = Vec::new();
+            p.run(&mut cc, Time::from_secs(6), |s, _| {
+                if s.now > Time::from_secs(4) {
+                    late.push(s.queue_bytes as f64 / MSS as f64);
+                }
+            });
+            let mean = late.iter().sum::<f64>() / late.len() as f64;
+            let spread = late.iter().cloned().fold(0.0f64, f64::max) - late.iter().cloned().fold(f64::MAX, f64::min);
+            assert!((mean - target).abs() < 1.5, "backlog {backlog}: mean queue {mean:.2} segments, law's target {target:.2}");
+            assert!(spread < 8.0, "backlog {backlog}: queue still oscillates by {spread:.1} segments");
+        }
+    }
+
+    #[test]
+    fn round_min_backlog_lags_the_latest_sample_by_one_round() {
+        let mut core = CcpCore::new(&CcConfig::default(), &params(&[("backlog_estimator", 1.0)]));
+        core.base_rtt = Some(Duration::from_millis(40));
+        core.capacity.update(10, 0, 20_000_000);
+        core.rtt = Some(Duration::from_millis(60));
+        assert!(core.backlog().is_some_and(|x| (x - 34.5).abs() < 0.1), "falls back to the latest sample");
+        core.prev_round_min_rtt = Some(Duration::from_millis(45));
+        // 20 Mbit/s x 5 ms = 12 500 bytes = 8.63 segments, not the latest sample's 34.5
+        assert!(core.backlog().is_some_and(|x| (x - 8.63).abs() < 0.01), "{:?}", core.backlog());
     }
 
     #[test]
