@@ -11,7 +11,19 @@ from __future__ import annotations
 import sys
 
 # Sub-commands in modules of this package; each module has ``register(app)``.
-COMMANDS = ("cc", "run", "analyze", "demo", "emulate", "edge", "sweep", "study", "bpf")
+# One per line, so commands added on different branches merge without conflict.
+COMMANDS = (
+    "cc",
+    "run",
+    "analyze",
+    "demo",
+    "emulate",
+    "edge",
+    "origin",
+    "sweep",
+    "study",
+    "bpf",
+)
 
 
 def build_app(commands=COMMANDS):
