@@ -78,6 +78,16 @@ def test_a_simulator_only_option_is_refused_with_one_line_naming_the_key(flow_ov
         assert _run_namespaces() == before, "nothing was created"
 
 
+def test_a_video_app_is_refused_naming_the_key_instead_of_running_without_moving_a_byte():
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "seed004_live.toml"
+    before = _run_namespaces() if os.geteuid() == 0 else set()
+    with pytest.raises(ScenarioRefused, match=r"^dumbbell\.flow\.app: 'live' is simulator-only") as e:
+        emulate(scenario)
+    assert "\n" not in str(e.value)
+    if os.geteuid() == 0:
+        assert _run_namespaces() == before, "nothing was created"
+
+
 def test_a_congestion_control_the_kernel_lacks_is_refused_naming_the_flow():
     from tcpvideo.emulate.plan import make_plan, read_scenario
 

@@ -54,6 +54,25 @@ def test_regular_clients_request_each_segment_when_it_appears_and_distributed_on
         assert max(lags[1:]) - min(lags[1:]) < 0.05  # each client keeps its phase
 
 
+def test_explaining_experiments_turn_off_the_restart_after_idle_and_let_clients_join_after_segment_0_appears():
+    base = tcpvideo.simulate(scenario(OnOffConfig(6, segments=4), seed=2))
+    kinds = lambda r: r.events["kind"].to_pylist()  # noqa: E731
+    assert "restart_after_idle" in kinds(base)  # one-segment on-off: every period restarts
+    off = tcpvideo.simulate(scenario(OnOffConfig(6, segments=4, slow_start_after_idle=False), seed=2))
+    assert "restart_after_idle" not in kinds(off)
+    late = tcpvideo.simulate(scenario(OnOffConfig(6, segments=4, join_after_first=True), seed=2))
+    joined = dict(zip(late.video_clients["flow"].to_pylist(), late.video_clients["joined_s"].to_pylist()))
+    assert all(2.0 <= j < 4.0 for j in joined.values())  # segment 0 appears at d = 2 s
+    first = {}
+    for s in late.video_segments.to_pylist():
+        first.setdefault(s["flow"], s)
+    # the newest segment is there on arrival: segment 0 is asked for at once, not at the next period
+    assert all(first[f]["segment"] == 0 and first[f]["requested_s"] - joined[f] < 0.5 for f in joined)
+    base_first = {s["flow"]: s for s in reversed(base.video_segments.to_pylist())}
+    assert any(base_first[f]["requested_s"] - j > 0.5 for f, j in zip(base.video_clients["flow"].to_pylist(),
+                                                                        base.video_clients["joined_s"].to_pylist()))
+
+
 def test_retransmission_timeline_counts_retransmissions_per_segment_period():
     events = pa.table({"t_s": [0.1, 2.5, 2.7, 3.9, 4.0, 9.99, 50.0], "kind": ["retransmit", "retransmit", "rto",
                        "retransmit", "retransmit", "retransmit", "retransmit"]})
@@ -110,3 +129,18 @@ def test_study_list_names_onoff_and_an_unknown_study_is_one_line():
     bad = subprocess.run([*CLI, "study", "onoff", "--jobs", "0"], capture_output=True, text=True,
                          env={**os.environ, "COLUMNS": "200"})
     assert bad.returncode == 2 and "--jobs 0" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_reduced_run_keeps_only_the_groups_asked_for_and_an_unknown_group_is_one_line():
+    from dataclasses import replace
+
+    import pytest
+
+    from tcpvideo.studies.onoff.plan import configs
+
+    only = configs(replace(TINY, groups=("cc", "cwnd_limit")))
+    assert set(only) == {"cc", "cwnd_limit"} and len(only["cc"]) == 5 * len(TINY.clients)
+    with pytest.raises(ValueError, match="unknown bogus"):
+        configs(replace(TINY, groups=("cc", "bogus")))
+    r = subprocess.run(CLI + ["study", "onoff", "--groups", "bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--groups" in r.stderr and "bogus" in r.stderr

@@ -62,6 +62,7 @@ def analyze(
     *,
     out: str | Path | None = None,
     tau: float = 2.0,
+    stall_floor_ms: float = 0.0,
     server_ports: Sequence[int] = (),
     server_ips: Sequence[str] = (),
     threads: int = 0,
@@ -82,7 +83,9 @@ def analyze(
     """Analyze packet captures (read in order, as one capture), taken anywhere on the path:
     each flow's vantage point (server, client, mid-path) comes from its handshake.
 
-    ``tau``: stall threshold factor in min(tau·SRTT, RTO) (seed: 2). ``server_ports`` /
+    ``tau``: stall threshold factor in min(tau·SRTT, RTO) (seed: 2); ``stall_floor_ms``: a gap
+    must also exceed this to be a stall (0 = the seed's definition; e.g. 200 on sub-millisecond
+    paths, where every application pause would otherwise count). ``server_ports`` /
     ``server_ips`` say which side is the server (else the SYN direction, else well-known ports).
     ``channel_map``: substring of a flow's URL path / RTMP stream name / "client_ip:port" →
     channel, to pair uploads with downloads (seed Table 3). ``out``: also write the tables there.
@@ -123,6 +126,7 @@ def _analyze_raw(
     captures,
     *,
     tau: float = 2.0,
+    stall_floor_ms: float = 0.0,
     server_ports: Sequence[int] = (),
     server_ips: Sequence[str] = (),
     threads: int = 0,
@@ -149,6 +153,8 @@ def _analyze_raw(
             raise FileNotFoundError(p)
     if tau <= 0:
         raise ValueError("tau must be > 0")
+    if not stall_floor_ms >= 0:
+        raise ValueError("stall_floor_ms must be >= 0")
     if rto_style not in ("rfc6298", "linux"):
         raise ValueError("rto_style must be 'rfc6298' or 'linux'")
     cmap: list[tuple[str, str]] = []
@@ -157,6 +163,7 @@ def _analyze_raw(
         cmap = [(str(k), str(v)) for k, v in items]
     opts = {
         "tau": float(tau),
+        "stall_floor_ms": float(stall_floor_ms),
         "server_ports": [int(p) for p in server_ports],
         "server_ips": [str(i) for i in server_ips],
         "threads": int(threads),

@@ -215,8 +215,10 @@ def _receive(i: int, a: argparse.Namespace, flow: dict, out: dict) -> None:
         if at_warm is None and now >= warm:
             at_warm = got
             out["kernel_bytes_at_warmup"] = tcp_info(s)["bytes_received"]
+            out["kernel_bytes_at_warmup_t"] = time.time() - a.t0  # when it was read (late on a loaded machine)
         if now >= end:
             out["kernel_bytes"] = tcp_info(s)["bytes_received"]
+            out["kernel_bytes_t"] = time.time() - a.t0
             break
         s.settimeout(max(0.001, min(end, warm if at_warm is None else end) - now))
         try:
@@ -521,9 +523,12 @@ def run(flows: Sequence[FlowSpec], cc: str, duration: float, warmup: float = 5.0
         per_flow.append(g)
         # after the warm-up: bytes the kernel received (tcpi_bytes_received) between the two
         # instants, so that data waiting in the receive buffer at the warm-up instant (the Python
-        # reader lagging on a loaded machine) is not counted twice
+        # reader lagging on a loaded machine) is not counted twice; over the time between the two
+        # readings as they happened (a reader thread starved at one instant and not the other
+        # would otherwise put up to its lateness of extra bytes over the nominal interval)
+        span = c.get("kernel_bytes_t", duration) - c.get("kernel_bytes_at_warmup_t", warmup)
         per_flow_after.append(8.0 * (c.get("kernel_bytes", 0) - c.get("kernel_bytes_at_warmup", 0))
-                              / (duration - warmup) / 1e6)
+                              / (span if span > 0 else duration - warmup) / 1e6)
         rows.append({"addr": a, "rtt_ms": f.rtt_ms, "start_s": f.start_s,
                      "connected_at_s": c.get("connected_at"), "connect_ms": c.get("connect_ms"),
                      "ping_min_ms": pings[a]["min_ms"], "goodput_mbps": g,

@@ -36,7 +36,7 @@ from tcpvideo._tables import FORMATS, table_from_columns, write_tables
 ScenarioError = _core.ScenarioError
 
 TABLES = ("flows", "links", "events", "series", "queues", "requests",
-          "video_clients", "video_segments", "video_stalls", "video_buffer")
+          "video_clients", "video_segments", "video_stalls", "video_buffer", "progressive")
 
 ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 Progress = Callable[[float, float], None]
@@ -66,6 +66,9 @@ class SimResult:
     video_stalls: pa.Table
     #: Each client's playout buffer at every sample tick (``record.sample_interval``).
     video_buffer: pa.Table
+    #: One row per progressive download (``app = "progressive"``): phase statistics of seed 003
+    #: (RTT_startup, BW, throttling-phase goodput / retransmission rate / srtt) and rebuffering.
+    progressive: pa.Table
     pcaps: list[Path] = field(default_factory=list)
     wall_s: float = 0.0
 

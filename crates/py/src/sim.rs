@@ -241,6 +241,21 @@ fn tables(py: Python<'_>, r: &Results) -> PyResult<Py<PyDict>> {
         "state" => |b| ["startup", "playing", "stalled", "ended"][b.state as usize], "live_latency_s" => |b| b.live_latency_s,
     });
     out.set_item("video_buffer", video_buffer)?;
+    let ms = |t: u64| t as f64 / 1e6;
+    let progressive = columns!(py, r.progressive, {
+        "flow" => |p| p.flow, "client" => |p| p.client.clone(), "mode" => |p| p.mode.clone(),
+        "rate_kbps" => |p| p.rate_bps as f64 / 1e3, "file_bytes" => |p| p.file_bytes, "startup_bytes" => |p| p.startup_bytes,
+        "request_s" => |p| p.request_ns.map(ns), "throttle_start_s" => |p| p.throttle_start_ns.map(ns),
+        "throttle_end_s" => |p| p.throttle_end_ns.map(ns), "body_done" => |p| p.body_done,
+        "rtt_startup_ms" => |p| p.rtt_startup_ns.map(ms), "startup_goodput_kbps" => |p| p.startup_goodput_bps.map(|b| b / 1e3),
+        "throttle_goodput_kbps" => |p| p.throttle_goodput_bps.map(|b| b / 1e3),
+        "throttle_data_segments" => |p| p.throttle_data_segments, "throttle_retransmissions" => |p| p.throttle_retransmissions,
+        "throttle_retrans_rate" => |p| p.throttle_retrans_rate, "srtt_end_ms" => |p| p.srtt_end_ns.map(ms),
+        "unclamped_share" => |p| p.unclamped_share, "playback_start_s" => |p| p.playback_start_ns.map(ns),
+        "rebuffer_count" => |p| p.rebuffer_count, "rebuffer_total_s" => |p| p.rebuffer_total_s, "flow_s" => |p| p.flow_s,
+        "picture_discards" => |p| p.picture_discards,
+    });
+    out.set_item("progressive", progressive)?;
     let summary = PyDict::new(py);
     summary.set_item("scenario", &r.scenario)?;
     summary.set_item("seed", r.seed)?;

@@ -167,6 +167,15 @@ fn scenario_topology(py: Python<'_>, text: &str, fmt: &str, seed: Option<u64>) -
             AppDef::Video { live, .. } => {
                 app.set_item("kind", if *live { "live" } else { "vod" })?;
             }
+            // The real origin (issue 13, branch origin) will serve these; passed on by name.
+            AppDef::Progressive(p) => {
+                app.set_item("kind", "progressive")?;
+                app.set_item("mode", &p.mode_name)?;
+                app.set_item("rate_bps", p.rate.bits_per_sec)?;
+            }
+            AppDef::Crowd { publisher, .. } => {
+                app.set_item("kind", if *publisher { "publish" } else { "subscribe" })?;
+            }
         }
         d.set_item("app", app)?;
         let reader = PyDict::new(py);

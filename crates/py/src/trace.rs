@@ -48,8 +48,9 @@ fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<O
 fn options(d: Option<&Bound<'_, PyDict>>) -> PyResult<AnalyzeOptions> {
     let mut o = AnalyzeOptions::default();
     let Some(d) = d else { return Ok(o) };
-    const KNOWN: [&str; 15] = [
+    const KNOWN: [&str; 16] = [
         "tau",
+        "stall_floor_ms",
         "server_ports",
         "server_ips",
         "threads",
@@ -74,6 +75,12 @@ fn options(d: Option<&Bound<'_, PyDict>>) -> PyResult<AnalyzeOptions> {
     let ms = |x: f64| Duration::from_secs_f64(x / 1e3);
     if let Some(v) = get(d, "tau")? {
         o.tau = v;
+    }
+    if let Some(v) = get::<f64>(d, "stall_floor_ms")? {
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(PyValueError::new_err("stall_floor_ms must be a non-negative number"));
+        }
+        o.stall_floor = ms(v);
     }
     if let Some(v) = get(d, "server_ports")? {
         o.server_ports = v;

@@ -158,7 +158,10 @@ pub mod streams {
     pub const ISN: u64 = 2;
     pub const START_JITTER: u64 = 3;
     pub const VIDEO: u64 = 4; // VBR segment sizes
+    pub const POPULATION: u64 = 5; // [population] per-user draws
     pub const LOSS_BASE: u64 = 1000; // + link direction index
+    pub const REORDER_BASE: u64 = 1 << 32; // + link direction index
+    pub const CROWD_BASE: u64 = 2 << 32; // + flow index (crowdlive publishers' frame sizes)
 }
 
 /// An independent PCG stream for `(seed, stream)`. The two are mixed with SplitMix64 so that

@@ -5,7 +5,7 @@
 //!
 //! Layout: [`engine`] (clock, event queue, packet pool, RNG streams), [`network`] (nodes, links,
 //! drop-tail queues, routing, taps), [`loss`] (Bernoulli, Gilbert–Elliott), [`pcap`] (capture
-//! writer), [`scenario`] (TOML/JSON scenario files and their validation), [`tcp`] (the Linux-like
+//! writer), [`scenario`] (TOML/JSON scenario files and their validation), [`population`] (users with drawn last miles, seed 003 presets), [`tcp`] (the Linux-like
 //! endpoint), [`payload`] (real bytes for captured packets), [`app`] (bulk, request/response, readers), [`sim`] (a run: wiring, metrics, outputs).
 
 pub mod app;
@@ -15,6 +15,8 @@ pub mod network;
 pub mod packet;
 pub mod payload;
 pub mod pcap;
+pub mod population;
+pub mod reorder;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

@@ -85,6 +85,8 @@ pub struct Channel {
     pub delay: Duration,
     pub limit: QueueLimit,
     pub loss: LossModel,
+    /// Optional reordering (crate::reorder), drawn after the loss draw.
+    pub reorder: Option<crate::reorder::ReorderModel>,
     /// Packets admitted and not yet fully serialised, in FIFO order.
     fifo: VecDeque<InFlight>,
     fifo_bytes: u64,
@@ -105,6 +107,7 @@ impl Channel {
             delay,
             limit,
             loss,
+            reorder: None,
             fifo: VecDeque::with_capacity(64),
             fifo_bytes: 0,
             busy_until: 0,
@@ -206,6 +209,9 @@ pub struct Network {
     next_uid: u64,
     /// Packets that reached a node with no route onwards (should stay 0).
     pub unroutable: u64,
+    /// When `Some`, every dropped packet (queue full or random loss) with its time, for ground
+    /// truth (crowdlive runs); `None` keeps the hot path free of it.
+    pub drop_log: Option<Vec<(Time, Packet)>>,
 }
 
 impl Network {
@@ -218,8 +224,18 @@ impl Network {
                 n_hosts += 1;
             }
         }
-        let mut net =
-            Network { nodes, links, channels, routes: Vec::new(), host_index, n_hosts, taps: Vec::new(), next_uid: 0, unroutable: 0 };
+        let mut net = Network {
+            nodes,
+            links,
+            channels,
+            routes: Vec::new(),
+            host_index,
+            n_hosts,
+            taps: Vec::new(),
+            next_uid: 0,
+            unroutable: 0,
+            drop_log: None,
+        };
         net.compute_routes();
         net
     }
@@ -237,7 +253,11 @@ impl Network {
             for (f, t, d) in [(l.a, l.b, &l.ab), (l.b, l.a, &l.ba)] {
                 let ci = chans.len() as u32;
                 let loss = LossModel::new(d.loss, crate::engine::sub_rng(seed, crate::engine::streams::LOSS_BASE + ci as u64));
-                chans.push(Channel::new(li as u32, f, t, d.rate, d.delay, d.limit, loss));
+                let mut ch = Channel::new(li as u32, f, t, d.rate, d.delay, d.limit, loss);
+                ch.reorder = d.reorder.map(|r| {
+                    crate::reorder::ReorderModel::new(r, crate::engine::sub_rng(seed, crate::engine::streams::REORDER_BASE + ci as u64))
+                });
+                chans.push(ch);
                 ns[f as usize].out.push(ci);
             }
             ls.push(Link { name: l.name.clone(), a: l.a, b: l.b, ab: 2 * li as u32, ba: 2 * li as u32 + 1 });
@@ -344,7 +364,10 @@ impl Network {
         let bytes = pool.get(idx).ip_len();
         match ch.admit(now, bytes) {
             None => {
-                pool.take(idx);
+                let p = pool.take(idx);
+                if let Some(d) = self.drop_log.as_mut() {
+                    d.push((now, p));
+                }
             }
             Some((start, arrival)) => {
                 if let Some(t) = ch.tap_tx {
@@ -353,9 +376,13 @@ impl Network {
                 let ch = &mut self.channels[c as usize];
                 if ch.loss.lose() {
                     ch.stats.loss_drops += 1;
-                    pool.take(idx);
+                    let p = pool.take(idx);
+                    if let Some(d) = self.drop_log.as_mut() {
+                        d.push((now, p));
+                    }
                 } else {
-                    q.push(arrival, Event::Arrive { chan: c, pkt: idx });
+                    let late = ch.reorder.as_mut().map(|r| r.extra_delay()).unwrap_or_default();
+                    q.push(arrival + late, Event::Arrive { chan: c, pkt: idx });
                 }
             }
         }

@@ -137,6 +137,8 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub link: Vec<LinkSpec>,
     pub dumbbell: Option<DumbbellSpec>,
+    /// Users behind their own last miles, drawn from distributions (crates/sim/src/population.rs).
+    pub population: Option<crate::population::PopulationSpec>,
     /// The stream video flows (`app = "live"` / `"vod"`) fetch.
     pub video: Option<VideoSpec>,
     #[serde(default)]
@@ -169,6 +171,14 @@ pub struct LossToml {
     pub loss_bad: Option<f64>,
 }
 
+/// `reorder = { p = 0.01, delay = "30ms" }` on a link or one direction (crate::reorder).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReorderToml {
+    pub p: f64,
+    pub delay: Qty,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirSpec {
@@ -177,6 +187,7 @@ pub struct DirSpec {
     pub queue: Option<u64>,
     pub queue_bytes: Option<Qty>,
     pub loss: Option<LossToml>,
+    pub reorder: Option<ReorderToml>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -190,6 +201,7 @@ pub struct LinkSpec {
     pub queue: Option<u64>,
     pub queue_bytes: Option<Qty>,
     pub loss: Option<LossToml>,
+    pub reorder: Option<ReorderToml>,
     pub ab: Option<DirSpec>,
     pub ba: Option<DirSpec>,
 }
@@ -282,6 +294,16 @@ pub struct PlayerSpec {
     pub playlist: Option<String>,
 }
 
+/// `crowd = { channel = 3, stream_for = "60s" }` of a crowdlive flow (`app = "publish"` /
+/// `"subscribe"`, crate::app::crowd): the channel it uploads to or watches, and for how long the
+/// publisher produces frames / the subscriber watches before it leaves.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrowdSpec {
+    pub channel: u32,
+    pub stream_for: Qty,
+}
+
 /// Everything a flow has except its endpoints (shared by `[[flow]]` and `[dumbbell.flow]`).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -302,6 +324,8 @@ pub struct FlowTemplate {
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
     pub player: Option<PlayerSpec>,
+    pub progressive: Option<crate::app::progressive::ProgressiveSpec>,
+    pub crowd: Option<CrowdSpec>,
     pub tcp: Option<TcpSpec>,
 }
 
@@ -327,6 +351,8 @@ pub struct FlowSpec {
     #[serde(default)]
     pub cwnd_clamp_schedule: Vec<ClampSpec>,
     pub player: Option<PlayerSpec>,
+    pub progressive: Option<crate::app::progressive::ProgressiveSpec>,
+    pub crowd: Option<CrowdSpec>,
     pub tcp: Option<TcpSpec>,
 }
 
@@ -349,6 +375,8 @@ impl FlowSpec {
             cwnd_clamp_schedule: self.cwnd_clamp_schedule.clone(),
             tcp: self.tcp.clone(),
             player: self.player.clone(),
+            progressive: self.progressive.clone(),
+            crowd: self.crowd.clone(),
         }
     }
 }
@@ -475,6 +503,7 @@ pub struct DirDef {
     pub delay: Duration,
     pub limit: QueueLimit,
     pub loss: LossSpec,
+    pub reorder: Option<crate::reorder::ReorderSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -517,6 +546,11 @@ pub enum AppDef {
     /// A video player fetching the run's `[video]` stream over HTTP/1.1 on one persistent
     /// connection (`live` or on demand).
     Video { live: bool, player: PlayerDef },
+    /// One progressive download served by ustreamer in a delivery mode (seed 003).
+    Progressive(crate::app::progressive::ProgressiveDef),
+    /// Crowdsourced live streaming (seed 000, crate::app::crowd): a publisher uploading FLV to
+    /// the front-end (`publish`) or a subscriber watching a channel over HTTP-FLV (`subscribe`).
+    Crowd { publisher: bool, channel: u32, stream_for: Duration },
 }
 
 /// A client's player, validated.
@@ -639,9 +673,9 @@ fn limit_of(queue: Option<u64>, queue_bytes: &Option<Qty>, path: &str, default: 
     }
 }
 
-struct Builder {
+pub(crate) struct Builder {
     nodes: Vec<NodeDef>,
-    links: Vec<LinkDef>,
+    pub(crate) links: Vec<LinkDef>,
 }
 
 impl Builder {
@@ -651,7 +685,7 @@ impl Builder {
             None => err(path, format!("unknown node {name:?}")),
         }
     }
-    fn add_node(&mut self, name: String, kind: NodeKind, path: &str) -> Result<u32, ScenarioError> {
+    pub(crate) fn add_node(&mut self, name: String, kind: NodeKind, path: &str) -> Result<u32, ScenarioError> {
         if name.is_empty() {
             return err(path, "empty node name");
         }
@@ -682,10 +716,20 @@ fn dir_of(base: &LinkSpec, d: &Option<DirSpec>, path: &str, which: &str) -> Resu
         limit_of(base.queue, &base.queue_bytes, path, DEFAULT_QUEUE_PACKETS)?
     };
     let loss = if d.loss.is_some() { loss_of(&d.loss, &format!("{dp}.loss"))? } else { loss_of(&base.loss, &format!("{path}.loss"))? };
-    Ok(DirDef { rate, delay, limit, loss })
+    let reorder = match d.reorder.as_ref().or(base.reorder.as_ref()) {
+        None => None,
+        Some(r) => {
+            let rp = if d.reorder.is_some() { format!("{dp}.reorder") } else { format!("{path}.reorder") };
+            if !(0.0..=1.0).contains(&r.p) {
+                return err(format!("{rp}.p"), format!("probability {} is not in [0, 1]", r.p));
+            }
+            Some(crate::reorder::ReorderSpec { p: r.p, delay: r.delay.duration(&format!("{rp}.delay"))? })
+        }
+    };
+    Ok(DirDef { rate, delay, limit, loss, reorder })
 }
 
-fn flow_of(
+pub(crate) fn flow_of(
     t: &FlowTemplate,
     path: &str,
     name: String,
@@ -802,8 +846,38 @@ fn flow_of(
             )?;
             AppDef::Video { live: app_name == "live", player: player_of(t.player.as_ref(), &p("player"))? }
         }
-        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod)")),
+        "progressive" => {
+            only(
+                &[
+                    ("requests", t.requests.is_some()),
+                    ("period", t.period.is_some()),
+                    ("count", t.count.is_some()),
+                    ("response_bytes", t.response_bytes.is_some()),
+                    ("request_bytes", t.request_bytes.is_some()),
+                    ("bytes", t.bytes.is_some()),
+                    ("direction", t.direction.is_some()),
+                    ("close", t.close.is_some()),
+                ],
+                "progressive",
+            )?;
+            AppDef::Progressive(crate::app::progressive::progressive_of(t.progressive.as_ref(), &p("progressive"))?)
+        }
+        "publish" | "subscribe" => {
+            let Some(c) = &t.crowd else { return err(p("crowd"), "missing (crowd = { channel = N, stream_for = \"60s\" })") };
+            AppDef::Crowd {
+                publisher: app_name == "publish",
+                channel: c.channel,
+                stream_for: c.stream_for.duration(&p("crowd.stream_for"))?,
+            }
+        }
+        other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod, progressive, publish, subscribe)")),
     };
+    if t.progressive.is_some() && !matches!(app, AppDef::Progressive(_)) {
+        return err(p("progressive"), format!("not used by app {app_name:?}"));
+    }
+    if t.crowd.is_some() && !matches!(app, AppDef::Crowd { .. }) {
+        return err(p("crowd"), format!("not used by app {app_name:?}"));
+    }
     if t.player.is_some() && !matches!(app, AppDef::Video { .. }) {
         return err(p("player"), format!("not used by app {app_name:?}"));
     }
@@ -960,6 +1034,12 @@ impl ScenarioFile {
         let default_tcp = self.tcp.clone();
         if let Some(d) = &self.dumbbell {
             self.expand_dumbbell(d, seed, &mut b, &mut flows, &default_tcp, &mut jitter_rng)?;
+        }
+        if let Some(p) = &self.population {
+            if self.dumbbell.is_some() {
+                return err("population", "give either [dumbbell] or [population], not both");
+            }
+            crate::population::expand(p, seed, &mut b, &mut flows, &default_tcp, &mut jitter_rng)?;
         }
         for (i, f) in self.flow.iter().enumerate() {
             let path = format!("flow[{i}]");
@@ -1124,7 +1204,7 @@ impl ScenarioFile {
         let srv = b.add_node("server".into(), NodeKind::Host, "dumbbell")?;
         let r1 = b.add_node("r1".into(), NodeKind::Router, "dumbbell")?;
         let r2 = b.add_node("r2".into(), NodeKind::Router, "dumbbell")?;
-        let sym = |rate, delay, limit, loss| DirDef { rate, delay, limit, loss };
+        let sym = |rate, delay, limit, loss| DirDef { rate, delay, limit, loss, reorder: None };
         let none = LossSpec::None;
         b.links.push(LinkDef {
             name: "server".into(),

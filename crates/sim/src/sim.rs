@@ -26,10 +26,14 @@ use rand::Rng;
 use tcpvideo_model::Time;
 
 use crate::app::bulk::Bulk;
+use crate::app::crowd::front_end::FrontEnd;
+use crate::app::crowd::truth::{Snapshot, Truth};
 use crate::app::http::HttpWire;
 use crate::app::kind;
 use crate::app::origin::{OriginConn, StreamFormat, VideoSite};
 use crate::app::player::{Completed, PlayerApp, PlaylistRefresh};
+use crate::app::progressive::ProgressiveConn;
+use crate::app::progressive_outputs::{self, ProgressiveRow};
 use crate::app::reader::{ReadOutcome, Reader};
 use crate::app::reqresp::{ReqResp, RequestRecord};
 use crate::app::video_outputs::{self, BufferSample, ClientQoe, SegmentRow, StallRow};
@@ -155,6 +159,9 @@ enum AppState {
     Bulk(Bulk),
     ReqResp(ReqResp),
     Video(Box<VideoConn>),
+    Progressive(Box<ProgressiveConn>),
+    /// A crowdlive publisher or subscriber; its state lives in `Simulation::crowd`.
+    Crowd,
 }
 
 /// Both ends of one video connection.
@@ -282,6 +289,8 @@ pub struct Results {
     pub video_segments: Vec<SegmentRow>,
     pub video_stalls: Vec<StallRow>,
     pub video_buffer: Vec<BufferSample>,
+    /// One row per progressive-download flow (empty without them).
+    pub progressive: Vec<ProgressiveRow>,
 }
 
 pub struct Simulation {
@@ -306,6 +315,10 @@ pub struct Simulation {
     /// Real payload bytes for the pcaps (only when a video app runs and pcaps are recorded).
     payloads: Option<SharedPayloads>,
     video_buffer: Vec<BufferSample>,
+    /// Crowdlive connections and the front-end (seed 000), and their ground truth.
+    crowd: Option<FrontEnd>,
+    truth: Option<Truth>,
+    out_dir: Option<PathBuf>,
 }
 
 /// `[video]` → the origin's site (content and live source).
@@ -376,7 +389,14 @@ impl Simulation {
             }
         }
         let site = video_site(&sc)?;
-        let payloads = (site.is_some() && !net.taps.is_empty()).then(|| SharedPayloads::new(PayloadBook::default().into()));
+        let has_http = site.is_some() || sc.flows.iter().any(|f| matches!(f.app, AppDef::Progressive(_)));
+        let any_crowd = sc.flows.iter().any(|f| matches!(f.app, AppDef::Crowd { .. }));
+        let mut crowd = any_crowd.then(FrontEnd::default);
+        let mut truth = any_crowd.then(Truth::default);
+        if any_crowd {
+            net.drop_log = Some(Vec::new());
+        }
+        let payloads = ((has_http || any_crowd) && !net.taps.is_empty()).then(|| SharedPayloads::new(PayloadBook::default().into()));
         for t in net.taps.iter_mut() {
             t.payloads = payloads.clone();
         }
@@ -386,7 +406,11 @@ impl Simulation {
         let mut isn_rng = sub_rng(sc.seed, streams::ISN);
         let mut isns = Vec::with_capacity(sc.flows.len());
         for (i, f) in sc.flows.iter().enumerate() {
-            let cfg = tcp_config(&f.tcp, &format!("flow[{i}].tcp"))?;
+            let mut cfg = tcp_config(&f.tcp, &format!("flow[{i}].tcp"))?;
+            if let (AppDef::Progressive(p), None) = (&f.app, &f.tcp.cc) {
+                cfg.cc = p.mode.congestion_control().map_or(cfg.cc, str::to_string);
+                // mode "bbr"
+            }
             // Build once to validate cc name/params with this flow's MSS.
             tcpvideo_model::cc::build(&cfg.cc, &tcpvideo_model::cc::CcConfig::default(), &cfg.cc_params)
                 .map_err(|e| ScenarioError(format!("flow[{i}].tcp.cc: {e}")))?;
@@ -415,6 +439,19 @@ impl Simulation {
                     };
                     (AppState::Video(Box::new(conn)), 2 * i as u32 + 1, 2 * i as u32)
                 }
+                AppDef::Progressive(def) => (AppState::Progressive(Box::new(ProgressiveConn::new(def))), 2 * i as u32 + 1, 2 * i as u32),
+                AppDef::Crowd { publisher, channel, stream_for } => {
+                    let fe = crowd.as_mut().expect("crowd front-end");
+                    truth.as_mut().expect("crowd truth").track(i, *publisher, *channel);
+                    let (c, s) = (2 * i as u32, 2 * i as u32 + 1);
+                    if *publisher {
+                        fe.add_publisher(i, *channel, start, *stream_for, sub_rng(sc.seed, streams::CROWD_BASE + i as u64));
+                        (AppState::Crowd, c, s)
+                    } else {
+                        fe.add_subscriber(i, *channel, start, *stream_for);
+                        (AppState::Crowd, s, c)
+                    }
+                }
             };
             let reader = Reader::new(f.reader.clone(), start);
             for t in reader.pause_ends() {
@@ -439,6 +476,9 @@ impl Simulation {
         if let Some(iv) = sc.record.sample_interval {
             q.push(Time::ZERO + iv, Event::Sample);
         }
+        if let Some(fe) = crowd.as_mut() {
+            fe.book = payloads.clone();
+        }
         let end = Time::ZERO + sc.duration;
         let eps = (0..2 * flows.len()).map(|_| EpSlot { ep: None, gen: 0, armed: None }).collect();
         Ok(Simulation {
@@ -462,6 +502,9 @@ impl Simulation {
             site,
             payloads,
             video_buffer: Vec::new(),
+            crowd,
+            truth,
+            out_dir: out_dir.map(Path::to_path_buf),
         })
     }
 
@@ -533,12 +576,35 @@ impl Simulation {
         };
         if let Some(e) = self.eps[ep as usize].ep.as_mut() {
             e.on_packet(now, p, &mut self.out, &mut self.log);
+            if let (AppState::Progressive(c), 1) = (&mut self.flows[f].app, ep % 2) {
+                c.server.observe(now, e);
+            }
+            if ep % 2 == 1 {
+                if let Some(tr) = self.truth.as_mut().filter(|t| t.tracks(f)) {
+                    tr.received(now, p, Snapshot::of(e, Self::crowd_unsent(&self.crowd, f)));
+                }
+            }
             self.settle(now, ep);
+        }
+    }
+
+    /// Bytes the front-end's application holds for flow `f` that its socket has not taken.
+    fn crowd_unsent(crowd: &Option<FrontEnd>, f: usize) -> u64 {
+        use crate::app::crowd::front_end::CrowdFlow;
+        match crowd.as_ref().and_then(|c| c.flows.get(f)).and_then(|x| x.as_ref()) {
+            Some(CrowdFlow::Subscriber(s)) => s.down.unsent,
+            _ => 0,
         }
     }
 
     /// Drain what endpoint `ep` produced; react to its socket events; re-arm its timer.
     fn settle(&mut self, now: Time, ep: u32) {
+        if ep % 2 == 1 && (!self.out.is_empty() || !self.log.is_empty()) {
+            let f = (ep / 2) as usize;
+            if let (Some(tr), Some(e)) = (self.truth.as_mut().filter(|t| t.tracks(f)), self.eps[ep as usize].ep.as_ref()) {
+                tr.sent(now, f, &self.out, &self.log, Snapshot::of(e, Self::crowd_unsent(&self.crowd, f)));
+            }
+        }
         for p in self.out.drain(..) {
             self.packets_sent += 1;
             self.net.send(now, p, &mut self.pool, &mut self.q);
@@ -610,6 +676,33 @@ impl Simulation {
                             v.client.push(e)
                         }
                     }
+                    AppState::Progressive(c) => {
+                        let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                        if !is_client {
+                            let wake = c.server.serve(now, e);
+                            Self::schedule_serve(&mut self.q, &mut c.server.wake_at, f, now, wake);
+                            true
+                        } else if sev == SocketEvent::Connected {
+                            c.client.on_connected(f as u32, self.payloads.as_ref(), e)
+                        } else {
+                            c.client.push(e)
+                        }
+                    }
+                    AppState::Crowd => {
+                        let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                        let fe = self.crowd.as_mut().expect("crowd front-end");
+                        if !is_client {
+                            fe.server_writable(f, e)
+                        } else if sev == SocketEvent::Connected {
+                            if let Some(t) = fe.client_connected(now, f, e) {
+                                let k = if fe.is_publisher(f) { kind::CROWD_SLOT } else { kind::CROWD_LEAVE };
+                                self.q.push(t, Event::App { app: f as u32, kind: k });
+                            }
+                            true
+                        } else {
+                            fe.client_writable(f, e)
+                        }
+                    }
                     AppState::ReqResp(r) => {
                         let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
                         if is_client {
@@ -630,7 +723,9 @@ impl Simulation {
                 }
             }
             SocketEvent::Readable | SocketEvent::PeerClosed => {
-                if ep == self.flows[f].data_receiver {
+                if matches!(self.flows[f].app, AppState::Crowd) {
+                    self.crowd_readable(now, f, ep, sev == SocketEvent::PeerClosed);
+                } else if ep == self.flows[f].data_receiver {
                     self.read(now, f);
                 } else if let AppState::Video(v) = &mut self.flows[f].app {
                     // The origin reads requests as they arrive.
@@ -638,6 +733,16 @@ impl Simulation {
                     let n = e.recv(u64::MAX);
                     let site = self.site.as_ref().expect("video site");
                     if v.origin.on_read(now, n, site, &mut v.wire, f as u32, self.payloads.as_ref(), e) || n > 0 {
+                        self.touch(now, ep);
+                    }
+                } else if let AppState::Progressive(c) = &mut self.flows[f].app {
+                    let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
+                    let n = e.recv(u64::MAX);
+                    if c.request_complete_after(n) {
+                        let wake = c.server.on_request(now, f as u32, self.payloads.as_ref(), e);
+                        Self::schedule_serve(&mut self.q, &mut c.server.wake_at, f, now, wake);
+                    }
+                    if n > 0 {
                         self.touch(now, ep);
                     }
                 } else if let AppState::ReqResp(r) = &mut self.flows[f].app {
@@ -656,6 +761,29 @@ impl Simulation {
                 }
             }
             SocketEvent::AllAcked | SocketEvent::Closed | SocketEvent::Reset => {}
+        }
+    }
+
+    /// A crowdlive socket has data or its peer closed.
+    fn crowd_readable(&mut self, now: Time, f: usize, ep: u32, peer_closed: bool) {
+        if ep == self.flows[f].data_receiver {
+            self.read(now, f);
+        } else if let (Some(e), Some(fe)) = (self.eps[ep as usize].ep.as_mut(), self.crowd.as_mut()) {
+            // The side that only sends: the front-end reads a subscriber's GET; a publisher
+            // discards anything (the front-end sends nothing on an upload).
+            let n = e.recv(u64::MAX);
+            let touched = if ep % 2 == 1 { fe.subscriber_request_read(f, n, e) } else { false };
+            if touched || n > 0 {
+                self.touch(now, ep);
+            }
+        }
+        if peer_closed {
+            // Either side closes when the other did: the publisher after the front-end's idle
+            // close, the front-end after a viewer left.
+            if let Some(e) = self.eps[ep as usize].ep.as_mut() {
+                e.close();
+                self.touch(now, ep);
+            }
         }
     }
 
@@ -680,6 +808,18 @@ impl Simulation {
         if let AppState::ReqResp(r) = &mut flow.app {
             if n > 0 && r.client_read(now, n) {
                 next_req = r.next_request_time();
+            }
+        }
+        if let AppState::Progressive(c) = &mut flow.app {
+            c.client.on_read(now, n);
+        }
+        let mut crowd_feed = Vec::new();
+        if matches!(flow.app, AppState::Crowd) && n > 0 {
+            if let Some(fe) = self.crowd.as_mut() {
+                crowd_feed = fe.upload_read(now, f, n);
+                if let Some(t) = fe.idle_close_due(f) {
+                    self.q.push(t, Event::App { app: f as u32, kind: kind::CROWD_IDLE });
+                }
             }
         }
         let mut video_touch = false;
@@ -709,6 +849,14 @@ impl Simulation {
         if n > 0 || video_touch {
             self.touch(now, ep);
         }
+        for sf in crowd_feed {
+            let sep = 2 * sf + 1;
+            if let (Some(e), Some(fe)) = (self.eps[sep as usize].ep.as_mut(), self.crowd.as_mut()) {
+                if fe.feed(sf as usize, e) {
+                    self.touch(now, sep);
+                }
+            }
+        }
     }
 
     /// Schedule a player wake-up at `t` unless an earlier one is pending.
@@ -719,9 +867,30 @@ impl Simulation {
         }
     }
 
+    /// Schedule the progressive server's pacing wake-up at `t` unless an earlier one is pending.
+    fn schedule_serve(q: &mut EventQueue, wake_at: &mut Option<Time>, f: usize, now: Time, t: Option<Time>) {
+        if let Some(t) = t {
+            if wake_at.is_none_or(|w| w <= now || t < w) {
+                *wake_at = Some(t);
+                q.push(t.max(now), Event::App { app: f as u32, kind: kind::SERVE });
+            }
+        }
+    }
+
     fn app_event(&mut self, now: Time, app: u32, k: u32) {
         let f = app as usize;
         match k {
+            kind::SERVE => {
+                let ep = 2 * f as u32 + 1;
+                let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
+                let AppState::Progressive(c) = &mut self.flows[f].app else { return };
+                if c.server.wake_at.is_some_and(|w| w <= now) {
+                    c.server.wake_at = None;
+                }
+                let wake = c.server.serve(now, e);
+                Self::schedule_serve(&mut self.q, &mut c.server.wake_at, f, now, wake);
+                self.touch(now, ep);
+            }
             kind::START => {
                 if let AppState::Video(v) = &mut self.flows[f].app {
                     v.client.join(now);
@@ -752,6 +921,7 @@ impl Simulation {
                     }
                 }
             }
+            kind::CROWD_SLOT | kind::CROWD_LEAVE | kind::CROWD_IDLE => self.crowd_event(now, f, k),
             kind::READ => {
                 if self.flows[f].reader.wake_at.is_some_and(|w| w <= now) {
                     self.flows[f].reader.wake_at = None;
@@ -765,6 +935,25 @@ impl Simulation {
                 self.apply_clamp(now, f);
             }
             _ => {}
+        }
+    }
+
+    /// A publisher's frame slot, a viewer leaving, or the front-end's idle check.
+    fn crowd_event(&mut self, now: Time, f: usize, k: u32) {
+        let ep = if k == kind::CROWD_IDLE { 2 * f as u32 + 1 } else { 2 * f as u32 };
+        let (Some(e), Some(fe)) = (self.eps[ep as usize].ep.as_mut(), self.crowd.as_mut()) else { return };
+        let touched = match k {
+            kind::CROWD_SLOT => {
+                if let Some(t) = fe.publisher_slot(now, f, e) {
+                    self.q.push(t, Event::App { app: f as u32, kind: kind::CROWD_SLOT });
+                }
+                true
+            }
+            kind::CROWD_LEAVE => fe.subscriber_leave(now, f, e),
+            _ => fe.idle_close(now, f, e),
+        };
+        if touched {
+            self.touch(now, ep);
         }
     }
 
@@ -786,7 +975,15 @@ impl Simulation {
         let (ci, si) = self.isns[f];
         let cfg = &self.cfgs[f];
         let server_ep = TcpEndpoint::listen(cfg, f as u32, sa, ca, si);
-        let client_ep = TcpEndpoint::connect(cfg, f as u32, ca, sa, ci, now, &mut self.out);
+        // Crowdlive: keep-alives are the front-end's (seed §1.2), not the phone's.
+        let client_cfg = match self.flows[f].app {
+            AppState::Crowd => TcpConfig { keepalive: None, ..cfg.clone() },
+            _ => cfg.clone(),
+        };
+        if let Some(tr) = self.truth.as_mut() {
+            tr.opened(f, ci, si, port);
+        }
+        let client_ep = TcpEndpoint::connect(&client_cfg, f as u32, ca, sa, ci, now, &mut self.out);
         match (client_ep, server_ep) {
             (Ok(c), Ok(s)) => {
                 if let Some(b) = &self.payloads {
@@ -856,6 +1053,14 @@ impl Simulation {
         for (i, t) in self.net.taps.iter_mut().enumerate() {
             t.drain(end);
             t.finish().map_err(|e| SimError::Io(format!("{}: {e}", self.pcap_files[i].display())))?;
+        }
+        if let (Some(mut tr), Some(dir)) = (self.truth.take(), self.out_dir.clone()) {
+            for (at, p) in self.net.drop_log.take().unwrap_or_default() {
+                let from_client = self.flows.get(p.flow as usize).is_some_and(|fl| fl.client == p.src_node);
+                tr.dropped(at, &p, from_client);
+            }
+            let fe = self.crowd.as_ref().expect("crowd front-end");
+            tr.write(&dir, |f| fe.spans(f).map(|x| x.1)).map_err(|e| SimError::Io(format!("{}: {e}", dir.display())))?;
         }
         let dur_ns = self.sc.duration.as_nanos() as f64;
         let mut flows = Vec::with_capacity(self.flows.len());
@@ -957,7 +1162,16 @@ impl Simulation {
                 video_stalls.extend(rep.stalls);
             }
         }
+        let mut progressive = Vec::new();
+        for (i, fl) in self.flows.iter_mut().enumerate() {
+            if let AppState::Progressive(c) = &mut fl.app {
+                let r = progressive_outputs::row(i as u32, &self.sc.flows[i].name, c, self.eps[2 * i + 1].ep.as_ref(), end);
+                video_clients.push(progressive_outputs::qoe(&r, fl.start, flows[i].bytes_read));
+                progressive.push(r);
+            }
+        }
         Ok(Results {
+            progressive,
             video_clients,
             video_segments,
             video_stalls,

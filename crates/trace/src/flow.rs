@@ -449,6 +449,8 @@ pub struct Flow {
     last_client_loss_signal: bool,
     client_ack_since: u64,
     rwnd_zero: bool,
+    /// The client's last window was below one MSS (but maybe not zero).
+    rwnd_small: bool,
     bursts: [BurstTracker; 2],
     pending: Vec<PendingTimeout>,
     app: Option<Box<AppState>>,
@@ -457,6 +459,8 @@ pub struct Flow {
     /// Stall thresholds (download, upload), recomputed only when the estimators change.
     thr: (u64, u64),
     tau: f64,
+    /// AnalyzeOptions::stall_floor in ns.
+    floor_ns: u64,
     out: FlowOut,
 }
 
@@ -528,6 +532,7 @@ impl Flow {
             last_client_loss_signal: false,
             client_ack_since: 0,
             rwnd_zero: false,
+            rwnd_small: false,
             bursts: [BurstTracker::default(); 2],
             pending: Vec::new(),
             app: if opts.app_parse { Some(Box::default()) } else { None },
@@ -535,6 +540,7 @@ impl Flow {
             closed_by: "",
             thr: (0, 0),
             tau: opts.tau,
+            floor_ns: opts.stall_floor.as_nanos() as u64,
             out: FlowOut::empty(key),
         };
         f.refresh_thresholds();
@@ -545,8 +551,8 @@ impl Flow {
     /// RTT as SRTT), cached: they change only with RTT samples and timeouts.
     fn refresh_thresholds(&mut self) {
         self.thr = (
-            stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()),
-            stall_threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()),
+            stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()).max(self.floor_ns),
+            stall_threshold_ns(self.tau, self.rtt_3whs, self.est3.rto_ns()).max(self.floor_ns),
         );
     }
 
@@ -570,7 +576,7 @@ impl Flow {
         let mut ctx = GapContext {
             in_handshake: (self.syn_count > 0 || self.synack_count > 0) && !self.handshake_done,
             server_outstanding: self.snd.snd_una < self.snd.snd_max,
-            client_rwnd_zero: self.rwnd_zero,
+            client_rwnd_zero: self.rwnd_zero || self.rwnd_small,
             server_has_hole: self.rcv.has_hole(),
             end_is_fin_or_rst: p.flags & (flags::FIN | flags::RST) != 0,
             ..Default::default()
@@ -731,9 +737,10 @@ impl Flow {
         let since_client = now.saturating_sub(self.last_client_ns);
         let ack_clocked = self.out.pkts_up > 0 && since_client <= retrans::ACK_CLOCK_NS + self.sample_offset_ns;
         let loss_evidence = self.last_client_loss_signal || self.snd.recovery_point.is_some();
-        // RACK (RFC 8985 §6.2) retransmits on its reordering timer, a fraction of an RTT after
-        // the SACK that showed the loss: still loss detection by ACKs, not a timeout.
-        let rack_timer = self.est.srtt_ns.is_some_and(|s| since_client < s + s / 2);
+        // RACK (RFC 8985 §6.2) retransmits on its reordering timer, within the reordering window
+        // (≤ SRTT) after the SACK that showed the loss: still loss detection by ACKs, not a
+        // timeout (retrans.rs).
+        let rack_timer = self.est.srtt_ns.is_some_and(|s| since_client < s);
         let kind = if loss_evidence && (ack_clocked || rack_timer) {
             RetransKind::Fast
         } else if ack_clocked && self.snd.loss_point.is_some() {
@@ -965,6 +972,8 @@ impl Flow {
             if self.rwnd_zero && !was_zero {
                 self.out.zero_windows += 1;
             }
+            // Below one segment the sender cannot send a full one (stall.rs, zero rwnd rule).
+            self.rwnd_small = self.mss > 0 && win < self.mss as u64;
         }
         let mut loss_signal = false;
         // SACK blocks: D-SACK (RFC 2883: first block below the cumulative ACK, or inside the
@@ -1086,7 +1095,7 @@ impl Flow {
             if let Some((r, inflight)) = sample {
                 self.est.sample(r);
                 // (inline refresh_thresholds: `snd` still borrows self.snd)
-                self.thr.0 = stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns());
+                self.thr.0 = stall_threshold_ns(self.tau, self.est.srtt_ns, self.est.rto_ns()).max(self.floor_ns);
                 self.out.rtt_samples += 1;
                 if let Some(r3) = self.rtt_3whs.filter(|&r3| r3 > 0) {
                     let kb = inflight / 1024;

@@ -75,6 +75,13 @@ pub enum RtoStyle {
 pub struct AnalyzeOptions {
     /// τ in the stall threshold min(τ·SRTT, RTO). Seed 000 §2.1: 2.
     pub tau: f64,
+    /// Lower bound of the stall threshold: a gap is a stall only if longer than
+    /// max(floor, min(τ·SRTT, RTO)). Zero (the default) is the seed's definition. On
+    /// sub-millisecond paths (veth, loopback, a data centre) min(2·SRTT, RTO) is a few hundred
+    /// µs, so every pause between application writes counts as a stall; TAPO compares gaps with
+    /// its own RTO-based timer and reports far fewer there (issue 16). A floor such as 200 ms
+    /// (Linux's minimum RTO) keeps only gaps a viewer could notice.
+    pub stall_floor: Duration,
     /// Ports that identify the server side (any match wins over the SYN direction).
     pub server_ports: Vec<u16>,
     /// Addresses that identify the server side (IPv4 or IPv6 text).
@@ -113,6 +120,7 @@ impl Default for AnalyzeOptions {
     fn default() -> Self {
         AnalyzeOptions {
             tau: 2.0,
+            stall_floor: Duration::ZERO,
             server_ports: Vec::new(),
             server_ips: Vec::new(),
             threads: 0,

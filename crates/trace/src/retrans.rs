@@ -4,8 +4,11 @@
 //! sent is a retransmission. Its *kind* comes from what preceded it at the server:
 //! - `Fast`: sent right after (within `ACK_CLOCK_NS`) a client ACK that was a duplicate ACK or
 //!   carried SACK information, or during fast recovery — ACK-clocked loss recovery (RFC 5681
-//!   §3.2, RFC 6675) — or less than 1.5·SRTT after such an ACK (RACK's reordering-window timer,
-//!   RFC 8985 §6.2, which fires a fraction of an RTT after the SACK).
+//!   §3.2, RFC 6675) — or less than one SRTT after such an ACK (RACK's reordering-window timer,
+//!   RFC 8985 §6.2: a segment sent before the SACKed one is at least an RTT old when the SACK
+//!   arrives, so the timer fires within the reordering window, at most one SRTT, after it; an
+//!   RTO fires at least RTO ≥ SRTT + 200 ms in Linux after the last ACK. Issue 16: the former
+//!   1.5·SRTT bound called the simulator's RTOs on 150 ms paths fast retransmissions).
 //! - `Recovery`: ACK-clocked retransmission after a timeout, while the sender is still in its
 //!   post-RTO loss episode (Linux `TCP_CA_Loss` retransmits the rest of the window as ACKs come).
 //! - `Timeout`: not ACK-clocked — a timer fired (RTO, RFC 6298 §5; Linux's tail-loss probe also
@@ -34,9 +37,10 @@
 //!   were sent after the lost one before the timeout (so at most 2 dupacks could come), or the
 //!   lost segment is among the last 3 data segments of the whole flow.
 //! - Continuous loss: "all packets sent out being lost". Rule (TAPO's reading): at least 3
-//!   segments followed the lost one, no ACK at all arrived after the lost segment was sent, and
-//!   the ACK that finally covered the retransmission did not reach beyond it (the receiver had
-//!   none of the later segments either).
+//!   segments followed the lost one, no duplicate ACK or SACK came for it (ACKs for data sent
+//!   before it may: they say nothing about the later segments), and the ACK that finally covered
+//!   the retransmission did not reach beyond it (the receiver had none of the later segments
+//!   either).
 //! - Other: none of the above (e.g. 1–2 dupacks arrived for a large window: partial loss of the
 //!   dupacks, or reordering fooled the sender).
 //!
@@ -143,7 +147,10 @@ pub fn classify_timeout(e: &TimeoutEvidence) -> TimeoutType {
     if e.segs_after < 3 || e.flow_tail {
         return TimeoutType::Tail;
     }
-    if !e.ack_after_send && e.dupacks == 0 {
+    // Only duplicate ACKs (or SACKs) say later segments arrived; an ACK for data sent before the
+    // lost segment says nothing about those after it (issue 16: the zero-ACK reading turned the
+    // simulator's whole-window losses into `other` whenever an earlier segment's ACK was late).
+    if e.dupacks == 0 {
         if e.resolved && !e.ack_beyond {
             return TimeoutType::ContinuousLoss;
         }
@@ -194,6 +201,12 @@ mod tests {
         assert_eq!(classify_timeout(&e), TimeoutType::ContinuousLoss);
         let e = TimeoutEvidence { ack_beyond: true, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::AckDelayLoss);
+    }
+
+    #[test]
+    fn a_late_ack_for_earlier_data_does_not_rule_out_continuous_loss() {
+        let e = TimeoutEvidence { ack_after_send: true, ..base() };
+        assert_eq!(classify_timeout(&e), TimeoutType::ContinuousLoss);
     }
 
     #[test]

@@ -30,8 +30,12 @@
 //! 1. Timeout — "Timeout stalls are those caused by the timeout retransmissions": the gap ends
 //!    with a server retransmission that was timer-driven (see `retrans`).
 //! 2. Zero rwnd — "zero receive windows (rwnd) stalls happen when viewers do not have enough
-//!    buffer to store the data": the client's last advertised window before the gap was zero.
-//!    (Checked before keep-alive because zero-window probes look like keep-alives on the wire.)
+//!    buffer to store the data": the client's last advertised window before the gap was smaller
+//!    than one segment (zero, or too small for the sender to send a full segment — TAPO's rule
+//!    `rwnd < max_snd_seg_size`, its parser/rules.txt; issue 16 found the simulator's server
+//!    holding data behind a 1–2 kB window for 300 ms, which the zero-only rule called a
+//!    resource-constraint stall). (Checked before keep-alive because zero-window probes look like
+//!    keep-alives on the wire.)
 //! 3. Keep-alive — "when there is no data to transmit, the front-end server will send a
 //!    keep-alive packet every 5s": the gap ends with a TCP keep-alive (a segment with
 //!    SEG.SEQ = SND.NXT − 1 and 0 or 1 byte, RFC 9293 §3.8.4) from either side.
@@ -39,8 +43,10 @@
 //!    receiver": data was outstanding when the gap began and the gap ended without a timeout
 //!    retransmission (typically with the late ACK).
 //! 5. Resource constraint — "happens when there is no data in the buffer to transmit": nothing
-//!    was outstanding when the gap began and the gap ends with new data or a new request.
-//! 6. Other — everything else (e.g. a gap ended by FIN or RST with nothing outstanding).
+//!    was outstanding when the gap began, whatever ends the gap (new data, a request, or the
+//!    viewer's FIN: the server had nothing to send all along — issue 16's ground truth; before,
+//!    a gap ended by FIN or RST was `other`).
+//! 6. Other — not produced by these rules today (kept for stalls no rule explains).
 //!
 //! Upload (server receives), §2.1:
 //! 1. Keep-alive — "those caused by keep-alive packets sent by servers every 5s": the gap ends
@@ -111,7 +117,8 @@ pub struct GapContext {
     pub end_is_disordered: bool,
     /// Server data outstanding (sent, not yet cumulatively acknowledged) when the gap began.
     pub server_outstanding: bool,
-    /// The client's last advertised receive window (scaled, bytes) when the gap began was zero.
+    /// The client's last advertised receive window (scaled, bytes) when the gap began was zero or
+    /// below one segment (the sender could not send a full segment).
     pub client_rwnd_zero: bool,
     /// The server held out-of-order client data (a hole) when the gap began.
     pub server_has_hole: bool,
@@ -129,10 +136,8 @@ pub fn classify_download(c: &GapContext) -> StallKind {
         StallKind::KeepAlive
     } else if c.server_outstanding {
         StallKind::PacketDelay
-    } else if !c.end_is_fin_or_rst {
-        StallKind::ResourceConstraint
     } else {
-        StallKind::Other
+        StallKind::ResourceConstraint
     }
 }
 
@@ -184,10 +189,10 @@ mod tests {
     }
 
     #[test]
-    fn idle_sender_gap_is_resource_constraint_and_fin_gap_is_other() {
+    fn an_idle_sender_gap_is_resource_constraint_even_when_the_viewers_fin_ends_it() {
         assert_eq!(classify_download(&GapContext::default()), StallKind::ResourceConstraint);
         let c = GapContext { end_is_fin_or_rst: true, ..Default::default() };
-        assert_eq!(classify_download(&c), StallKind::Other);
+        assert_eq!(classify_download(&c), StallKind::ResourceConstraint);
     }
 
     #[test]

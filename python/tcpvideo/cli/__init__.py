@@ -23,6 +23,7 @@ COMMANDS = (
     "sweep",
     "study",
     "bpf",
+    "score",
 )
 
 

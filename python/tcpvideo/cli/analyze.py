@@ -123,6 +123,8 @@ def analyze_cmd(
     server_port: List[int] = typer.Option([], "--server-port", help="port of the server side (repeatable)"),
     server_ip: List[str] = typer.Option([], "--server-ip", help="address of the server side (repeatable)"),
     tau: float = typer.Option(2.0, help="stall threshold factor: gap > min(tau*SRTT, RTO)"),
+    stall_floor_ms: float = typer.Option(0.0, "--stall-floor-ms", help="a stall must also exceed this (0 = the seed's "
+                                         "definition; try 200 on sub-millisecond paths such as veth)"),
     threads: int = typer.Option(0, help="worker threads (0 = all cores)"),
     rto_style: str = typer.Option("rfc6298", help="rfc6298 (RTO >= 200 ms) or linux (RTO >= SRTT + 200 ms)"),
     channel_map: List[str] = typer.Option([], "--channel-map", help="PATTERN=CHANNEL: URL/stream/client ip:port substring → channel"),
@@ -148,7 +150,7 @@ def analyze_cmd(
             bar.update(task, completed=done, total=total,
                        description=f"{captures[fi].name} ({fi + 1}/{files}) {packets:,} pkts")
 
-        options = dict(tau=tau, server_ports=server_port, server_ips=server_ip, threads=threads,
+        options = dict(tau=tau, stall_floor_ms=stall_floor_ms, server_ports=server_port, server_ips=server_ip, threads=threads,
                        rto_style=rto_style, channel_map=_parse_map(channel_map), app_parse=not no_app,
                        progress=progress, strict=strict)
         try:

@@ -33,6 +33,12 @@ def onoff_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", help="Runs per point: the first N of the scale's seeds "
+                                        "(a reduced --full, e.g. --full --seeds 1)."),
+    groups: Optional[str] = typer.Option(None, "--groups", help="Comma-separated run groups only (e.g. "
+                                         "cc,distributed,cwnd_limit): a reduced run; other claims are 'not run'."),
+    clients: Optional[str] = typer.Option(None, "--clients", help="Comma-separated client counts instead of the "
+                                          "scale's (a reduced run, e.g. 50,150,175)."),
 ) -> None:
     """Seed 004's Figs 3–8 and 16 and the paper-vs-ours table → OUT/report/report.html."""
     from tcpvideo import sweep
@@ -42,8 +48,30 @@ def onoff_cmd(
     if jobs is not None and jobs < 1:
         Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
         raise typer.Exit(2)
+    if seeds is not None and seeds < 1:
+        Console(stderr=True).print(f"[red]error:[/red] --seeds {seeds}: must be at least 1")
+        raise typer.Exit(2)
+    only = tuple(g.strip() for g in groups.split(",") if g.strip()) if groups else ()
     try:
-        res = onoff.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
+        counts = tuple(sorted(int(c) for c in clients.split(",") if c.strip())) if clients else ()
+    except ValueError:
+        counts = (0,)
+    if clients is not None and (not counts or min(counts) < 1):
+        Console(stderr=True).print(f"[red]error:[/red] --clients {clients!r}: comma-separated client counts ≥ 1")
+        raise typer.Exit(2)
+    if only:
+        from dataclasses import replace
+
+        from tcpvideo.studies.onoff.plan import DEFAULT, configs
+
+        try:
+            configs(replace(DEFAULT, groups=only))
+        except ValueError as e:
+            Console(stderr=True).print(f"[red]error:[/red] --groups: {e}", soft_wrap=True)
+            raise typer.Exit(2)
+    try:
+        res = onoff.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet, seeds=seeds, groups=only,
+                        clients=counts)
     except sweep.SweepInterrupted as e:
         Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
         raise typer.Exit(130)
@@ -60,6 +88,66 @@ def onoff_cmd(
     f = res["facts"]
     console.print(f"{f['runs']} runs ({f['ran_now']} now, {f['reused']} reused) in {f['wall_s']} s wall, "
                   f"{f['driver_cpu_s'] + f['workers_cpu_s']:.1f} s CPU → {res['out'] / 'report.html'}", soft_wrap=True)
+
+
+@study_app.command("trickle")
+def trickle_cmd(
+    full: bool = typer.Option(False, "--full", help="300 users per data centre, 3 populations, 180 s runs (tens of "
+                              "minutes on 2 cores); default: 48 users, one population, 90 s runs (about a minute)."),
+    out: Path = typer.Option(Path("studies/trickle"), "--out", help="Output directory (runs are reused from it)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Seed 003's Figs 3–5, 7, 8, Tables 1–3 and the paper-vs-ours table → OUT/report/report.html."""
+    from tcpvideo import sweep
+    from tcpvideo.studies import trickle
+
+    if jobs is not None and jobs < 1:
+        Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
+        raise typer.Exit(2)
+    try:
+        res = trickle.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
+    except sweep.SweepInterrupted as e:
+        Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
+        raise typer.Exit(130)
+    except RuntimeError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
+        raise typer.Exit(1)
+    _print_claims("seed 003: paper vs ours", res)
+
+
+def _print_claims(title: str, res: dict) -> None:
+    console = Console()
+    t = Table(title=title, show_lines=False)
+    for col in ("fig", "claim", "ours", "status"):
+        t.add_column(col, overflow="fold")
+    for c in res["claims"]:
+        colour = {"reproduced": "green", "not reproduced": "red"}.get(c.status, "yellow")
+        t.add_row(c.figure, c.claim, c.ours, f"[{colour}]{c.status}[/{colour}]")
+    console.print(t)
+    f = res["facts"]
+    console.print(f"{f['runs']} runs ({f['ran_now']} now, {f['reused']} reused) in {f['wall_s']} s wall "
+                  f"→ {res['out'] / 'report.html'}", soft_wrap=True)
+@study_app.command("crowdlive")
+def crowdlive_cmd(
+    full: bool = typer.Option(False, "--full", help="30 publishers, 120 viewers, 5 minutes (default: 8, 20, 1 minute)."),
+    out: Path = typer.Option(Path("studies/crowdlive"), "--out", help="Output directory."),
+    seed: int = typer.Option(1, "--seed", help="Run seed."),
+) -> None:
+    """Seed 000: the front-end's captures through the analyzer, scored against the simulator's
+    ground truth, with TLP / aggressive-RTO variants → OUT/report/report.html."""
+    from tcpvideo.studies import crowdlive
+
+    res = crowdlive.run(full=full, out=out, seed=seed)
+    t = Table(title="seed 000: paper vs ours", show_lines=False)
+    for col in ("where", "claim", "paper", "ours", "status"):
+        t.add_column(col, overflow="fold")
+    for c in res["claims"]:
+        colour = {"reproduced": "green", "not reproduced": "red"}.get(c.status, "yellow")
+        t.add_row(c.figure, c.claim, c.paper, c.ours, f"[{colour}]{c.status}[/{colour}]")
+    Console().print(t)
+    Console().print(f"{res['facts']['wall_s']} s wall → {Path(out) / 'report' / 'report.html'}")
 
 
 def register(app: typer.Typer) -> None:

@@ -24,7 +24,8 @@ What the real stack cannot do is refused here with one line naming the key (Scen
 so nothing is created for a scenario that cannot run.
 
 Deviations, written down: ``tcp.delayed_ack``, ``tcp.quickack_segments`` and
-``tcp.initial_rto`` have no Linux knob (warning); ``reader`` and ``cwnd_clamp`` are refused
+``tcp.initial_rto`` have no Linux knob (warning); video apps (``app`` other than bulk and reqresp),
+``reader`` and ``cwnd_clamp`` are refused
 (the real reader reads at once; the clamp needs the BPF sock_ops program of the Trickle work);
 ``tcp.cc_params`` are refused (kernel module parameters are global), except the per-socket facts
 of the CCP family's BPF ports (``PER_SOCKET_CC_PARAMS``), which the server hands over per socket.
@@ -143,8 +144,15 @@ def _refuse_cc_params(path: str, params) -> None:
                               f"global; per socket only {', '.join(sorted(PER_SOCKET_CC_PARAMS))})")
 
 
+EMULATED_APPS = ("bulk", "reqresp")  # what emulate/apps.py runs for real
+
+
 def _refuse_simulator_only(raw: dict) -> None:
     for path, f in _flow_paths(raw):
+        app = f.get("app", "bulk")
+        if isinstance(app, str) and app not in EMULATED_APPS:
+            raise ScenarioRefused(f"{path}.app: {app!r} is simulator-only for now (the real video origin and player "
+                                  f"are not written; emulate runs {' and '.join(EMULATED_APPS)})")
         if f.get("reader") is not None:
             raise ScenarioRefused(f"{path}.reader: simulator-only (the real applications read as data arrives)")
         for k in ("cwnd_clamp", "cwnd_clamp_schedule"):

@@ -13,6 +13,10 @@ import importlib
 STUDIES = {
     "onoff": ("tcpvideo.studies.onoff", "seed 004: on-off traffic of live segmented HTTP streaming with many "
               "clients; cubic vs bic/reno/vegas/bbr, 10-s segments, distributed requests, cwnd limit, 16 combinations"),
+    "trickle": ("tcpvideo.studies.trickle", "seed 003: Trickle vs ustreamer's 64 kB / 16 kB application pacing, a pacing cap "
+                "and BBR over DC1/DC2 user populations; bursts, retransmissions, srtt, rebuffering"),
+    "crowdlive": ("tcpvideo.studies.crowdlive", "seed 000: crowdsourced live streaming at the front-end; analyzer "
+                  "scored against simulator ground truth; TLP / aggressive-RTO mitigations"),
 }
 
 

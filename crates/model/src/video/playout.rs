@@ -7,7 +7,8 @@
 //! - playback starts when the buffer holds `startup_threshold` of media (seed 004: the first
 //!   segment; the startup time is "the time needed to receive the first segment");
 //! - media plays at 1 s per s; when the playhead reaches the end of the buffer while more segments
-//!   are coming, a stall starts; it ends when the buffer holds `rebuffer_threshold` again (or the
+//!   are coming, a stall starts (a segment that arrives at that very instant continues playback
+//!   without one: no zero-length stalls); it ends when the buffer holds `rebuffer_threshold` again (or the
 //!   last segment arrived). Reaching the end after the last segment ends playback, not a stall;
 //! - the playhead jumps over media the player chose to skip (catching up with the live edge), which
 //!   is not a stall.
@@ -173,7 +174,10 @@ impl Playout {
             self.jump_gap();
             let remaining = self.contiguous_end().saturating_sub(self.playhead);
             let dt = now.saturating_since(self.last_update);
-            if dt < remaining {
+            // Reaching the end of the buffer exactly at `now` is not yet a stall: a segment
+            // appended at this same instant continues playback seamlessly. The stall, if any,
+            // is recorded (from this instant) by the next advance past it.
+            if dt <= remaining {
                 self.move_playhead(dt);
                 break;
             }
@@ -213,7 +217,9 @@ impl Playout {
                     self.mark_play_starts(now);
                 }
             }
-            PlayState::Playing | PlayState::Ended => {}
+            // Arriving at the instant the playhead reached it: it starts playing now.
+            PlayState::Playing => self.mark_play_starts(now),
+            PlayState::Ended => {}
         }
     }
 
@@ -328,6 +334,22 @@ mod tests {
         p.append(ms(3500), 1, D, D, 1); // buffer empty at 2.0 s, arrival 3.5 s
         assert_eq!(p.stalls(), &[Stall { start: ms(2000), end: Some(ms(3500)), media_position: D }]);
         assert_eq!(p.play_starts(), &[(0, ms(0)), (1, ms(3500))]);
+    }
+
+    #[test]
+    fn a_segment_arriving_at_the_instant_the_buffer_empties_causes_no_stall() {
+        // A one-segment buffer: segment 1 lands exactly when segment 0 has played out. Playback
+        // never stops, so there is no stall (not even one of zero length); the player's own
+        // wake-up at the empty instant (advance first, then append) must not make one either.
+        let mut p = Playout::new(D, D);
+        p.append(ms(0), 0, Duration::ZERO, D, 1);
+        p.advance(ms(2000));
+        p.append(ms(2000), 1, D, D, 1);
+        assert_eq!((p.state(), p.stalls().len()), (PlayState::Playing, 0));
+        assert_eq!(p.play_starts(), &[(0, ms(0)), (1, ms(2000))]);
+        // One nanosecond later is a real stall, from the instant the buffer ran dry.
+        p.append(ms(4000) + Duration::from_nanos(1), 2, D * 2, D, 1);
+        assert_eq!(p.stalls(), &[Stall { start: ms(4000), end: Some(ms(4000) + Duration::from_nanos(1)), media_position: D * 2 }]);
     }
 
     #[test]

@@ -11,6 +11,12 @@
 //!   persistent connection, speaking real HTTP/1.1 ([`http`]) whose bytes reach the pcap through
 //!   [`crate::payload`]; [`video_outputs`] makes the QoE, segment, stall and buffer tables and
 //!   [`stall_cause`] joins each stall to its TCP cause.
+//! - progressive download (`app = "progressive"`): [`progressive`] (keys, the file),
+//!   [`progressive_server`] (ustreamer / Trickle via the model's `Ustreamer::poll`),
+//!   [`progressive_client`] (browser-like buffer player or frame-deadline player),
+//!   [`progressive_outputs`] (the `progressive` table).
+//! - [`crowd`] (`app = "publish"` / `"subscribe"`): seed 000's crowdsourced live streaming —
+//!   publishers pushing FLV to a front-end that relays channels to subscribers.
 //! - [`reader`]: the receiving application's read behaviour — read everything at once, read at a
 //!   fixed rate, stop reading during pauses. A slow or paused reader fills the receive buffer and
 //!   drives the advertised window to zero (the zero-window case of seed 000).
@@ -20,9 +26,14 @@
 //! kinds below.
 
 pub mod bulk;
+pub mod crowd;
 pub mod http;
 pub mod origin;
 pub mod player;
+pub mod progressive;
+pub mod progressive_client;
+pub mod progressive_outputs;
+pub mod progressive_server;
 pub mod reader;
 pub mod reqresp;
 pub mod stall_cause;
@@ -36,6 +47,12 @@ pub mod kind {
     pub const REQUEST: u32 = 1;
     /// The reader may read again (end of a pause, rate tokens available).
     pub const READ: u32 = 2;
+    /// The progressive server's pacing timer (ustreamer asked to be called again).
+    pub const SERVE: u32 = 3;
+    /// A crowdlive publisher's next frame slot, a subscriber leaving, the front-end's idle check.
+    pub const CROWD_SLOT: u32 = 4;
+    pub const CROWD_LEAVE: u32 = 5;
+    pub const CROWD_IDLE: u32 = 6;
     /// Apply the k-th cwnd clamp of the schedule: `CLAMP + k`.
     pub const CLAMP: u32 = 1000;
 }

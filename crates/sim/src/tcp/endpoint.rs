@@ -61,7 +61,7 @@
 use std::time::Duration;
 
 use tcpvideo_model::cc::{self, AppInfo, CcConfig, CongestionControl};
-use tcpvideo_model::Time;
+use tcpvideo_model::{Bandwidth, Time};
 
 use super::config::TcpConfig;
 use super::log::TcpLogEvent;
@@ -163,6 +163,9 @@ pub struct TcpEndpoint {
     pub(super) high_seq: u64,
     pub(super) first_rexmit_pending: bool,
     pub(super) cwnd_clamp: Option<u64>,
+    /// SO_MAX_PACING_RATE: caps the pacing rate, and switches pacing on for a CC that does not
+    /// pace by itself (Linux sets sk_pacing_status to SK_PACING_NEEDED). See `output.rs`.
+    pub(super) max_pacing_rate: Option<Bandwidth>,
     pub(super) lsndtime: Time,
     pub(super) next_pace_at: Time,
     pub(super) snd_sml: u64,
@@ -284,6 +287,7 @@ impl TcpEndpoint {
             high_seq: 0,
             first_rexmit_pending: false,
             cwnd_clamp: None,
+            max_pacing_rate: None,
             lsndtime: Time::ZERO,
             next_pace_at: Time::ZERO,
             snd_sml: 0,
@@ -399,6 +403,16 @@ impl TcpEndpoint {
         self.snd_wnd
     }
 
+    /// Additive: the receiver holds out-of-order data (ground truth for seed 000's reordering stalls).
+    pub fn holds_out_of_order(&self) -> bool {
+        self.rcv.holds_out_of_order()
+    }
+
+    /// Additive: bytes the application queued that were never sent (beyond SND.NXT).
+    pub fn unsent_bytes(&self) -> u64 {
+        self.app_end.saturating_sub(self.snd_nxt.max(1))
+    }
+
     /// Additive: the congestion control's state label (for time series).
     pub fn cc_state(&self) -> &'static str {
         match self.ca {
@@ -479,6 +493,12 @@ impl TcpEndpoint {
 
     pub fn set_cwnd_clamp(&mut self, clamp_bytes: Option<u64>) {
         self.cwnd_clamp = clamp_bytes.map(|c| c.max(self.snd_mss));
+    }
+
+    /// SO_MAX_PACING_RATE (None = unlimited): the socket's pacing rate becomes
+    /// min(rate the CC or Linux's default pacing would use, `rate`); see `output.rs`.
+    pub fn set_max_pacing_rate(&mut self, rate: Option<Bandwidth>) {
+        self.max_pacing_rate = rate.filter(|r| r.bits_per_sec > 0);
     }
 
     pub fn set_app_info(&mut self, info: &AppInfo) {

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use tcpvideo_model::Time;
+use tcpvideo_model::{Bandwidth, Time};
 
 use super::endpoint::{TcpEndpoint, TcpState};
 use super::log::{RetransmitCause, TcpLogEvent};
@@ -45,8 +45,26 @@ impl TcpEndpoint {
         matches!(self.state, TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::Closing | TcpState::LastAck)
     }
 
+    /// The socket's pacing rate (Linux sk_pacing_rate), None when the socket does not pace. A CC
+    /// that paces (BBR) sets it; otherwise it exists only under SO_MAX_PACING_RATE, which makes
+    /// Linux pace a non-pacing CC at `tcp_update_pacing_rate`'s rate: mss·max(cwnd, packets_out)
+    /// / srtt × 200 % in slow start (cwnd < ssthresh/2), × 120 % otherwise (sysctls
+    /// tcp_pacing_ss_ratio / tcp_pacing_ca_ratio). Either is capped at the maximum.
+    pub(super) fn pacing_rate(&self) -> Option<Bandwidth> {
+        let own = self.cc.pacing_rate().filter(|r| r.bits_per_sec > 0);
+        let Some(max) = self.max_pacing_rate else { return own };
+        let rate = own.or_else(|| {
+            let srtt = self.rtt.srtt()?;
+            let cwnd = self.cwnd_pkts();
+            let ratio = if cwnd < self.cc.ssthresh() / self.snd_mss.max(1) / 2 { 2.0 } else { 1.2 };
+            let window = cwnd.max(self.sb.packets_out.pkts) * self.snd_mss;
+            Some(Bandwidth::from_bytes_per(window, srtt).scale(ratio))
+        });
+        Some(rate.map_or(max, |r| if r.bits_per_sec < max.bits_per_sec { r } else { max }))
+    }
+
     pub(super) fn pacing_blocks(&mut self, now: Time) -> bool {
-        if self.cc.pacing_rate().is_some_and(|r| r.bits_per_sec > 0) && now < self.next_pace_at {
+        if self.pacing_rate().is_some() && now < self.next_pace_at {
             self.timers.pace = Some(self.next_pace_at);
             return true;
         }
@@ -54,7 +72,7 @@ impl TcpEndpoint {
     }
 
     pub(super) fn after_transmit(&mut self, now: Time, ip_len: u32) {
-        if let Some(r) = self.cc.pacing_rate().filter(|r| r.bits_per_sec > 0) {
+        if let Some(r) = self.pacing_rate() {
             // Linux internal pacing (tcp_update_skb_after_send): the next departure is spaced by
             // this segment's length at the pacing rate. We pace on the IP length.
             self.next_pace_at = self.next_pace_at.max(now) + r.transmit_time(ip_len as u64);
@@ -126,6 +144,19 @@ impl TcpEndpoint {
         }
     }
 
+    /// Linux `tcp_event_data_sent`, run by `__tcp_transmit_skb` for every segment that carries
+    /// data — new data, retransmissions and loss probes alike: remember when data last left
+    /// (`lsndtime`, from which slow start after idle measures the idle time, so a download whose
+    /// last transmission was a retransmission is idle only from that retransmission), and mark the
+    /// connection interactive when it answers data received within the delayed-ACK timeout.
+    /// (`CA_EVENT_TX_START` is [`TcpEndpoint::tx_start_check`], run before the segment is queued.)
+    pub(super) fn event_data_sent(&mut self, now: Time) {
+        self.lsndtime = now;
+        if self.rcv.last_data_at.is_some_and(|t| now.saturating_since(t) < self.rcv.ato) {
+            self.rcv.pingpong = true;
+        }
+    }
+
     /// Put a new segment of `len` bytes (plus FIN) at SND.NXT on the wire and in the queue.
     pub(super) fn send_new_segment(&mut self, now: Time, len: u64, is_fin: bool, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
         let rec_len = len as u32;
@@ -158,11 +189,7 @@ impl TcpEndpoint {
             self.snd_sml = self.snd_nxt;
         }
         if len > 0 {
-            self.lsndtime = now;
-            // Linux tcp_event_data_sent: data sent soon after data was received → interactive.
-            if self.rcv.last_data_at.is_some_and(|t| now.saturating_since(t) < self.rcv.ato) {
-                self.rcv.pingpong = true;
-            }
+            self.event_data_sent(now);
             if self.stats.first_data_sent_at.is_none() {
                 self.stats.first_data_sent_at = Some(now);
             }
@@ -262,6 +289,9 @@ impl TcpEndpoint {
                 cause: RetransmitCause::TailLossProbe,
             });
             let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin });
+            if rec.len > 0 {
+                self.event_data_sent(now);
+            }
             self.after_transmit(now, ip_len);
             self.cc.on_packet_sent(now, rec.len as u64, self.sb.in_flight_bytes(), false);
             self.tlp_retrans = true;
@@ -311,6 +341,9 @@ impl TcpEndpoint {
             self.timers.rto = Some(now + self.rtt.backed_off_rto());
         }
         let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin });
+        if rec.len > 0 {
+            self.event_data_sent(now);
+        }
         self.after_transmit(now, ip_len);
         self.cc.on_packet_sent(now, rec.len as u64, self.sb.in_flight_bytes(), false);
     }
@@ -327,6 +360,11 @@ impl TcpEndpoint {
     }
 
     /// Linux `tcp_cwnd_restart`: halve cwnd for every RTO of idleness, down to min(IW, cwnd).
+    /// Idleness is measured from `lsndtime` (the last segment with data, retransmissions included,
+    /// [`TcpEndpoint::event_data_sent`]) against the current RTO, as in
+    /// `tcp_slow_start_after_idle_check`. Deviation: Linux checks when the application queues new
+    /// data (`tcp_skb_entail`), we when the first new segment leaves; the same instant unless the
+    /// peer's window or pacing holds that data back.
     pub(super) fn restart_after_idle(&mut self, now: Time, log: &mut Vec<TcpLogEvent>) {
         let rto = self.rtt.rto();
         let idle = now.saturating_since(self.lsndtime);
@@ -347,6 +385,7 @@ impl TcpEndpoint {
         let w = w.max(restart);
         self.cc.on_restart_after_idle(now, w);
         self.cwnd_stamp = now;
+        self.cwnd_used = 0;
         log.push(TcpLogEvent::RestartAfterIdle { at: now, flow: self.flow, from_node: self.local.node, cwnd_bytes: self.cc.cwnd() });
     }
 

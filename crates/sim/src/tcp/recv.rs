@@ -197,6 +197,11 @@ impl Receiver {
         }
     }
 
+    /// Out-of-order data is held (a hole below it): ground truth of a "reordering" upload stall.
+    pub fn holds_out_of_order(&self) -> bool {
+        self.ooo_bytes > 0
+    }
+
     /// Free buffer space.
     pub fn free(&self) -> u64 {
         self.cap.saturating_sub(self.unread + self.ooo_bytes)

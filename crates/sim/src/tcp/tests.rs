@@ -420,6 +420,28 @@ fn restart_after_short_idle_halves_once_per_rto() {
 }
 
 #[test]
+fn idle_time_for_the_restart_counts_from_the_last_retransmission_not_the_last_new_data() {
+    // Linux __tcp_transmit_skb runs tcp_event_data_sent (lsndtime = now) for every segment
+    // with data, retransmissions included; tcp_slow_start_after_idle_check measures from it.
+    let mut h = established(&no_tlp(), ms(50));
+    h.drop_nth_data(SERVER, 20);
+    h.send(SERVER, 20 * MSS);
+    // The tail segment is lost and repaired by the RTO (about 300 ms after it), then ACKed.
+    h.run_for(ms(800));
+    assert_eq!(h.server.unacked_bytes(), 0);
+    let sent: Vec<Time> = h.data_from(SERVER).map(|s| s.at).collect();
+    let (last_new, last_retx) = (sent[19], *sent.last().unwrap());
+    let rto = h.server.rto();
+    assert!(last_retx >= last_new + rto / 2, "the tail was repaired by the RTO: {last_new:?} {last_retx:?}");
+    // Less than one RTO after the retransmission, more than one after the last new data.
+    h.run_until(last_retx + rto * 9 / 10);
+    assert!(h.now > last_new + rto);
+    h.send(SERVER, 100 * MSS);
+    assert_eq!(h.data_from(SERVER).filter(|s| s.at == h.now).count() as u64, h.server.cwnd_bytes() / MSS);
+    assert!(!h.log.iter().any(|e| matches!(e, TcpLogEvent::RestartAfterIdle { .. })), "not idle for an RTO");
+}
+
+#[test]
 fn no_restart_when_slow_start_after_idle_is_off() {
     let c = TcpConfig { slow_start_after_idle: false, ..cfg() };
     let mut h = established(&c, ms(50));

@@ -57,6 +57,29 @@ def _counts(agg: Agg, label: str) -> list[int]:
     return sorted(agg[agg["config"] == label]["clients"].unique().tolist())
 
 
+def _no_restart(agg: Agg, label: str, ns: list[int], metric: str = "liveness_mean_s", unit: str = " s",
+                fmt: str = ".2f") -> Optional[str]:
+    """The same configuration with slow start after idle off (the paper's §VII question: what if the
+    window is not truncated after an off period?), side by side, or None if it was not run."""
+    off = f"{label}+nossai"
+    pairs = [(n, _v(agg, label, n, metric), _v(agg, off, n, metric)) for n in ns]
+    pairs = [p for p in pairs if not math.isnan(p[2])]
+    if not pairs:
+        return None
+    return (f"with slow start after idle off ({metric}, restart vs no restart): " +
+            ", ".join(f"{a:{fmt}}{unit} vs {b:{fmt}}{unit}@{n}" for n, a, b in pairs))
+
+
+def _paper_arrival(agg: Agg, ns: list[int], metric: str) -> Optional[str]:
+    """cubic with clients joining in [d, 2d), when segment 0 is already there (the paper's arrival)."""
+    pairs = [(n, _v(agg, "cubic+2s", n, metric), _v(agg, "cubic+2s+joinlate", n, metric)) for n in ns]
+    pairs = [p for p in pairs if not math.isnan(p[2])]
+    if not pairs:
+        return None
+    return (f"joining when segment 0 is already there (the paper's arrival; {metric}, ours vs paper's arrival): " +
+            ", ".join(f"{a:.2f} vs {b:.2f} s@{n}" for n, a, b in pairs))
+
+
 BDP_PACKETS = 458  # 100 Mbit/s × 55 ms / 1500 B
 QUEUE = 1375
 
@@ -79,6 +102,9 @@ def cubic_liveness_falls(ev: Evidence, c: Claim) -> None:
         if not math.isnan(ns_a):
             why.append(f"with NewReno recovery (no SACK, RACK-TLP or F-RTO): {ns_a:.2f} s at {lo}, {ns_b:.2f} s at {hi} "
                        f"({ns_a - ns_b:.2f} s worse), so how losses are repaired moves the gap")
+        for extra in (_no_restart(agg, "cubic+2s", [lo, hi]), _paper_arrival(agg, [lo, hi], "liveness_mean_s")):
+            if extra:
+                why.append(extra)
         c.why = "; ".join(why)
 
 
@@ -96,6 +122,9 @@ def startup_flat(ev: Evidence, c: Claim) -> None:
                  f"rest, {a - wa:.2f} s vs {b - wb:.2f} s, is the download of that first, synchronised segment. In "
                  "the paper the newest segment is already there when a client joins, so first downloads are "
                  "spread over the arrivals")
+        extra = _paper_arrival(agg, [n[0], n[-1]], "startup_mean_s")
+        if extra:
+            c.why += "; " + extra
 
 
 def bic_cubic_worst(ev: Evidence, c: Claim) -> None:
@@ -113,9 +142,16 @@ def bic_cubic_worst(ev: Evidence, c: Claim) -> None:
                      f"them ({spread:.2f} s): the ranking is noise at this scale")
         else:
             c.why = (f"the four are {gap:.2f} s apart (seed spread {spread:.2f} s), all within a fraction of a "
-                     "second; not explained. A likely reason, not tested: each on-period starts from the restart "
-                     "window (slow start after idle) and a 125-kB segment is ~86 packets, so most of a download is "
-                     "the slow start the algorithms share")
+                     "second. A likely reason: each on-period starts from the restart window (slow start after "
+                     "idle) and a 125-kB segment is ~86 packets, so most of a download is the slow start the "
+                     "algorithms share")
+        off = {cc: _v(agg, f"{cc}+2s+nossai", n) for cc in live}
+        if not any(math.isnan(v) for v in off.values()):
+            o = sorted(off, key=lambda k: off[k])
+            c.why += (f"; with slow start after idle off at {n} clients, worst first: " +
+                      ", ".join(f"{k} {off[k]:.2f} s" for k in o) +
+                      f" ({max(off.values()) - min(off.values()):.2f} s apart"
+                      f"{', bic and cubic worst' if set(o[:2]) == {'bic', 'cubic'} else ''})")
 
 
 def _startup_share_of_spread(agg: Agg, label: str, vals: dict) -> str:
@@ -162,6 +198,9 @@ def vegas_few_drops(ev: Evidence, c: Claim) -> None:
                  f"{_steady(ev, 'vegas+2s', n):.1f} per period vs cubic's {_steady(ev, 'cubic+2s', n):.1f} "
                  f"(fig 'explain_losses'). The default 1-minute stream is dominated by that start-up burst; "
                  "over the paper's 20 minutes it is amortised (the --full run tests this directly)")
+        extra = _no_restart(agg, "vegas+2s", ns, "drops", "", ".0f")
+        if extra:
+            c.why += "; " + extra
 
 
 def _cut_at_150(ev: Evidence, c: Claim, label: str) -> None:
@@ -242,8 +281,15 @@ def ten_second_drops_flat(ev: Evidence, c: Claim) -> None:
         c.why = (f"steady-state retransmissions per 10-s period grow with the clients too ({steady}): every period "
                  "starts with all clients restarting from the restart window at once, and the overflow of that "
                  "synchronised slow start scales with N. The paper's ns-2 cubic kept probing through long "
-                 "on-periods (its Fig 6), a loss source that does not scale with N; we did not establish why its "
-                 "restarts did not dominate as ours do (not explained)")
+                 "on-periods (its Fig 6), a loss source that does not scale with N")
+        extra = _no_restart(agg, "cubic+10s", ns, "drops", "", ".0f")
+        if extra:
+            off = [_v(agg, "cubic+10s+nossai", n, "drops") for n in ns]
+            flat = min(off) > 0 and max(off) <= 2 * min(off)
+            c.why += "; " + extra + (": without the restart the drops no longer grow with N, so the synchronised "
+                                     "restart is what scales them" if flat else
+                                     ": the drops still grow with N without the restart, so the restart alone "
+                                     "does not explain it (not explained)")
 
 
 def vegas_combinations(ev: Evidence, c: Claim) -> None:

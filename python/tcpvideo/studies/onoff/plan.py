@@ -28,6 +28,7 @@ class Scale:
     queue_clients: int = 150  # the queue samples (Figs 3c, 4d, 5c, 7c)
     queue_sample_s: float = 20.0
     long_segments: int = 0  # > 0: also run cubic and vegas at the fewest/most clients over this many 2-s segments
+    groups: tuple[str, ...] = ()  # run only these groups of configs() (a reduced run); empty: all
 
 
 
@@ -80,6 +81,19 @@ def configs(scale: Scale) -> dict[str, list[OnOffConfig]]:
                        for cc in ("cubic", "vegas") for c in (n[0], n[-1])]
     # does loss recovery explain a liveness gap? NewReno without SACK/RACK/F-RTO at the fewest/most clients
     out["recovery"] = [OnOffConfig(c, sack=False, segments=scale.segments_2s) for c in (n[0], n[-1])]
+    # does the restart after idle explain a trend? the paper's "what if the window is not truncated" (§VII):
+    # cubic (2-s and 10-s segments) at every count, the other Fig-4 algorithms at the most clients
+    no_restart = ([OnOffConfig(c, slow_start_after_idle=False) for c in n] +
+                  [OnOffConfig(c, segment_s=10.0, slow_start_after_idle=False) for c in n] +
+                  [OnOffConfig(n[-1], cc=cc, slow_start_after_idle=False) for cc in ("bic", "reno", "vegas")])
+    out["ssai_off"] = [_sized(c, scale) for c in no_restart]
+    # does the arrival model explain startup/liveness? clients join when segment 0 is already there (§IV)
+    out["paper_arrival"] = [_sized(OnOffConfig(c, join_after_first=True), scale) for c in n]
     out["queue_samples"] = [replace(c, segments=max(1, int(scale.queue_sample_s // c.segment_s)),
                                     queue_sample_s=scale.queue_sample_s) for c in samples]
+    if scale.groups:
+        unknown = sorted(set(scale.groups) - set(out))
+        if unknown:
+            raise ValueError(f"groups: unknown {', '.join(unknown)} (known: {', '.join(out)})")
+        out = {g: cs for g, cs in out.items() if g in scale.groups}
     return out

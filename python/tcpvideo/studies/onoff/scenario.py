@@ -47,6 +47,9 @@ class OnOffConfig:
     sack: bool = True  # False: NewReno recovery without SACK, RACK-TLP or F-RTO (an explaining experiment)
     abr: str = "fixed"  # §V: "throughput" (seed 004's rule)
     buffer_segments: int = 1  # §IV: 1; §V: 1, 5, 15
+    # explaining experiments (False/True defaults are the study's setup):
+    slow_start_after_idle: bool = True  # False: the window is not truncated after an off period (§VII)
+    join_after_first: bool = False  # True: clients join in [d, 2d), when segment 0 is already there (§IV's arrival)
 
     @property
     def segment_bytes(self) -> int:
@@ -71,6 +74,10 @@ class OnOffConfig:
             parts.append(f"{self.abr}-buf{self.buffer_segments}")
         if not self.sack:
             parts.append("nosack")
+        if not self.slow_start_after_idle:
+            parts.append("nossai")
+        if self.join_after_first:
+            parts.append("joinlate")
         if self.tag:
             parts.append(self.tag)
         return "+".join(parts)
@@ -95,7 +102,12 @@ def scenario(cfg: OnOffConfig, seed: int) -> dict:
     if cfg.buffer_segments > 1:  # §V-C: join behind the live edge, or the buffer can never fill
         player["live_start_behind"] = cfg.buffer_segments - 1
     tcp = {"cc": cfg.cc} if cfg.sack else {"cc": cfg.cc, "sack": False, "rack_tlp": False, "frto": False}
+    if not cfg.slow_start_after_idle:
+        tcp["slow_start_after_idle"] = False
     flow = {"app": "live", "start_jitter": d, "player": player, "tcp": tcp}
+    if cfg.join_after_first:  # segment 0 appears at d: joining in [d, 2d) finds it there
+        flow["start"] = d
+        duration += d
     if cfg.cwnd_limit:
         flow["cwnd_clamp"] = CWND_LIMIT_PACKETS
     sc = {

@@ -1,0 +1,384 @@
+//! The front-end server of seed 000 (Fig. 1) and its connections: publishers push HTTP-FLV,
+//! the front-end relays each channel's frames to the channel's subscribers over HTTP-FLV.
+//!
+//! - A publisher writes its request head, the FLV header, onMetaData and the AVC sequence header
+//!   when connected, then every 40 ms slot's frames ([`super::frames`]) until it stops
+//!   (`stream_for`); then it goes silent, as a phone whose user walked away.
+//! - The front-end reads upload bytes as they arrive; each tag whose last byte has been read joins
+//!   the channel's frame log at that moment, so an upload stall delays every subscriber of the
+//!   channel (seed §2.3: "about 40 % of TCP stalls in upload leads to no data transferring to
+//!   subscribers").
+//! - "Servers send keep-alive packets when clients do not upload data and terminate the flows if
+//!   there is no data from client for 20 s" (§1.2): the server socket's TCP keep-alive (idle 5 s,
+//!   configured in the flow's `tcp` keys) sends the probes; [`FrontEnd::idle_close_due`] closes
+//!   an upload 20 s after its last data.
+//! - A subscriber sends one GET; the front-end answers with a chunked HTTP-FLV body that starts
+//!   with the header tags and the channel's current group of pictures (from its latest I frame,
+//!   the usual GOP cache of live servers, so a player can decode at once), then every new frame.
+//!   The viewer leaves (FIN) after `stream_for`; slow viewers are the flow's `reader` keys.
+//!
+//! Every byte written is described in the run's payload book (when pcaps are recorded), and each
+//! tag's stream range and frame kind is kept per connection and direction ([`WireSpan`]): the
+//! ground truth that frame attribution is scored against.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand_pcg::Pcg64;
+use tcpvideo_model::Time;
+
+use super::flv_wire::{self, TagKind, WireTag};
+use super::frames::{Frame, FrameSource, SLOT};
+use crate::payload::{ChunkData, SharedPayloads};
+use crate::tcp::TcpEndpoint;
+
+/// A front-end closes an upload this long after its last data (seed §1.2).
+pub const UPLOAD_IDLE_CLOSE: Duration = Duration::from_secs(20);
+
+/// Stream offsets of one FLV tag and what it carries: `start` is its tag header (for the file
+/// header, its "FLV" signature), `end` the end of its HTTP chunk. A byte belongs to the last tag
+/// that started at or before it — the FLV reading of the stream (the PreviousTagSize and the
+/// chunk framing before the next tag header belong to the tag before), as the analyzer's frame
+/// index reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireSpan {
+    pub start: u64,
+    pub end: u64,
+    pub kind: TagKind,
+}
+
+/// One direction's byte stream as the application writes it.
+#[derive(Clone, Debug, Default)]
+pub struct StreamOut {
+    /// Bytes written so far (the next byte's stream offset).
+    pub written: u64,
+    /// Written bytes the socket has not accepted yet.
+    pub unsent: u64,
+    pub spans: Vec<WireSpan>,
+}
+
+impl StreamOut {
+    fn text(&mut self, book: Option<&SharedPayloads>, conn: u32, dir: usize, t: &[u8]) {
+        if let Some(b) = book {
+            b.lock().expect("payload book").append(conn, dir, self.written, t.len() as u64, ChunkData::Text(Arc::from(t)));
+        }
+        self.written += t.len() as u64;
+        self.unsent += t.len() as u64;
+    }
+
+    fn tag(&mut self, book: Option<&SharedPayloads>, conn: u32, dir: usize, kind: TagKind, w: &WireTag) {
+        let start = self.written + w.tag_at as u64;
+        self.text(book, conn, dir, &w.prefix);
+        self.written += w.zeros;
+        self.unsent += w.zeros;
+        self.text(book, conn, dir, &w.suffix);
+        self.spans.push(WireSpan { start, end: self.written, kind });
+    }
+
+    fn header_tags(&mut self, book: Option<&SharedPayloads>, conn: u32, dir: usize) {
+        let chunk = flv_wire::header_chunk();
+        let start = self.written + chunk.iter().position(|&b| b == b'\n').map_or(0, |p| p as u64 + 1);
+        self.text(book, conn, dir, &chunk);
+        self.spans.push(WireSpan { start, end: self.written, kind: TagKind::Meta });
+        self.tag(book, conn, dir, TagKind::Meta, &flv_wire::tag(TagKind::Meta, false, 14, 0));
+        self.tag(book, conn, dir, TagKind::Meta, &flv_wire::tag(TagKind::Meta, true, 40, 0));
+    }
+
+    /// Hand unsent bytes to the socket.
+    pub fn push(&mut self, ep: &mut TcpEndpoint) -> bool {
+        if self.unsent == 0 {
+            return false;
+        }
+        let n = ep.send(self.unsent);
+        self.unsent -= n;
+        n > 0
+    }
+}
+
+/// A publisher's connection (both ends).
+#[derive(Clone, Debug)]
+pub struct Publisher {
+    pub channel: u32,
+    pub stop_at: Time,
+    source: FrameSource,
+    next_slot: u64,
+    frames: Vec<Frame>,
+    pub up: StreamOut,
+    /// Per span of `up`: the frame's body bytes and FLV timestamp (what the front-end relays).
+    tag_info: Vec<(u32, u32)>,
+    /// Front-end side: upload bytes read, and the next span not yet relayed.
+    server_read: u64,
+    relayed: usize,
+    /// When the front-end last read upload data (None: nothing yet).
+    pub last_data_at: Option<Time>,
+    pub server_closed: bool,
+}
+
+/// A subscriber's connection (both ends).
+#[derive(Clone, Debug)]
+pub struct Subscriber {
+    pub channel: u32,
+    pub leave_at: Time,
+    request_len: u64,
+    server_read: u64,
+    started: bool,
+    /// Next frame of the channel log to relay.
+    cursor: usize,
+    pub down: StreamOut,
+    pub left: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum CrowdFlow {
+    Publisher(Box<Publisher>),
+    Subscriber(Box<Subscriber>),
+}
+
+/// A channel's frame log at the front-end.
+#[derive(Clone, Debug, Default)]
+struct Channel {
+    /// (kind, body bytes, FLV timestamp) of every frame received so far.
+    frames: Vec<(TagKind, u32, u32)>,
+    last_key: Option<usize>,
+    subscribers: Vec<u32>,
+}
+
+/// Every crowdlive connection of a run and the front-end's channel state.
+#[derive(Debug, Default)]
+pub struct FrontEnd {
+    pub flows: Vec<Option<CrowdFlow>>,
+    channels: BTreeMap<u32, Channel>,
+    pub book: Option<SharedPayloads>,
+}
+
+impl FrontEnd {
+    pub fn add_publisher(&mut self, f: usize, channel: u32, start: Time, stream_for: Duration, rng: Pcg64) {
+        self.slot(f);
+        self.flows[f] = Some(CrowdFlow::Publisher(Box::new(Publisher {
+            channel,
+            stop_at: start + stream_for,
+            source: FrameSource::new(rng),
+            next_slot: 0,
+            frames: Vec::new(),
+            up: StreamOut::default(),
+            tag_info: Vec::new(),
+            server_read: 0,
+            relayed: 0,
+            last_data_at: None,
+            server_closed: false,
+        })));
+    }
+
+    pub fn add_subscriber(&mut self, f: usize, channel: u32, start: Time, stream_for: Duration) {
+        self.slot(f);
+        self.flows[f] = Some(CrowdFlow::Subscriber(Box::new(Subscriber {
+            channel,
+            leave_at: start + stream_for,
+            request_len: 0,
+            server_read: 0,
+            started: false,
+            cursor: 0,
+            down: StreamOut::default(),
+            left: false,
+        })));
+    }
+
+    fn slot(&mut self, f: usize) {
+        if self.flows.len() <= f {
+            self.flows.resize(f + 1, None);
+        }
+    }
+
+    pub fn is_publisher(&self, f: usize) -> bool {
+        matches!(self.flows.get(f), Some(Some(CrowdFlow::Publisher(_))))
+    }
+
+    /// The client connected: a publisher writes its head and stream header (returns the time of
+    /// its first frame slot); a subscriber writes its GET.
+    pub fn client_connected(&mut self, now: Time, f: usize, ep: &mut TcpEndpoint) -> Option<Time> {
+        let book = self.book.clone();
+        match self.flows[f].as_mut()? {
+            CrowdFlow::Publisher(p) => {
+                p.up.text(book.as_ref(), f as u32, 0, flv_wire::publish_head(p.channel).as_bytes());
+                p.up.header_tags(book.as_ref(), f as u32, 0);
+                p.tag_info.extend([(0, 0); 3]);
+                p.up.push(ep);
+                Some(now)
+            }
+            CrowdFlow::Subscriber(s) => {
+                let head = flv_wire::play_head(s.channel);
+                s.request_len = head.len() as u64;
+                let mut out = StreamOut::default();
+                out.text(book.as_ref(), f as u32, 0, head.as_bytes());
+                ep.send(out.written);
+                Some(s.leave_at.max(now))
+            }
+        }
+    }
+
+    /// Publisher `f`'s frame slot is due: produce its frames. Returns the next slot's time.
+    pub fn publisher_slot(&mut self, now: Time, f: usize, ep: &mut TcpEndpoint) -> Option<Time> {
+        let book = self.book.clone();
+        let Some(CrowdFlow::Publisher(p)) = self.flows[f].as_mut() else { return None };
+        if now >= p.stop_at {
+            return None;
+        }
+        let backlog = p.up.unsent + ep.unacked_bytes();
+        p.frames.clear();
+        p.source.slot(p.next_slot, backlog, &mut p.frames);
+        for fr in std::mem::take(&mut p.frames) {
+            p.up.tag(book.as_ref(), f as u32, 0, fr.kind, &flv_wire::tag(fr.kind, false, fr.bytes, fr.ts_ms));
+            p.tag_info.push((fr.bytes, fr.ts_ms));
+            p.frames.push(fr);
+        }
+        p.up.push(ep);
+        p.next_slot += 1;
+        Some(now + SLOT)
+    }
+
+    /// The client side may write again.
+    pub fn client_writable(&mut self, f: usize, ep: &mut TcpEndpoint) -> bool {
+        match self.flows[f].as_mut() {
+            Some(CrowdFlow::Publisher(p)) => p.up.push(ep),
+            _ => false,
+        }
+    }
+
+    /// The server side may write again.
+    pub fn server_writable(&mut self, f: usize, ep: &mut TcpEndpoint) -> bool {
+        match self.flows[f].as_mut() {
+            Some(CrowdFlow::Subscriber(s)) => s.down.push(ep),
+            _ => false,
+        }
+    }
+
+    /// The front-end read `n` upload bytes of publisher `f` at `now`. Returns the channel's
+    /// subscribers to feed if new frames arrived.
+    pub fn upload_read(&mut self, now: Time, f: usize, n: u64) -> Vec<u32> {
+        let Some(CrowdFlow::Publisher(p)) = self.flows[f].as_mut() else { return Vec::new() };
+        if n == 0 {
+            return Vec::new();
+        }
+        p.server_read += n;
+        p.last_data_at = Some(now);
+        let ch = self.channels.entry(p.channel).or_default();
+        let before = ch.frames.len();
+        while let Some(sp) = p.up.spans.get(p.relayed) {
+            if sp.end > p.server_read {
+                break;
+            }
+            if sp.kind != TagKind::Meta {
+                let (bytes, ts) = p.tag_info[p.relayed];
+                let fr = (sp.kind, bytes, ts);
+                if sp.kind == TagKind::I {
+                    ch.last_key = Some(ch.frames.len());
+                }
+                ch.frames.push(fr);
+            }
+            p.relayed += 1;
+        }
+        if ch.frames.len() > before {
+            ch.subscribers.clone()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// When the front-end should check publisher `f` for idleness (None: not a publisher or closed).
+    pub fn idle_close_due(&self, f: usize) -> Option<Time> {
+        match self.flows.get(f)? {
+            Some(CrowdFlow::Publisher(p)) if !p.server_closed => p.last_data_at.map(|t| t + UPLOAD_IDLE_CLOSE),
+            _ => None,
+        }
+    }
+
+    /// Close publisher `f`'s upload if it has been idle for 20 s. Returns true if it closed.
+    pub fn idle_close(&mut self, now: Time, f: usize, ep: &mut TcpEndpoint) -> bool {
+        let due = self.idle_close_due(f);
+        let Some(CrowdFlow::Publisher(p)) = self.flows[f].as_mut() else { return false };
+        if due.is_some_and(|d| now >= d) {
+            p.server_closed = true;
+            ep.close();
+            return true;
+        }
+        false
+    }
+
+    /// The front-end read `n` request bytes of subscriber `f`: once the GET is complete, start
+    /// the response (header tags and the current group of pictures).
+    pub fn subscriber_request_read(&mut self, f: usize, n: u64, ep: &mut TcpEndpoint) -> bool {
+        let book = self.book.clone();
+        let Some(CrowdFlow::Subscriber(s)) = self.flows[f].as_mut() else { return false };
+        s.server_read += n;
+        if s.started || s.server_read < s.request_len {
+            return false;
+        }
+        s.started = true;
+        s.down.text(book.as_ref(), f as u32, 1, flv_wire::PLAY_RESPONSE_HEAD.as_bytes());
+        s.down.header_tags(book.as_ref(), f as u32, 1);
+        let ch = self.channels.entry(s.channel).or_default();
+        ch.subscribers.push(f as u32);
+        s.cursor = ch.last_key.unwrap_or(ch.frames.len());
+        self.feed(f, ep)
+    }
+
+    /// Relay the channel's frames subscriber `f` has not had yet.
+    pub fn feed(&mut self, f: usize, ep: &mut TcpEndpoint) -> bool {
+        let book = self.book.clone();
+        let Some(CrowdFlow::Subscriber(s)) = self.flows[f].as_mut() else { return false };
+        if !s.started || s.left {
+            return false;
+        }
+        let Some(ch) = self.channels.get(&s.channel) else { return false };
+        for &(kind, bytes, ts) in &ch.frames[s.cursor..] {
+            s.down.tag(book.as_ref(), f as u32, 1, kind, &flv_wire::tag(kind, false, bytes, ts));
+        }
+        s.cursor = ch.frames.len();
+        s.down.push(ep)
+    }
+
+    /// Subscriber `f` leaves (its client closes) if its time has come.
+    pub fn subscriber_leave(&mut self, now: Time, f: usize, ep: &mut TcpEndpoint) -> bool {
+        let Some(CrowdFlow::Subscriber(s)) = self.flows[f].as_mut() else { return false };
+        if s.left || now < s.leave_at {
+            return false;
+        }
+        s.left = true;
+        if let Some(ch) = self.channels.get_mut(&s.channel) {
+            ch.subscribers.retain(|&x| x != f as u32);
+        }
+        ep.close();
+        true
+    }
+
+    /// Tag spans of flow `f`: (direction 0 = upload / 1 = download, spans).
+    pub fn spans(&self, f: usize) -> Option<(usize, &[WireSpan])> {
+        match self.flows.get(f)?.as_ref()? {
+            CrowdFlow::Publisher(p) => Some((0, &p.up.spans)),
+            CrowdFlow::Subscriber(s) => Some((1, &s.down.spans)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_reach_the_channel_log_only_once_their_last_byte_is_read() {
+        let mut fe = FrontEnd::default();
+        fe.add_publisher(0, 7, Time::ZERO, Duration::from_secs(10), crate::engine::sub_rng(1, 1));
+        let Some(CrowdFlow::Publisher(p)) = fe.flows[0].as_mut() else { unreachable!() };
+        p.up.header_tags(None, 0, 0);
+        p.tag_info.extend([(0, 0); 3]);
+        p.up.tag(None, 0, 0, TagKind::I, &flv_wire::tag(TagKind::I, false, 30_000, 0));
+        p.tag_info.push((30_000, 0));
+        let end = p.up.spans[3].end;
+        fe.upload_read(Time::ZERO, 0, end - 1);
+        assert!(fe.channels[&7].frames.is_empty(), "one byte short");
+        fe.upload_read(Time::ZERO, 0, 1);
+        assert_eq!(fe.channels[&7].frames, vec![(TagKind::I, 30_000, 0)]);
+        assert_eq!(fe.channels[&7].last_key, Some(0));
+    }
+}

@@ -1,0 +1,445 @@
+//! Ground truth at the front-end for scoring the capture analyzer (issue 16): every stall and
+//! every timeout retransmission of every crowdlive connection, classified from the simulator's
+//! own state — what the server socket held, what the network dropped, why a segment was resent —
+//! never inferred from packets.
+//!
+//! What is recorded (hooks in `sim.rs`): each packet the front-end's socket sends or receives,
+//! with the socket state right after it ([`Snapshot`]); the endpoint's log events (why each
+//! retransmission happened, RTO firings, keep-alive and window probes); and every packet of these
+//! connections the network dropped (random loss or a full queue).
+//!
+//! Stalls (seed 000 §2.1–2.2): a gap between consecutive packets sent or received by the server
+//! longer than min(2·SRTT, RTO), SRTT and RTO being the server socket's own at the gap's start
+//! (for an upload the server never sends data, so its SRTT is the handshake's — the seed's
+//! "RTT in 3WHS"). Classes, from the state at the gap's start and the packet that ends it:
+//! - download: `timeout` (the gap ends with the retransmission an RTO firing sent), `zero_rwnd`
+//!   (the peer's advertised window was 0, or below one segment while data waited to be sent: the
+//!   viewer's buffer held the server back), `keep_alive` (ended by a keep-alive probe of either
+//!   side), `packet_delay` (data was outstanding), `resource_constraint` (nothing outstanding and
+//!   nothing queued: neither the socket nor the front-end had unsent bytes), `other`;
+//! - upload: `keep_alive`, `reordering` (the server socket held out-of-order data), `normal`;
+//! - both: `handshake` (the gap began before the connection was established).
+//!
+//! Timeout retransmissions (seed §3.2, Table 5): the segment an RTO firing retransmits. Types, in
+//! the analyzer's rule order but from the truth: `double` (the segment had been retransmitted
+//! before), `ack_delay_loss` (no copy of the segment sent before the RTO was dropped: the data
+//! arrived, its ACK did not come back in time), `less_packet` (at most 3 segments were
+//! outstanding at any time between the segment's first send and the RTO), `tail` (fewer than 3
+//! segments were sent after it), `continuous_loss` (every segment outstanding at the RTO had a
+//! dropped copy), `other`.
+//!
+//! Frames: every data segment the data sender emits, with the frame kind of its first payload
+//! byte (from the tag spans the application wrote: a byte belongs to the last FLV tag whose
+//! header is at or before it; the HTTP head is `meta`).
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use tcpvideo_model::Time;
+
+use super::front_end::WireSpan;
+use crate::packet::{flags, Packet};
+use crate::tcp::{RetransmitCause, TcpEndpoint, TcpLogEvent};
+
+/// The front-end socket's state right after a packet event.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Snapshot {
+    pub established: bool,
+    pub unacked_bytes: u64,
+    pub peer_window_zero: bool,
+    /// The peer's window is below one segment (zero included).
+    pub peer_window_small: bool,
+    /// Neither the socket nor the application had bytes waiting to be sent.
+    pub nothing_queued: bool,
+    pub holds_out_of_order: bool,
+    pub srtt: Option<Duration>,
+    pub rto: Duration,
+    pub mss: u64,
+}
+
+impl Snapshot {
+    pub fn of(ep: &TcpEndpoint, app_unsent: u64) -> Snapshot {
+        use crate::tcp::TcpState;
+        Snapshot {
+            established: !matches!(ep.state(), TcpState::Listen | TcpState::SynSent | TcpState::SynReceived),
+            unacked_bytes: ep.unacked_bytes(),
+            peer_window_zero: ep.peer_window_bytes() == 0,
+            peer_window_small: ep.peer_window_bytes() < ep.mss_bytes(),
+            nothing_queued: app_unsent == 0 && ep.unsent_bytes() == 0,
+            holds_out_of_order: ep.holds_out_of_order(),
+            srtt: ep.srtt(),
+            rto: ep.rto(),
+            mss: ep.mss_bytes().max(1),
+        }
+    }
+}
+
+/// What a packet at the front-end was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PktKind {
+    Data,
+    /// Data retransmitted, with the sender's reason; `rto_fired`: sent by an RTO firing.
+    Retrans {
+        cause: RetransmitCause,
+        rto_fired: bool,
+    },
+    KeepAlive,
+    WindowProbe,
+    Control,
+}
+
+impl PktKind {
+    /// A short name for the tables (`out`: sent by the front-end).
+    fn label(self, out: bool) -> String {
+        let what = match self {
+            PktKind::Data => "data".to_string(),
+            PktKind::Retrans { cause, rto_fired } => format!("retrans_{cause:?}{}", if rto_fired { "_rto" } else { "" }),
+            PktKind::KeepAlive => "keepalive".into(),
+            PktKind::WindowProbe => "window_probe".into(),
+            PktKind::Control => "control".into(),
+        };
+        format!("{}_{what}", if out { "server" } else { "client" })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PktEvent {
+    t: Time,
+    /// true = sent by the front-end.
+    out: bool,
+    /// Stream offset of the first payload byte (sequence minus ISN minus 1).
+    off: u64,
+    len: u32,
+    kind: PktKind,
+    state: Snapshot,
+}
+
+#[derive(Clone, Debug, Default)]
+struct FlowTruth {
+    publisher: bool,
+    channel: u32,
+    /// ISN of the client→server and server→client directions.
+    isn: (u32, u32),
+    client_port: u16,
+    events: Vec<PktEvent>,
+    /// (time, first offset, end offset) of dropped data copies of the data direction.
+    drops: Vec<(Time, u64, u64)>,
+}
+
+/// Collects the truth of a run's crowdlive connections.
+#[derive(Debug, Default)]
+pub struct Truth {
+    flows: Vec<Option<FlowTruth>>,
+}
+
+fn offset(seq: u32, isn: u32) -> u64 {
+    seq.wrapping_sub(isn).wrapping_sub(1) as u64
+}
+
+impl Truth {
+    pub fn track(&mut self, f: usize, publisher: bool, channel: u32) {
+        if self.flows.len() <= f {
+            self.flows.resize(f + 1, None);
+        }
+        self.flows[f] = Some(FlowTruth { publisher, channel, ..Default::default() });
+    }
+
+    pub fn tracks(&self, f: usize) -> bool {
+        matches!(self.flows.get(f), Some(Some(_)))
+    }
+
+    pub fn opened(&mut self, f: usize, client_isn: u32, server_isn: u32, client_port: u16) {
+        if let Some(Some(t)) = self.flows.get_mut(f) {
+            t.isn = (client_isn, server_isn);
+            t.client_port = client_port;
+        }
+    }
+
+    /// A packet of flow `f` reached the front-end.
+    pub fn received(&mut self, now: Time, p: &Packet, state: Snapshot) {
+        let Some(Some(t)) = self.flows.get_mut(p.flow as usize) else { return };
+        let kind = if p.flags & (flags::SYN | flags::FIN | flags::RST) != 0 {
+            PktKind::Control
+        } else if p.payload_len <= 1 && p.seq.wrapping_add(p.payload_len) != 0 && is_keepalive_seq(t, p) {
+            PktKind::KeepAlive
+        } else if p.payload_len > 0 {
+            PktKind::Data
+        } else {
+            PktKind::Control
+        };
+        t.events.push(PktEvent { t: now, out: false, off: offset(p.seq, t.isn.0), len: p.payload_len, kind, state });
+    }
+
+    /// The front-end's socket of flow `f` sent `pkts` and logged `log` in one step.
+    pub fn sent(&mut self, now: Time, f: usize, pkts: &[Packet], log: &[TcpLogEvent], state: Snapshot) {
+        let Some(Some(t)) = self.flows.get_mut(f) else { return };
+        let rto_fired = log.iter().any(|e| matches!(e, TcpLogEvent::Rto { .. }));
+        let ka = log.iter().any(|e| matches!(e, TcpLogEvent::KeepAliveProbe { .. }));
+        let zwp = log.iter().any(|e| matches!(e, TcpLogEvent::ZeroWindowProbe { .. }));
+        let mut first_timeout = true;
+        for p in pkts {
+            let off = offset(p.seq, t.isn.1);
+            let cause = log.iter().find_map(|e| match e {
+                TcpLogEvent::Retransmit { seq, cause, .. } if *seq == p.seq => Some(*cause),
+                _ => None,
+            });
+            let kind = if p.flags & (flags::SYN | flags::RST) != 0 {
+                PktKind::Control
+            } else if let Some(cause) = cause.filter(|_| p.payload_len > 0) {
+                let fired = rto_fired && cause == RetransmitCause::Timeout && first_timeout;
+                if fired {
+                    first_timeout = false;
+                }
+                PktKind::Retrans { cause, rto_fired: fired }
+            } else if ka && p.payload_len <= 1 {
+                PktKind::KeepAlive
+            } else if zwp && p.payload_len <= 1 {
+                PktKind::WindowProbe
+            } else if p.payload_len > 0 {
+                PktKind::Data
+            } else {
+                PktKind::Control
+            };
+            t.events.push(PktEvent { t: now, out: true, off, len: p.payload_len, kind, state });
+        }
+    }
+
+    /// The network dropped `p` (random loss or a full queue).
+    pub fn dropped(&mut self, now: Time, p: &Packet, from_client: bool) {
+        let Some(Some(t)) = self.flows.get_mut(p.flow as usize) else { return };
+        if p.payload_len == 0 || from_client != t.publisher {
+            return; // only data copies of the data direction matter
+        }
+        let isn = if from_client { t.isn.0 } else { t.isn.1 };
+        let off = offset(p.seq, isn);
+        t.drops.push((now, off, off + p.payload_len as u64));
+    }
+
+    /// Write `truth_flows.csv`, `truth_stalls.csv`, `truth_timeouts.csv` and `truth_packets.csv`
+    /// into `dir`. `spans(f)` gives flow f's tag spans of its data direction.
+    pub fn write<'a>(&self, dir: &Path, spans: impl Fn(usize) -> Option<&'a [WireSpan]>) -> std::io::Result<()> {
+        let open = |name: &str| -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+            Ok(std::io::BufWriter::new(std::fs::File::create(dir.join(name))?))
+        };
+        let mut fl = open("truth_flows.csv")?;
+        let mut st = open("truth_stalls.csv")?;
+        let mut to = open("truth_timeouts.csv")?;
+        let mut pk = open("truth_packets.csv")?;
+        writeln!(fl, "flow,role,channel,client_port,data_packets")?;
+        writeln!(st, "flow,direction,start_ns,end_ns,duration_ns,threshold_ns,kind,unacked_bytes,peer_window_zero,nothing_queued,holds_out_of_order,end_packet")?;
+        writeln!(to, "flow,ts_ns,offset,len,timeout_type,frame")?;
+        writeln!(pk, "flow,ts_ns,offset,len,retransmission,frame")?;
+        for (f, t) in self.flows.iter().enumerate() {
+            let Some(t) = t else { continue };
+            let spans = spans(f).unwrap_or(&[]);
+            // The last tag that started at or before the byte; the HTTP head before the first
+            // tag is "meta" (stream control, as the analyzer labels message heads).
+            let frame = |off: u64| -> &'static str {
+                let i = spans.partition_point(|s| s.start <= off);
+                if i == 0 {
+                    "meta"
+                } else {
+                    spans[i - 1].kind.label()
+                }
+            };
+            let data_dir_out = !t.publisher;
+            let mut n_data = 0u64;
+            for e in &t.events {
+                if e.out == data_dir_out && e.len > 1 && matches!(e.kind, PktKind::Data | PktKind::Retrans { .. }) {
+                    n_data += 1;
+                    let re = matches!(e.kind, PktKind::Retrans { .. });
+                    writeln!(pk, "{f},{},{},{},{},{}", e.t.as_nanos(), e.off, e.len, re, frame(e.off))?;
+                }
+            }
+            writeln!(fl, "{f},{},{},{},{n_data}", if t.publisher { "publish" } else { "subscribe" }, t.channel, t.client_port)?;
+            for s in stalls(t) {
+                let (a, b) = (&t.events[s.4], &t.events[s.4 + 1]);
+                writeln!(
+                    st,
+                    "{f},{},{},{},{},{},{},{},{},{},{},{}",
+                    if t.publisher { "upload" } else { "download" },
+                    s.0.as_nanos(),
+                    s.1.as_nanos(),
+                    s.1.as_nanos() - s.0.as_nanos(),
+                    s.2.as_nanos(),
+                    s.3,
+                    a.state.unacked_bytes,
+                    a.state.peer_window_zero,
+                    a.state.nothing_queued,
+                    a.state.holds_out_of_order,
+                    b.kind.label(b.out),
+                )?;
+            }
+            if !t.publisher {
+                for (i, e) in t.events.iter().enumerate() {
+                    if let PktKind::Retrans { rto_fired: true, .. } = e.kind {
+                        writeln!(to, "{f},{},{},{},{},{}", e.t.as_nanos(), e.off, e.len, timeout_type(t, i), frame(e.off))?;
+                    }
+                }
+            }
+        }
+        for w in [&mut fl, &mut st, &mut to, &mut pk] {
+            w.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// A received segment of 0–1 bytes at SND.NXT − 1 of the client (RFC 9293 §3.8.4): known from
+/// the highest offset the front-end has seen from the client.
+fn is_keepalive_seq(t: &FlowTruth, p: &Packet) -> bool {
+    let off = offset(p.seq, t.isn.0);
+    let high = t.events.iter().rev().filter(|e| !e.out && e.len > 0).map(|e| e.off + e.len as u64).max();
+    match high {
+        Some(h) => off + 1 == h,
+        None => off == u64::MAX || off + 1 == 0,
+    }
+}
+
+/// The stalls of one connection: (start, end, threshold, class, index of the gap's first event).
+fn stalls(t: &FlowTruth) -> Vec<(Time, Time, Duration, &'static str, usize)> {
+    let mut out = Vec::new();
+    for (i, w) in t.events.windows(2).enumerate() {
+        let (a, b) = (&w[0], &w[1]);
+        let s = a.state;
+        let Some(srtt) = s.srtt else {
+            // No RTT yet: the handshake itself is the gap (its timer is 1 s in Linux).
+            if b.t.saturating_since(a.t) > Duration::from_secs(1) {
+                out.push((a.t, b.t, Duration::from_secs(1), "handshake", i));
+            }
+            continue;
+        };
+        let threshold = (srtt * 2).min(s.rto);
+        if b.t.saturating_since(a.t) <= threshold {
+            continue;
+        }
+        let class = if !s.established {
+            "handshake"
+        } else if t.publisher {
+            if b.kind == PktKind::KeepAlive {
+                "keep_alive"
+            } else if s.holds_out_of_order {
+                "reordering"
+            } else {
+                "normal"
+            }
+        } else if matches!(b.kind, PktKind::Retrans { rto_fired: true, .. }) {
+            "timeout"
+        } else if s.peer_window_zero || (s.peer_window_small && !s.nothing_queued) {
+            "zero_rwnd"
+        } else if b.kind == PktKind::KeepAlive {
+            "keep_alive"
+        } else if s.unacked_bytes > 0 {
+            "packet_delay"
+        } else if s.nothing_queued {
+            "resource_constraint"
+        } else {
+            "other"
+        };
+        out.push((a.t, b.t, threshold, class, i));
+    }
+    out
+}
+
+/// The type of the timeout retransmission at `t.events[i]` (rules in the module comment).
+fn timeout_type(t: &FlowTruth, i: usize) -> &'static str {
+    let e = &t.events[i];
+    let (lo, hi) = (e.off, e.off + e.len as u64);
+    let overlaps = |x: &PktEvent| x.out && x.len > 1 && x.off < hi && x.off + x.len as u64 > lo;
+    let before = &t.events[..i];
+    let Some(first) = before.iter().position(overlaps) else { return "other" };
+    if before[first + 1..].iter().any(|x| overlaps(x) && matches!(x.kind, PktKind::Retrans { .. })) {
+        return "double";
+    }
+    let dropped = |a: u64, b: u64| t.drops.iter().any(|&(when, dl, dh)| when <= e.t && dl < b && dh > a);
+    if !dropped(lo, hi) {
+        return "ack_delay_loss";
+    }
+    let window = &before[first..];
+    let max_out = window.iter().filter(|x| x.out).map(|x| x.state.unacked_bytes.div_ceil(x.state.mss)).max().unwrap_or(0);
+    if max_out <= 3 {
+        return "less_packet";
+    }
+    let after = window.iter().filter(|x| x.out && x.len > 1 && x.off >= hi && matches!(x.kind, PktKind::Data)).count();
+    if after < 3 {
+        return "tail";
+    }
+    // Every segment outstanding at the RTO (sent, at or after the lost one, not yet acknowledged
+    // as far as the sender knew) had a dropped copy.
+    let outstanding_end = lo + e.state.unacked_bytes.max(e.len as u64);
+    let mut all_lost = true;
+    for x in window.iter().filter(|x| x.out && x.len > 1 && x.off >= lo && x.off < outstanding_end) {
+        if !dropped(x.off, x.off + x.len as u64) {
+            all_lost = false;
+            break;
+        }
+    }
+    if all_lost {
+        return "continuous_loss";
+    }
+    "other"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(t_ms: u64, out: bool, off: u64, len: u32, kind: PktKind, unacked: u64) -> PktEvent {
+        let state = Snapshot {
+            established: true,
+            unacked_bytes: unacked,
+            srtt: Some(Duration::from_millis(50)),
+            rto: Duration::from_millis(250),
+            mss: 1000,
+            nothing_queued: true,
+            ..Default::default()
+        };
+        PktEvent { t: Time::from_millis(t_ms), out, off, len, kind, state }
+    }
+
+    fn flow(events: Vec<PktEvent>, drops: Vec<(Time, u64, u64)>) -> FlowTruth {
+        FlowTruth { publisher: false, events, drops, ..Default::default() }
+    }
+
+    const RTO: PktKind = PktKind::Retrans { cause: RetransmitCause::Timeout, rto_fired: true };
+
+    #[test]
+    fn a_gap_ended_by_an_rto_retransmission_is_a_timeout_stall_and_an_idle_gap_is_resource_constraint() {
+        let t = flow(
+            vec![
+                ev(0, true, 0, 1000, PktKind::Data, 1000),
+                ev(300, true, 0, 1000, RTO, 1000),
+                ev(340, false, 0, 0, PktKind::Control, 0),
+                ev(900, true, 1000, 1000, PktKind::Data, 1000),
+            ],
+            vec![],
+        );
+        let s = stalls(&t);
+        assert_eq!(s.iter().map(|x| x.3).collect::<Vec<_>>(), vec!["timeout", "resource_constraint"]);
+    }
+
+    #[test]
+    fn a_timeout_with_no_dropped_copy_is_ack_delay_loss_and_with_a_drop_and_one_packet_out_less_packet() {
+        let evs = vec![ev(0, true, 0, 1000, PktKind::Data, 1000), ev(300, true, 0, 1000, RTO, 1000)];
+        assert_eq!(timeout_type(&flow(evs.clone(), vec![]), 1), "ack_delay_loss");
+        assert_eq!(timeout_type(&flow(evs, vec![(Time::from_millis(1), 0, 1000)]), 1), "less_packet");
+    }
+
+    #[test]
+    fn a_timeout_of_a_segment_resent_before_is_double() {
+        let fast = PktKind::Retrans { cause: RetransmitCause::FastRetransmit, rto_fired: false };
+        let evs = vec![ev(0, true, 0, 1000, PktKind::Data, 1000), ev(100, true, 0, 1000, fast, 1000), ev(400, true, 0, 1000, RTO, 1000)];
+        assert_eq!(timeout_type(&flow(evs, vec![]), 2), "double");
+    }
+
+    #[test]
+    fn when_every_outstanding_segment_was_dropped_the_timeout_is_continuous_loss() {
+        let mut evs: Vec<PktEvent> = (0..6).map(|k| ev(k, true, k * 1000, 1000, PktKind::Data, (k + 1) * 1000)).collect();
+        evs.push(ev(400, true, 0, 1000, RTO, 6000));
+        let all = (0..6).map(|k| (Time::from_millis(10), k * 1000, k * 1000 + 1000)).collect();
+        assert_eq!(timeout_type(&flow(evs.clone(), all), 6), "continuous_loss");
+        let some = vec![(Time::from_millis(10), 0, 1000)];
+        assert_eq!(timeout_type(&flow(evs, some), 6), "other");
+    }
+}

@@ -1,0 +1,241 @@
+//! The client of a progressive download: sends one GET, reads the response head, and plays the
+//! body as it is read (seed 003 §5.4's browser player; seed 001 §VI's VLC).
+//!
+//! Playback is the model's, not a new one:
+//! - [`Playback::Buffer`]: the segmented players' [`Playout`] (buffer in media seconds, startup
+//!   and rebuffer thresholds, stalls), fed one `chunk` of media at a time as its last byte is read;
+//!   a browser's media element plays data as it is appended, so `chunk` is small (default 1 s).
+//!   Rebuffer events are the playout's stalls (§5.4: "the video player stops playing video until
+//!   it receives enough packets").
+//! - [`Playback::Frames`]: [`FramePlayer`], frame decode deadlines from playback start, picture
+//!   discards and underflows (seed 001).
+//!
+//! Both take "body bytes read at t", so any delivery mode of the server can feed either.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tcpvideo_model::video::frame_player::{FramePlayer, FramePlayerConfig};
+use tcpvideo_model::video::playout::Playout;
+use tcpvideo_model::video::{Content, PlayState};
+use tcpvideo_model::Time;
+
+use super::http;
+use super::progressive::{PlaybackDef, ProgressiveDef, FILE_PATH};
+use crate::payload::{ChunkData, SharedPayloads};
+use crate::tcp::TcpEndpoint;
+
+/// The buffer player: the playout plus where each chunk of the file ends.
+#[derive(Clone, Debug)]
+pub struct ChunkedPlayout {
+    pub playout: Playout,
+    chunk: Duration,
+    /// Cumulative end offset (body bytes) of each chunk.
+    chunk_ends: Vec<u64>,
+    next_chunk: usize,
+}
+
+/// How the client plays the body.
+#[derive(Clone, Debug)]
+pub enum Playback {
+    Buffer(ChunkedPlayout),
+    Frames(FramePlayer),
+}
+
+impl Playback {
+    fn new(def: &ProgressiveDef, content: &Content) -> Playback {
+        match def.playback {
+            PlaybackDef::Buffer { startup_threshold, rebuffer_threshold } => {
+                let mut end = 0;
+                let chunk_ends = (0..content.segment_count())
+                    .map(|k| {
+                        end += content.segment_bytes(k, 0).unwrap_or(0);
+                        end
+                    })
+                    .collect();
+                Playback::Buffer(ChunkedPlayout {
+                    playout: Playout::new(startup_threshold, rebuffer_threshold),
+                    chunk: def.chunk,
+                    chunk_ends,
+                    next_chunk: 0,
+                })
+            }
+            PlaybackDef::Frames => Playback::Frames(
+                FramePlayer::new(&content.progressive_frames(0), content.frame_rate(), FramePlayerConfig::default())
+                    .expect("frame rate of CBR content is positive"),
+            ),
+        }
+    }
+
+    /// `received` body bytes in total have been read by `now` (`n` of them just now).
+    fn on_body(&mut self, now: Time, n: u64, received: u64) {
+        match self {
+            Playback::Frames(f) => f.on_bytes(now, n),
+            Playback::Buffer(b) => {
+                while b.next_chunk < b.chunk_ends.len() && b.chunk_ends[b.next_chunk] <= received {
+                    let k = b.next_chunk;
+                    let bytes = b.chunk_ends[k] - if k == 0 { 0 } else { b.chunk_ends[k - 1] };
+                    b.playout.append(now, k as u64, b.chunk * k as u32, b.chunk, bytes);
+                    b.next_chunk += 1;
+                }
+                if b.next_chunk == b.chunk_ends.len() {
+                    b.playout.no_more_segments(now);
+                }
+            }
+        }
+    }
+
+    /// When playback started.
+    pub fn started_at(&self) -> Option<Time> {
+        match self {
+            Playback::Buffer(b) => b.playout.started_at(),
+            Playback::Frames(f) => f.started_at(),
+        }
+    }
+
+    /// Rebuffering events by `now` (buffer stalls, or frame underflows) and their total time.
+    pub fn rebuffers(&mut self, now: Time) -> (u64, Duration) {
+        match self {
+            Playback::Buffer(b) => {
+                b.playout.advance(now);
+                let s = b.playout.stalls();
+                (s.len() as u64, s.iter().map(|x| x.duration(now)).sum())
+            }
+            Playback::Frames(f) => {
+                let u = f.underflows();
+                (u.len() as u64, u.iter().map(|x| x.end.unwrap_or(now).saturating_since(x.start)).sum())
+            }
+        }
+    }
+
+    /// Media buffered ahead of the playhead (buffer player only).
+    pub fn buffer_level(&self, now: Time) -> Option<Duration> {
+        match self {
+            Playback::Buffer(b) => Some(b.playout.buffer_level(now)),
+            Playback::Frames(_) => None,
+        }
+    }
+
+    /// 0 startup, 1 playing, 2 stalled, 3 ended (the `video_buffer` table's codes).
+    pub fn state_code(&self) -> u8 {
+        match self {
+            Playback::Buffer(b) => match b.playout.state() {
+                PlayState::Startup => 0,
+                PlayState::Playing => 1,
+                PlayState::Stalled => 2,
+                PlayState::Ended => 3,
+            },
+            Playback::Frames(f) => u8::from(f.started_at().is_some()),
+        }
+    }
+}
+
+/// The client side of one progressive connection.
+#[derive(Clone, Debug)]
+pub struct ProgressiveClient {
+    pub playback: Playback,
+    /// Length of the request head (the server reads this many bytes before answering).
+    pub request_len: u64,
+    unsent: u64,
+    /// Response bytes read (head + body).
+    read: u64,
+    /// Head length, known to the client from the response it parses.
+    head_len: u64,
+    pub body_bytes: u64,
+    pub first_byte_at: Option<Time>,
+    pub body_done_at: Option<Time>,
+}
+
+impl ProgressiveClient {
+    pub fn new(def: &ProgressiveDef, content: &Content, head_len: u64) -> ProgressiveClient {
+        let request_len = http::request_head("GET", FILE_PATH).len() as u64;
+        ProgressiveClient {
+            playback: Playback::new(def, content),
+            request_len,
+            unsent: 0,
+            read: 0,
+            head_len,
+            body_bytes: content_bytes(content),
+            first_byte_at: None,
+            body_done_at: None,
+        }
+    }
+
+    /// Connected: write the GET.
+    pub fn on_connected(&mut self, conn: u32, book: Option<&SharedPayloads>, ep: &mut TcpEndpoint) -> bool {
+        let text = http::request_head("GET", FILE_PATH);
+        if let Some(b) = book {
+            b.lock().expect("payload book").append(conn, 0, 0, self.request_len, ChunkData::Text(Arc::from(text.into_bytes())));
+        }
+        self.unsent = self.request_len;
+        self.push(ep)
+    }
+
+    /// Hand unsent request bytes to the socket (also on Writable).
+    pub fn push(&mut self, ep: &mut TcpEndpoint) -> bool {
+        if self.unsent == 0 {
+            return false;
+        }
+        let n = ep.send(self.unsent);
+        self.unsent -= n;
+        n > 0
+    }
+
+    /// The application read `n` response bytes at `now`.
+    pub fn on_read(&mut self, now: Time, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.first_byte_at.get_or_insert(now);
+        let body_before = self.read.saturating_sub(self.head_len);
+        self.read += n;
+        let body_now = self.read.saturating_sub(self.head_len).min(self.body_bytes);
+        if body_now > body_before {
+            self.playback.on_body(now, body_now - body_before, body_now);
+        }
+        if body_now >= self.body_bytes && self.body_done_at.is_none() {
+            self.body_done_at = Some(now);
+        }
+    }
+}
+
+fn content_bytes(c: &Content) -> u64 {
+    (0..c.segment_count()).filter_map(|k| c.segment_bytes(k, 0)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::progressive::progressive_of;
+
+    fn client(toml_text: &str) -> ProgressiveClient {
+        let spec = toml::from_str(toml_text).unwrap();
+        let def = progressive_of(Some(&spec), "p").unwrap();
+        ProgressiveClient::new(&def, &def.content(), 100)
+    }
+
+    #[test]
+    fn playback_starts_at_the_threshold_and_a_late_chunk_is_one_rebuffer() {
+        // 1 Mbit/s, 1 s chunks of 125 000 bytes; startup after 2 s of media.
+        let mut c = client("rate = \"1Mbps\"\nmedia = \"10s\"");
+        c.on_read(Time::from_millis(100), 100 + 125_000);
+        assert_eq!(c.playback.started_at(), None);
+        c.on_read(Time::from_millis(200), 125_000);
+        assert_eq!(c.playback.started_at(), Some(Time::from_millis(200)));
+        // Chunk 2 only at 5.2 s: the buffer ran dry at 2.2 s; playback resumes when 2 s are buffered.
+        c.on_read(Time::from_millis(5200), 250_000);
+        let (n, total) = c.playback.rebuffers(Time::from_millis(5200));
+        assert_eq!(n, 1);
+        assert_eq!(total, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn the_frame_player_variant_counts_underflows_from_the_same_bytes() {
+        let mut c = client("rate = \"1Mbps\"\nmedia = \"4s\"\nplayback = \"frames\"");
+        c.on_read(Time::ZERO, 100 + 125_000); // 1 s of media: the frame player starts
+        assert_eq!(c.playback.started_at(), Some(Time::ZERO));
+        c.on_read(Time::from_secs(3), 375_000); // the rest arrives 2 s late
+        assert!(c.playback.rebuffers(Time::from_secs(3)).0 >= 1);
+        assert_eq!(c.body_done_at, Some(Time::from_secs(3)));
+    }
+}
