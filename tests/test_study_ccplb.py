@@ -26,14 +26,15 @@ def test_table_one_playout_buffers_are_about_one_two_and_three_seconds_of_the_5_
     assert [round(pob_seconds(p), 2) for p in (448, 897, 1345)] == [1.09, 2.19, 3.29]
 
 
-def test_ccplb_learns_the_playout_buffer_from_the_server_and_a_larger_share_means_a_larger_window():
-    # No loss, 100 ms: CCPLB's window is CCP's law plus POB/POBRate, so POBRate 0.5 (twice the
-    # buffer) must run a larger window than POBRate 2 — only if POB reached the CC at all.
-    def max_cwnd(pob_rate: float) -> int:
-        sc = scenario("ccplb", 100, TINY, pob_packets=1345, pob_rate=pob_rate, wifi_loss=0.0)
+def test_ccplb_learns_the_client_s_playout_buffer_from_the_server_a_larger_buffer_a_larger_window():
+    # No loss, 100 ms: CCPLB's window is CCP's law plus POB/POBRate. The scenarios differ only in
+    # the client's buffer (its startup_threshold), so the window can differ only if the server
+    # handed that buffer to the CC (AppInfo) — without it both would use the fixed 448.
+    def max_cwnd(pob_packets: int) -> int:
+        sc = scenario("ccplb", 100, TINY, pob_packets=pob_packets, wifi_loss=0.0)
         return tcpvideo.simulate(sc, seed=1).flows.to_pylist()[0]["max_cwnd_bytes"]
 
-    assert max_cwnd(0.5) > max_cwnd(2.0)
+    assert max_cwnd(1345) > max_cwnd(448) + 500 * 1448
 
 
 def test_the_frame_player_counts_underflows_when_the_path_is_slower_than_the_video():
@@ -75,6 +76,9 @@ def test_discards_outrank_underflows_when_ranking_the_worst_variant():
     base[(3, "ccplca")] = (2, 0, 10)  # fewer underflows but more discards: still the worst
     c3 = {c.id: c for c in claims_mod.claims(_rows(base))}["C3"]
     assert c3.ours.startswith("worst at: 3 ms yes")
+    tie = {(rtt, cc): (0, 0, 10) for rtt in (3, 100, 200) for cc in ("cubic", "compound", "ccp", "ccplca", "ccplb")}
+    c3 = {c.id: c for c in claims_mod.claims(_rows(tie))}["C3"]
+    assert c3.ours.startswith("worst at: 3 ms no") and c3.status == "not reproduced"  # a tie of all is not "worst"
 
 
 def test_a_tiny_study_writes_figures_six_claims_and_the_report(tmp_path):

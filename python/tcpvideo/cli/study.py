@@ -153,7 +153,7 @@ def crowdlive_cmd(
 @study_app.command("ccplb")
 def ccplb_cmd(
     full: bool = typer.Option(False, "--full", help="The paper's scale: a 624 s video, 5 trials per point (hours on 2 "
-                              "cores); default: a 20 s video, 2 trials (a few minutes)."),
+                              "cores); default: a 40 s video, 3 trials (about a minute)."),
     out: Path = typer.Option(Path("studies/ccplb"), "--out", help="Output directory (runs are reused from it)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),

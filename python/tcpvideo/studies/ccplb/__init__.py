@@ -23,8 +23,9 @@ import pyarrow as pa
 from tcpvideo import sweep
 from tcpvideo.studies.ccplb import claims as claims_mod
 from tcpvideo.studies.ccplb.metrics import reducer
-from tcpvideo.studies.ccplb.scenario import (CCS, DEFAULT, FULL, POB_PACKETS, POB_RATES, RTTS_MS, SENSITIVITY,
-                                             VIDEO_RATE_BPS, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds, scenario)
+from tcpvideo.studies.ccplb.scenario import (CCS, DEFAULT, FULL, LOSS_SENSITIVITY, POB_PACKETS, POB_RATES, RTTS_MS,
+                                             SENSITIVITY, VIDEO_RATE_BPS, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds,
+                                             scenario)
 from tcpvideo.studies.report import write_report
 
 NAME = "ccplb"
@@ -53,6 +54,11 @@ def plan(scale: Scale, sensitivity_runs: bool = True) -> list[sweep.Point]:
                     pts.append(sweep.Point(params={}, scenario=scenario(cc, 100, scale, cc_params=params), seed=seed,
                                            labels=dict(group="sensitivity", cc=cc, rtt_ms=100, pob_packets=448,
                                                        pob_rate=1.0, config=name)))
+            for loss in LOSS_SENSITIVITY:
+                for cc in CCS:
+                    pts.append(sweep.Point(params={}, scenario=scenario(cc, 100, scale, wifi_loss=loss), seed=seed,
+                                           labels=dict(group="loss", cc=cc, rtt_ms=100, pob_packets=448, pob_rate=1.0,
+                                                       config=f"wifi loss {loss:.1%}")))
     return pts
 
 
@@ -119,6 +125,7 @@ def run(full: bool = False, out: os.PathLike | str = "studies/ccplb", jobs: Opti
     }
     if sensitivity_runs:
         tables["sensitivity"] = pa.Table.from_pandas(claims_mod.sensitivity(runs_df), preserve_index=False)
+        tables["loss_sensitivity"] = pa.Table.from_pandas(claims_mod.loss_sensitivity(runs_df), preserve_index=False)
     write_report(out / "report", f"tcpvideo study ccplb ({scale.name} scale): seed 001 reproduced in simulation",
                  "Seed 001: playout-buffer-aware TCP congestion avoidance for video streaming (CCP, CCPLCA, CCPLB) "
                  "against CUBIC and Compound. Method and deviations: docs/studies/ccplb.md.",
