@@ -66,7 +66,7 @@ impl Playback {
                     content.frame_rate(),
                     FramePlayerConfig { startup_threshold, ..FramePlayerConfig::default() },
                 )
-                    .expect("frame rate of CBR content is positive"),
+                .expect("frame rate of CBR content is positive"),
             ),
         }
     }
