@@ -23,7 +23,7 @@ import pyarrow as pa
 from tcpvideo import sweep
 from tcpvideo.studies.ccplb import claims as claims_mod
 from tcpvideo.studies.ccplb.metrics import reducer
-from tcpvideo.studies.ccplb.scenario import (CCS, DEFAULT, FULL, LOSS_SENSITIVITY, POB_PACKETS, POB_RATES, RTTS_MS,
+from tcpvideo.studies.ccplb.scenario import (CCS, DEFAULT, FULL, LARGE_AP_QUEUE_PACKETS, LOSS_SENSITIVITY, POB_PACKETS, POB_RATES, RTTS_MS,
                                              SENSITIVITY, VIDEO_RATE_BPS, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds,
                                              scenario)
 from tcpvideo.studies.report import write_report
@@ -59,6 +59,11 @@ def plan(scale: Scale, sensitivity_runs: bool = True) -> list[sweep.Point]:
                     pts.append(sweep.Point(params={}, scenario=scenario(cc, 100, scale, wifi_loss=loss), seed=seed,
                                            labels=dict(group="loss", cc=cc, rtt_ms=100, pob_packets=448, pob_rate=1.0,
                                                        config=f"wifi loss {loss:.1%}")))
+            for cc, r in [(cc, 1.0) for cc in CCS] + [("ccplb", 0.5), ("ccplb", 2.0)]:
+                pts.append(sweep.Point(params={}, scenario=scenario(cc, 100, scale, pob_rate=r,
+                                                                    ap_queue_packets=LARGE_AP_QUEUE_PACKETS),
+                                       seed=seed, labels=dict(group="apqueue", cc=cc, rtt_ms=100, pob_packets=448,
+                                                              pob_rate=r, config=f"AP queue {LARGE_AP_QUEUE_PACKETS}")))
     return pts
 
 
@@ -126,6 +131,7 @@ def run(full: bool = False, out: os.PathLike | str = "studies/ccplb", jobs: Opti
     if sensitivity_runs:
         tables["sensitivity"] = pa.Table.from_pandas(claims_mod.sensitivity(runs_df), preserve_index=False)
         tables["loss_sensitivity"] = pa.Table.from_pandas(claims_mod.loss_sensitivity(runs_df), preserve_index=False)
+        tables["ap_queue_experiment"] = pa.Table.from_pandas(claims_mod.ap_queue(runs_df), preserve_index=False)
     write_report(out / "report", f"tcpvideo study ccplb ({scale.name} scale): seed 001 reproduced in simulation",
                  "Seed 001: playout-buffer-aware TCP congestion avoidance for video streaming (CCP, CCPLCA, CCPLB) "
                  "against CUBIC and Compound. Method and deviations: docs/studies/ccplb.md.",

@@ -46,6 +46,9 @@ SENSITIVITY = {
 # The loss rate of the WiFi link is our choice (the seed gives none): the variants at 100 ms are
 # also run at these, to show what of the comparison depends on it.
 LOSS_SENSITIVITY = (0.001, 0.02)
+# So is the AP's queue: the explaining experiment for CCPLB's retransmissions and POBRate reruns
+# the 100 ms variants and CCPLB(0.5), CCPLB(2) with a queue that holds CCPLB(1)'s window.
+LARGE_AP_QUEUE_PACKETS = 2000
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,8 @@ def pob_seconds(pob_packets: int) -> float:
 
 
 def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_rate: float = 1.0,
-             cc_params: Optional[dict] = None, wifi_loss: float = WIFI_LOSS) -> dict:
+             cc_params: Optional[dict] = None, wifi_loss: float = WIFI_LOSS,
+             ap_queue_packets: int = WIFI_QUEUE_PACKETS) -> dict:
     """One testbed run: ``cc`` at the server, path RTT ``rtt_ms``, client POB ``pob_packets``."""
     if rtt_ms < 4 * EDGE_DELAY_MS:
         raise ValueError(f"rtt_ms: must be at least {4 * EDGE_DELAY_MS} ms (the two edge links)")
@@ -87,7 +91,7 @@ def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_r
             {"name": "access", "a": "server", "b": "emulator", "rate": "1Gbps", "delay": f"{EDGE_DELAY_MS}ms"},
             {"name": "path", "a": "emulator", "b": "ap", "rate": "1Gbps", "delay": f"{path_delay_ms:g}ms"},
             {"name": "wifi", "a": "ap", "b": "client", "rate": WIFI_RATE, "delay": f"{EDGE_DELAY_MS}ms",
-             "queue": WIFI_QUEUE_PACKETS, "loss": {"model": "bernoulli", "p": wifi_loss}},
+             "queue": ap_queue_packets, "loss": {"model": "bernoulli", "p": wifi_loss}},
         ],
         "flow": [{
             "name": "vlc", "client": "client", "server": "server", "app": "progressive",
