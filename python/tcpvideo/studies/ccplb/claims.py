@@ -251,6 +251,11 @@ def _bars(ax, labels, rows, m, title):
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=30, fontsize=8)
     ax.set_title(title, fontsize=9)
+    if m == "retransmissions":  # CCPLB's overflow is 100x the others': a log axis keeps both readable
+        ax.set_yscale("symlog", linthresh=10)
+        ax.set_title(f"{title} (log)", fontsize=9)
+    else:
+        ax.set_ylim(0, max(1.0, float((mean + hi).max()) * 1.1))  # counts: no negative axis when all are 0
 
 
 def figures(runs: pd.DataFrame) -> list[Figure]:
@@ -265,7 +270,7 @@ def figures(runs: pd.DataFrame) -> list[Figure]:
         fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
         for ax, (m, title) in zip(axes, MEASURES):
             _bars(ax, [cc if cc != "ccplb" else "ccplb(1)" for cc in ccs], [s.loc[cc] for cc in ccs], m, title)
-        fig.suptitle(f"Fig {n}: video and TCP performance, RTT {rtt} ms (mean, min–max over trials)", fontsize=10)
+        fig.suptitle(f"Fig {n}: video and TCP performance, RTT {rtt} ms (mean, min–max over trials)", fontsize=10, y=1.04)
         figs.append(Figure(f"fig{n}_rtt{rtt}ms", f"Fig {n}: the five variants at RTT {rtt} ms: picture discards, "
                            f"underflow events, retransmitted packets; bars are the mean, whiskers min and max.", png_of(fig)))
     for n, pob in zip((7, 8, 9), POB_PACKETS):
@@ -276,7 +281,7 @@ def figures(runs: pd.DataFrame) -> list[Figure]:
         fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
         for ax, (m, title) in zip(axes, MEASURES):
             _bars(ax, [f"ccplb({r:g})" for r in rates], [s.loc[r] for r in rates], m, title)
-        fig.suptitle(f"Fig {n}: CCPLB POBRate sensitivity, POB = {pob} packets, RTT 100 ms", fontsize=10)
+        fig.suptitle(f"Fig {n}: CCPLB POBRate sensitivity, POB = {pob} packets, RTT 100 ms", fontsize=10, y=1.04)
         figs.append(Figure(f"fig{n}_pob{pob}", f"Fig {n}: CCPLB(POBRate) for POBRate 0.5 / 1 / 2 at POB {pob} packets "
                            f"of 1600 B, RTT 100 ms.", png_of(fig)))
     return figs
