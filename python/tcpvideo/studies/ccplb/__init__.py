@@ -64,6 +64,11 @@ def plan(scale: Scale, sensitivity_runs: bool = True) -> list[sweep.Point]:
                                                                     ap_queue_packets=LARGE_AP_QUEUE_PACKETS),
                                        seed=seed, labels=dict(group="apqueue", cc=cc, rtt_ms=100, pob_packets=448,
                                                               pob_rate=r, config=f"AP queue {LARGE_AP_QUEUE_PACKETS}")))
+            for rtt in (3, 100):
+                for cc, r in [(cc, 1.0) for cc in CCS] + [("ccplb", 0.5), ("ccplb", 2.0)]:
+                    pts.append(sweep.Point(params={}, scenario=scenario(cc, rtt, scale, pob_rate=r, client_pushback=True),
+                                           seed=seed, labels=dict(group="pushback", cc=cc, rtt_ms=rtt, pob_packets=448,
+                                                                  pob_rate=r, config="client push-back")))
     return pts
 
 
@@ -132,6 +137,7 @@ def run(full: bool = False, out: os.PathLike | str = "studies/ccplb", jobs: Opti
         tables["sensitivity"] = pa.Table.from_pandas(claims_mod.sensitivity(runs_df), preserve_index=False)
         tables["loss_sensitivity"] = pa.Table.from_pandas(claims_mod.loss_sensitivity(runs_df), preserve_index=False)
         tables["ap_queue_experiment"] = pa.Table.from_pandas(claims_mod.ap_queue(runs_df), preserve_index=False)
+        tables["pushback_experiment"] = pa.Table.from_pandas(claims_mod.pushback(runs_df), preserve_index=False)
     write_report(out / "report", f"tcpvideo study ccplb ({scale.name} scale): seed 001 reproduced in simulation",
                  "Seed 001: playout-buffer-aware TCP congestion avoidance for video streaming (CCP, CCPLCA, CCPLB) "
                  "against CUBIC and Compound. Method and deviations: docs/studies/ccplb.md.",

@@ -82,6 +82,22 @@ def ap_queue(runs: pd.DataFrame) -> pd.DataFrame:
     return summary(_with_share(both), ["config", "cc", "pob_rate"])
 
 
+def pushback(runs: pd.DataFrame) -> pd.DataFrame:
+    """The variants (and CCPLB's POBRates) at 3 and 100 ms with a client that pushes back."""
+    return summary(_with_share(runs[runs["group"] == "pushback"]), ["rtt_ms", "cc", "pob_rate"])
+
+
+def _pushback_line(runs: pd.DataFrame) -> str:
+    a = runs[runs["group"] == "pushback"]
+    if a.empty:
+        return ""
+    m = a.groupby(["rtt_ms", "cc", "pob_rate"])[["picture_discards", "underflows", "retransmissions"]].mean()
+    parts = [f"{rtt} ms {cc}{'' if cc != 'ccplb' else f'({r:g})'} d {row.picture_discards:.1f} "
+             f"r {row.retransmissions:.0f}" for (rtt, cc, r), row in m.iterrows()]
+    return (" Second experiment (pushback_experiment table), a client with a POB-sized receive buffer read at "
+            "1.05x the video rate: " + "; ".join(parts) + ".")
+
+
 def _apq_line(runs: pd.DataFrame) -> str:
     a = runs[runs["group"] == "apqueue"]
     if a.empty:
@@ -156,8 +172,9 @@ def _explain(found: list[Claim], runs: pd.DataFrame) -> None:
                f"stored far more than ours (a 1 Gbit/s emulator path with large buffers, a WiFi AP of unknown queue)."),
     }
     apq = _apq_line(runs)
+    pb = _pushback_line(runs)
     for c in found:
-        c.why = why.get(c.id, c.why) + (apq if c.id in ("C3", "C4", "C6") else "")
+        c.why = why.get(c.id, c.why) + (apq + pb if c.id in ("C3", "C4", "C5", "C6") else "")
 
 
 def _claims(runs: pd.DataFrame) -> list[Claim]:

@@ -49,6 +49,10 @@ LOSS_SENSITIVITY = (0.001, 0.02)
 # So is the AP's queue: the explaining experiment for CCPLB's retransmissions and POBRate reruns
 # the 100 ms variants and CCPLB(0.5), CCPLB(2) with a queue that holds CCPLB(1)'s window.
 LARGE_AP_QUEUE_PACKETS = 2000
+# The second explaining experiment: a client that pushes back, as VLC does when its buffer is full:
+# a receive buffer of POB bytes (SO_RCVBUF, no autotuning) read at a little above the video rate
+# (the catch-up margin; 1.05 is our choice). The seed does not say how VLC reads its socket.
+PUSHBACK_READ_FACTOR = 1.05
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ def pob_seconds(pob_packets: int) -> float:
 
 def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_rate: float = 1.0,
              cc_params: Optional[dict] = None, wifi_loss: float = WIFI_LOSS,
-             ap_queue_packets: int = WIFI_QUEUE_PACKETS) -> dict:
+             ap_queue_packets: int = WIFI_QUEUE_PACKETS, client_pushback: bool = False) -> dict:
     """One testbed run: ``cc`` at the server, path RTT ``rtt_ms``, client POB ``pob_packets``."""
     if rtt_ms < 4 * EDGE_DELAY_MS:
         raise ValueError(f"rtt_ms: must be at least {4 * EDGE_DELAY_MS} ms (the two edge links)")
@@ -82,6 +86,10 @@ def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_r
     if params:
         tcp["cc_params"] = params
     path_delay_ms = rtt_ms / 2 - 2 * EDGE_DELAY_MS
+    flow_extra: dict = {}
+    if client_pushback:
+        tcp["rcv_buf"] = pob_packets * PACKET_BYTES
+        flow_extra["reader"] = {"rate": f"{round(VIDEO_RATE_BPS * PUSHBACK_READ_FACTOR)}bps"}
     return {
         "name": f"ccplb-testbed-{cc}-{rtt_ms:g}ms-pob{pob_packets}",
         "duration": f"{scale.media_s + pob_s + scale.slack_s:.3f}s",
@@ -99,6 +107,7 @@ def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_r
                             "startup_media": "0s", "chunk": "1s", "playback": "frames",
                             "startup_threshold": f"{pob_s:.4f}s"},
             "tcp": tcp,
+            **flow_extra,
         }],
         "record": {"sample_interval": "100ms", "events": False},
     }
