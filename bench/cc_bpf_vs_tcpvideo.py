@@ -5,7 +5,7 @@ bench/cc_vs_ns3.py finds two algorithms where tcpvideo and ns-3 disagree and tcp
 follow Linux: Vegas (tcpvideo keeps a ~720-packet standing queue on the 10-flow dumbbell, ns-3
 ~24) and BIC (tcpvideo drops ~2x what ns-3 drops). bench/cc_vs_linux.py checks such claims
 against the kernel, but this kernel has no tcp_vegas or tcp_bic module. So this bench loads
-tcpvideo's own BPF struct_ops ports of Linux's Vegas and BIC (bench/bpf_cc/: tv_vegas, tv_bic,
+tcpvideo's own BPF struct_ops ports of Linux's Vegas and BIC (bpf/: tv_vegas, tv_bic,
 written from tcp_vegas.c / tcp_bic.c, calling the kernel's tcp_slow_start, tcp_cong_avoid_ai and
 Reno helpers as kfuncs) and runs the same flows as cc_vs_linux on the same real-Linux dumbbell
 (python/tcpvideo/linux_dumbbell.py: namespaces, tbf 100 Mbit/s with 1375 packets, TUN delay line
@@ -24,7 +24,7 @@ queue), and BIC's loss count and delayed-ACK ratio.
 The CCs are registered at the start and unregistered on exit (errors, Ctrl-C and SIGTERM
 included). Real runs take real time (duration + ~8 s each) on a shared machine: the 1-minute load
 average is printed with each row. Needs root, clang, bpftool, libbpf headers (see
-bench/bpf_cc/README.md).
+bpf/README.md).
 
     python bench/cc_bpf_vs_tcpvideo.py --ns3-json bench/out/cc_vs_ns3.json   # vegas, bic; 10 flows, 60 s
     python bench/cc_bpf_vs_tcpvideo.py --cc vegas --flows 1 --duration 10    # one flow, tcpvideo too
@@ -53,9 +53,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from cc_vs_linux import _f, _r, accuracy, run_linux, run_tcpvideo  # noqa: E402
 from cc_vs_ns3 import dumbbell_scenario, jain  # noqa: E402
 
-# tcpvideo algorithm -> the BPF struct_ops port's name (bench/bpf_cc/<name>.bpf.c)
+from tcpvideo import bpf  # noqa: E402
+
+# tcpvideo algorithm -> the BPF struct_ops port's name (bpf/<name>.bpf.c)
 BPF_CC = {"vegas": "tv_vegas", "bic": "tv_bic"}
-SCRIPT = ROOT / "bench" / "bpf_cc" / "bpf_cc.sh"
 
 
 # --------------------------------------------------------------------------------------------
@@ -68,16 +69,19 @@ class Registered:
         self.names = names
 
     def __enter__(self) -> "Registered":
-        subprocess.run([str(SCRIPT), "register", *self.names], check=True)
+        bpf.load(self.names)
         return self
 
     def __exit__(self, *exc) -> None:
-        subprocess.run([str(SCRIPT), "unregister", *self.names], check=False)
+        try:
+            bpf.unload(self.names)
+        except bpf.BpfError as e:
+            print(f"warning: {e}")
 
 
 def register_fresh(name: str) -> None:
     """Re-register one CC: new global counters (the per-flow array starts zeroed)."""
-    subprocess.run([str(SCRIPT), "register", name], check=True)
+    bpf.load([name])
 
 
 def bpf_flow_stats(name: str, n: int) -> list[dict]:

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System tools the tests drive: tshark (pcap cross-checks), ethtool/iproute2 (namespaces), clang,
-# bpftool and the libbpf headers (the BPF congestion-control ports of bench/bpf_cc/).
+# bpftool and the libbpf headers (the BPF congestion-control ports of bpf/).
 need=()
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v ethtool >/dev/null 2>&1 || need+=(ethtool)

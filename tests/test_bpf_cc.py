@@ -1,4 +1,4 @@
-"""tcpvideo's BPF ports of Linux Vegas and BIC (bench/bpf_cc/) on a real Linux stack (root only).
+"""tcpvideo's BPF ports of Linux Vegas and BIC (bpf/) on a real Linux stack (root only).
 
 bench/cc_bpf_vs_tcpvideo.py uses these ports as the real-Linux reference for tcpvideo's Vegas and
 BIC, so they must load, be what the kernel runs, and behave as the algorithm says:
@@ -19,16 +19,12 @@ or while a bench already has tv_vegas/tv_bic registered (this test would unregis
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tcpvideo import netns
+from tcpvideo import bpf, netns
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "bench" / "bpf_cc" / "bpf_cc.sh"
 NAMES = ("tv_vegas", "tv_bic")
 
 
@@ -40,13 +36,9 @@ def _skip_reason() -> str | None:
     ok, why = netns.available()
     if not ok:
         return why
-    for tool in ("clang", "bpftool"):
-        if shutil.which(tool) is None:
-            return f"no {tool} (apt-get install -y clang libbpf-dev bpftool)"
-    if not Path("/usr/include/bpf/bpf_helpers.h").exists():
-        return "no libbpf headers (apt-get install -y libbpf-dev)"
-    if not Path("/sys/kernel/btf/vmlinux").exists():
-        return "kernel without BTF"
+    why = bpf.missing()
+    if why:
+        return why
     if not os.path.exists("/dev/net/tun"):
         return "no /dev/net/tun"
     busy = [n for n in NAMES if n in _available()]
@@ -60,24 +52,23 @@ def registered(tmp_path_factory):
     why = _skip_reason()
     if why:
         pytest.skip(why)
-    env = dict(os.environ, BPF_CC_BUILD=str(tmp_path_factory.mktemp("bpf_cc")))
-    subprocess.run([str(SCRIPT), "register"], check=True, env=env, capture_output=True)
+    os.environ["TCPVIDEO_BPF_BUILD"] = str(tmp_path_factory.mktemp("bpf_cc"))
+    bpf.load(NAMES)
     try:
-        yield env
+        yield
     finally:
-        subprocess.run([str(SCRIPT), "unregister"], check=False, env=env, capture_output=True)
+        bpf.unload(NAMES)
+        del os.environ["TCPVIDEO_BPF_BUILD"]
 
 
 def test_register_and_unregister(registered):
     assert set(NAMES) <= set(_available())
-    subprocess.run([str(SCRIPT), "unregister", "tv_bic"], check=True, env=registered,
-                   capture_output=True)
+    bpf.unload(["tv_bic"])
     try:
         assert "tv_bic" not in _available()
         assert "tv_vegas" in _available()
     finally:
-        subprocess.run([str(SCRIPT), "register", "tv_bic"], check=True, env=registered,
-                       capture_output=True)
+        bpf.load(["tv_bic"])
 
 
 def test_vegas_alone_holds_alpha_to_beta_segments(registered):

@@ -22,6 +22,7 @@ COMMANDS = (
     "origin",
     "sweep",
     "study",
+    "bpf",
     "score",
 )
 

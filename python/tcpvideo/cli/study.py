@@ -197,5 +197,32 @@ def ethle_cmd(
                   f"→ {res['out'] / 'report.html'}", soft_wrap=True)
 
 
+@study_app.command("ccplb")
+def ccplb_cmd(
+    full: bool = typer.Option(False, "--full", help="The paper's scale: a 624 s video, 5 trials per point (hours on 2 "
+                              "cores); default: a 40 s video, 3 trials (about a minute)."),
+    out: Path = typer.Option(Path("studies/ccplb"), "--out", help="Output directory (runs are reused from it)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Seed 001's Figs 4–9, the CCP sensitivity table and the paper-vs-ours table → OUT/report/report.html."""
+    from tcpvideo import sweep
+    from tcpvideo.studies import ccplb
+
+    if jobs is not None and jobs < 1:
+        Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
+        raise typer.Exit(2)
+    try:
+        res = ccplb.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
+    except sweep.SweepInterrupted as e:
+        Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
+        raise typer.Exit(130)
+    except RuntimeError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
+        raise typer.Exit(1)
+    _print_claims("seed 001: paper vs ours", res)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(study_app, name="study")

@@ -57,6 +57,15 @@ def apply_socket_options(s: socket.socket, tcp: dict) -> None:
     """The per-socket TCP knobs of a flow's ``tcp`` settings (before connect/listen)."""
     if "cc" in tcp:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, tcp["cc"].encode())
+    params = dict(tcp.get("cc_params") or [])
+    if params:
+        # the per-socket facts of the CCP family's BPF ports (plan.PER_SOCKET_CC_PARAMS); on a
+        # listener every accepted connection inherits them
+        from tcpvideo import bpf
+
+        vr = params.get("video_rate_mbps")
+        bpf.set_app_info(s, pob_segments=params.get("pob_segments"), pob_rate=params.get("pob_rate"),
+                         video_rate_bps=None if vr is None else vr * 1e6)
     if "mss" in tcp:
         # the simulator's mss is the payload size; TCP_MAXSEG caps the MSS the same way
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, int(tcp["mss"]))

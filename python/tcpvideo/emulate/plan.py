@@ -27,7 +27,8 @@ Deviations, written down: ``tcp.delayed_ack``, ``tcp.quickack_segments`` and
 ``tcp.initial_rto`` have no Linux knob (warning); video apps (``app`` other than bulk and reqresp),
 ``reader`` and ``cwnd_clamp`` are refused
 (the real reader reads at once; the clamp needs the BPF sock_ops program of the Trickle work);
-``tcp.cc_params`` are refused (kernel module parameters are global).
+``tcp.cc_params`` are refused (kernel module parameters are global), except the per-socket facts
+of the CCP family's BPF ports (``PER_SOCKET_CC_PARAMS``), which the server hands over per socket.
 """
 
 from __future__ import annotations
@@ -129,6 +130,20 @@ def _flow_paths(raw: dict) -> list[tuple[str, dict]]:
     return out
 
 
+# cc_params a real run hands to the kernel CC per socket (BPF socket storage, tcpvideo.bpf):
+# the playout-buffer size and share of CCPLB and the video rate of CCPLCA (seed 001).
+PER_SOCKET_CC_PARAMS = {"pob_segments", "pob_rate", "video_rate_mbps"}
+
+
+def _refuse_cc_params(path: str, params) -> None:
+    if not isinstance(params, dict):
+        return
+    other = sorted(set(params) - PER_SOCKET_CC_PARAMS)
+    if other:
+        raise ScenarioRefused(f"{path}.{other[0]}: simulator-only (kernel congestion-control parameters are "
+                              f"global; per socket only {', '.join(sorted(PER_SOCKET_CC_PARAMS))})")
+
+
 EMULATED_APPS = ("bulk", "reqresp")  # what emulate/apps.py runs for real
 
 
@@ -145,10 +160,10 @@ def _refuse_simulator_only(raw: dict) -> None:
                 raise ScenarioRefused(f"{path}.{k}: simulator-only for now (the real clamp needs the BPF sock_ops program)")
         tcp = f.get("tcp") or {}
         if isinstance(tcp, dict) and tcp.get("cc_params"):
-            raise ScenarioRefused(f"{path}.tcp.cc_params: simulator-only (kernel congestion-control parameters are global)")
+            _refuse_cc_params(f"{path}.tcp.cc_params", tcp["cc_params"])
     tcp = raw.get("tcp") or {}
     if isinstance(tcp, dict) and tcp.get("cc_params"):
-        raise ScenarioRefused("tcp.cc_params: simulator-only (kernel congestion-control parameters are global)")
+        _refuse_cc_params("tcp.cc_params", tcp["cc_params"])
 
 
 def available_ccs() -> set[str]:
@@ -190,10 +205,13 @@ def make_plan(text: str, fmt: str, raw: dict, seed: Optional[int] = None,
     for i, f in enumerate(topo["flows"]):
         tcp = f["tcp"]
         cc = tcp.get("cc", _default_cc())
+        if ccs and cc not in ccs and f"tv_{cc}" in ccs:
+            cc = f"tv_{cc}"  # the model algorithm's BPF twin (bpf/tv_NAME.bpf.c), registered
         if ccs and cc not in ccs:
             raise ScenarioRefused(f"{flow_path(i)}.tcp.cc: {cc!r} is not a congestion control of this kernel "
-                                  f"(available: {' '.join(sorted(ccs))}; register tcpvideo's BPF ones first)")
-        tcp.setdefault("cc", cc)
+                                  f"(available: {' '.join(sorted(ccs))}; `tcpvideo bpf load {cc}` registers "
+                                  "tcpvideo's BPF twin if there is one)")
+        tcp["cc"] = cc
         sender = f["server"] if f["app"]["kind"] == "reqresp" or f["app"].get("direction") == "down" else f["client"]
         for key, (name, conv) in SYSCTL_KEYS.items():
             if key in tcp:

@@ -18,6 +18,8 @@ STUDIES = {
                 "and BBR over DC1/DC2 user populations; bursts, retransmissions, srtt, rebuffering"),
     "crowdlive": ("tcpvideo.studies.crowdlive", "seed 000: crowdsourced live streaming at the front-end; analyzer "
                   "scored against simulator ground truth; TLP / aggressive-RTO mitigations"),
+    "ccplb": ("tcpvideo.studies.ccplb", "seed 001: CUBIC/Compound/CCP/CCPLCA/CCPLB streaming to a frame-deadline "
+              "player over lossy WiFi at RTT 3/100/200 ms; CCPLB POBRate at POB 448/897/1345"),
 }
 
 

@@ -17,12 +17,30 @@
 //!
 //! ## Estimators — our assumptions (the text of [3] was not available to us)
 //! Seed 001 only names the quantities; we estimate them as follows and say so:
-//! - capacity C: bottleneck rate from ACK dispersion (packet pair, the CapProbe lineage [3] builds
-//!   on): `acked_bytes / inter-ACK time`, max-filtered over `capacity_win_rounds` round trips
-//!   (the BBR windowed filter). ACKs queued behind each other at a busy bottleneck are spaced
-//!   MSS/C apart. ACK compression on a real reverse path inflates it (not filtered here).
+//! - capacity C, max-filtered over `capacity_win_rounds` round trips (the BBR windowed filter),
+//!   from one of three samples (`capacity_estimator`):
+//!   - 1 (default): the delivery rate of each ACK's rate sample (draft-cheng-iccrg-delivery-rate-
+//!     estimation, BBR's input; the kernel computes the same `rate_sample`): delivered over
+//!     max(send interval, ACK interval), application-limited samples only if higher. It is C
+//!     while the bottleneck is busy and the throughput otherwise, so after an early exit from
+//!     slow start (1 % loss) the law is nearly neutral — with C ≈ in_flight/RTT and Kp = 2,
+//!     cwnd ≈ in_flight·(rtt_max/RTT − ½) — and the window creeps up as rtt_max grows. Chosen
+//!     because it is the one a real stack measures faithfully (below).
+//!   - 0: ACK dispersion (packet pair, the CapProbe lineage [3] builds on): `acked_bytes /
+//!     inter-ACK time`. ACKs queued behind each other at a busy bottleneck are spaced MSS/C
+//!     apart: exact in the simulator, which then finds C from slow start's bursts. On a real
+//!     stack it fails: the kernel twin (bpf/tv_ccp.bpf.c) through the emulated 100 Mbit/s path
+//!     saw ACKs delivered in bursts microseconds apart, estimated tens of Gbit/s and set cwnd
+//!     ~300 000 segments.
+//!   - 2: ACK trains: the dispersion over consecutive ACKs spanning at least `TRAIN_MIN` and
+//!     baseRTT/8. On the same real path still ~2× C (193 Mbit/s for 100: link-emulator stalls
+//!     under load release held ACKs together, and the max filter keeps the burst).
+//!
+//!   Comparing the three in the seed-001 study (sensitivity table) is open work.
 //! - base RTT: minimum RTT sample of the connection.
-//! - backlog x_k = C · (rtt_k − baseRTT) / MSS, rtt_k the RTT sample of this ACK (Little's law).
+//! - backlog x_k = C · (rtt_k − baseRTT) / MSS (Little's law), rtt_k per `backlog_estimator`:
+//!   0 (default) the explained RTT sample of this ACK; 1 the minimum explained sample of the
+//!   previous round (Vegas' filter against delayed-ACK and jitter noise, one round older).
 //! - storage B = C · rtt_max / MSS: pipe (BDP) plus the bottleneck buffer, which slow start's
 //!   overshoot fills before the first loss. rtt_max is the largest RTT sample taken outside loss
 //!   recovery and outside the episode following an RTO.
@@ -51,6 +69,8 @@
 //! | kp | 2 | - | proportional gain Kp |
 //! | storage_segments | 0 | segments | fixed path storage B; 0 = estimate C·rtt_max |
 //! | capacity_win_rounds | 10 | rounds | window of the capacity max filter |
+//! | capacity_estimator | 1 | - | capacity sample: 0 = per-ACK dispersion, 1 = delivery rate, 2 = ACK trains |
+//! | backlog_estimator | 0 | - | rtt_k of the backlog: 0 = this ACK's sample, 1 = previous round's minimum |
 //! | min_cwnd | 2 | segments | floor of the window the law may set |
 
 use std::time::Duration;
@@ -67,10 +87,44 @@ pub const STORAGE: ParamInfo =
     ParamInfo { name: "storage_segments", default: 0.0, unit: "segments", doc: "path storage B; 0 = estimate as capacity * max RTT" };
 pub const CAPACITY_WIN: ParamInfo =
     ParamInfo { name: "capacity_win_rounds", default: 10.0, unit: "rounds", doc: "window of the ACK-dispersion capacity max filter" };
+pub const CAPACITY_ESTIMATOR: ParamInfo = ParamInfo {
+    name: "capacity_estimator",
+    default: 1.0,
+    unit: "-",
+    doc: "capacity sample: 0 = per-ACK dispersion, 1 = delivery rate, 2 = ACK trains >= max(1 ms, baseRTT/8)",
+};
+
+/// Shortest ACK train of the train estimator (longer than a link emulator's or NIC's ACK bursts).
+pub const TRAIN_MIN: Duration = Duration::from_millis(1);
+
+/// Where the capacity samples come from (parameter `capacity_estimator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapacityEstimator {
+    AckDispersion,
+    DeliveryRate,
+    AckTrain,
+}
+
+impl CapacityEstimator {
+    fn from_param(v: f64) -> CapacityEstimator {
+        match v as i64 {
+            0 => CapacityEstimator::AckDispersion,
+            1 => CapacityEstimator::DeliveryRate,
+            _ => CapacityEstimator::AckTrain,
+        }
+    }
+}
 pub const MIN_CWND: ParamInfo =
     ParamInfo { name: "min_cwnd", default: 2.0, unit: "segments", doc: "smallest window the control law may set" };
 
-pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, MIN_CWND];
+pub const BACKLOG_ESTIMATOR: ParamInfo = ParamInfo {
+    name: "backlog_estimator",
+    default: 0.0,
+    unit: "-",
+    doc: "RTT the backlog x = C(rtt - baseRTT) uses: 0 = this ACK's sample, 1 = previous round's minimum",
+};
+
+pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, CAPACITY_ESTIMATOR, BACKLOG_ESTIMATOR, MIN_CWND];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "ccp",
@@ -87,6 +141,10 @@ pub struct CcpCore {
     kp: f64,
     fixed_storage: Option<f64>,
     capacity_win_rounds: u64,
+    capacity_estimator: CapacityEstimator,
+    /// Start of the current ACK train and the bytes acknowledged since (train estimator).
+    train_start: Option<Time>,
+    train_bytes: u64,
     min_cwnd: u64,
     round: RoundCounter,
     capacity: WindowedMaxFilter,
@@ -95,6 +153,11 @@ pub struct CcpCore {
     rtt_max: Option<Duration>,
     /// Latest RTT sample (the law's rtt_k).
     pub rtt: Option<Duration>,
+    /// Backlog from the previous round's minimum sample instead of the latest.
+    backlog_from_round_min: bool,
+    /// Minimum explained RTT sample of this round and of the previous one.
+    round_min_rtt: Option<Duration>,
+    prev_round_min_rtt: Option<Duration>,
     /// Slow start is over and the law sets the window (a phase, not `cwnd < ssthresh`: the law
     /// may set cwnd below ssthresh without re-entering slow start).
     in_ca: bool,
@@ -115,6 +178,9 @@ impl CcpCore {
             kp: p.get(&KP).max(0.0),
             fixed_storage: (storage > 0.0).then_some(storage),
             capacity_win_rounds: p.get(&CAPACITY_WIN).max(1.0) as u64,
+            capacity_estimator: CapacityEstimator::from_param(p.get(&CAPACITY_ESTIMATOR)),
+            train_start: None,
+            train_bytes: 0,
             min_cwnd: p.get(&MIN_CWND).max(1.0) as u64,
             round: RoundCounter::default(),
             capacity: WindowedMaxFilter::new(),
@@ -122,6 +188,9 @@ impl CcpCore {
             base_rtt: None,
             rtt_max: None,
             rtt: None,
+            backlog_from_round_min: p.get(&BACKLOG_ESTIMATOR) != 0.0,
+            round_min_rtt: None,
+            prev_round_min_rtt: None,
             in_ca: false,
             in_rto_recovery: false,
             rto_episode_end: 0,
@@ -144,7 +213,8 @@ impl CcpCore {
 
     /// Backlog x_k in segments.
     pub fn backlog(&self) -> Option<f64> {
-        let (rtt, base) = (self.rtt?, self.base_rtt?);
+        let rtt = if self.backlog_from_round_min { self.prev_round_min_rtt.or(self.rtt)? } else { self.rtt? };
+        let base = self.base_rtt?;
         Some(self.segments_in(rtt.saturating_sub(base)))
     }
 
@@ -178,13 +248,58 @@ impl CcpCore {
             };
             if explained {
                 self.rtt = Some(r);
+                self.round_min_rtt = Some(self.round_min_rtt.map_or(r, |m| m.min(r)));
                 if !ack.in_recovery && ack.delivered_total_bytes >= self.rto_episode_end {
                     self.rtt_max = Some(self.rtt_max.map_or(r, |m| m.max(r)));
                 }
             }
         }
         self.delivered_total = ack.delivered_total_bytes;
-        self.round.on_ack(ack);
+        if self.round.on_ack(ack) {
+            self.prev_round_min_rtt = self.round_min_rtt.take().or(self.prev_round_min_rtt);
+        }
+        match self.capacity_estimator {
+            CapacityEstimator::AckDispersion => self.sample_ack_dispersion(ack),
+            CapacityEstimator::DeliveryRate => self.sample_delivery_rate(ack),
+            CapacityEstimator::AckTrain => self.sample_ack_train(ack),
+        }
+        self.last_ack_at = Some(ack.now);
+    }
+
+    /// Capacity sample from the ACK's delivery-rate sample (BBR's bandwidth filter input).
+    fn sample_delivery_rate(&mut self, ack: &AckEvent) {
+        let Some(rs) = ack.rate else { return };
+        if rs.interval.is_zero() || rs.delivered_bytes == 0 {
+            return;
+        }
+        let rate = rs.bandwidth().bits_per_sec;
+        if !rs.is_app_limited || rate >= self.capacity.get() {
+            self.capacity.update(self.capacity_win_rounds, self.round.count, rate);
+        }
+    }
+
+    /// Capacity sample from a train of ACKs spanning at least max(TRAIN_MIN, baseRTT/8).
+    fn sample_ack_train(&mut self, ack: &AckEvent) {
+        let Some(start) = self.train_start else {
+            self.train_start = Some(ack.now);
+            self.train_bytes = 0;
+            return;
+        };
+        self.train_bytes += ack.acked_bytes;
+        let span = ack.now.saturating_since(start);
+        let min_span = TRAIN_MIN.max(self.base_rtt.unwrap_or(Duration::ZERO) / 8);
+        if span >= min_span {
+            if self.train_bytes > 0 {
+                let rate = Bandwidth::from_bytes_per(self.train_bytes, span);
+                self.capacity.update(self.capacity_win_rounds, self.round.count, rate.bits_per_sec);
+            }
+            self.train_start = Some(ack.now);
+            self.train_bytes = 0;
+        }
+    }
+
+    /// Capacity sample from the spacing of this ACK and the previous one (packet pair).
+    fn sample_ack_dispersion(&mut self, ack: &AckEvent) {
         if let Some(prev) = self.last_ack_at {
             let gap = ack.now.saturating_since(prev);
             if !gap.is_zero() && ack.acked_bytes > 0 {
@@ -192,7 +307,6 @@ impl CcpCore {
                 self.capacity.update(self.capacity_win_rounds, self.round.count, rate.bits_per_sec);
             }
         }
-        self.last_ack_at = Some(ack.now);
     }
 }
 
@@ -360,23 +474,79 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn every_capacity_estimator_finds_the_bottleneck_rate_while_the_link_is_busy() {
+        // Slow start overfills a 1000-segment buffer: the bottleneck stays busy, so per-ACK
+        // dispersion, ACK trains and delivery-rate samples all measure 20 Mbit/s.
+        for estimator in [0.0, 1.0, 2.0] {
+            let mut p = DropTailPath::new(path(1000));
+            let mut cc = Ccp::with_params(&CcConfig::default(), &params(&[("capacity_estimator", estimator)]), Plain);
+            p.run(&mut cc, Time::from_secs(2), |_, _| {});
+            let c = cc.core.capacity().as_mbps_f64();
+            assert!((c - 20.0).abs() < 0.5, "estimator {estimator}: capacity {c} Mbit/s, bottleneck 20");
+        }
+    }
+
+    #[test]
+    fn delivery_rate_reads_throughput_not_capacity_while_the_window_is_small() {
+        // A fixed storage of 5 segments makes the law ask for less than min_cwnd = 10 once slow
+        // start ends: a 10-segment window on the 20 Mbit/s, 40 ms path delivers ~2.9 Mbit/s.
+        // Per-ACK dispersion still sees the bottleneck's spacing of segments sent back to back;
+        // the delivery rate only the throughput (why CCP creeps after an early slow-start exit).
+        // 3 s: slow start's samples have left the 10-round max filter.
+        let run = |estimator: f64| {
+            let mut p = DropTailPath::new(path(1000));
+            let mut cc = Ccp::with_params(
+                &CcConfig::default(),
+                &params(&[("capacity_estimator", estimator), ("storage_segments", 5.0), ("min_cwnd", 10.0)]),
+                Plain,
+            );
+            let mut late_cwnd = 0;
+            p.run(&mut cc, Time::from_secs(3), |s, _| late_cwnd = s.cwnd / MSS);
+            assert_eq!(late_cwnd, 10, "the window is not the fixed 10 segments the test needs");
+            cc.core.capacity().as_mbps_f64()
+        };
+        let (dispersion, delivery) = (run(0.0), run(1.0));
+        assert!(dispersion > 15.0, "dispersion {dispersion} Mbit/s");
+        assert!(delivery < 5.0, "delivery rate {delivery} Mbit/s");
+    }
+
+    #[test]
     fn converges_to_the_backlog_its_law_targets_with_fixed_storage() {
-        // B = 120 segments, Kp = 2, BDP = 69.06: x* = (2·120 − 3·69.06)/5 = 6.56 segments.
+        // B = 120 segments, Kp = 2, BDP = 69.06: x* = (2·120 − 3·69.06)/5 = 6.56 segments —
+        // with either backlog estimator (the round minimum only lags the latest sample).
         let bdp = path(1000).bdp_bytes() as f64 / MSS as f64;
         let (b, kp) = (120.0, 2.0);
         let target = (kp * b - 3.0 * bdp) / (kp + 3.0);
-        let mut p = DropTailPath::new(path(1000));
-        let mut cc = Ccp::with_params(&CcConfig::default(), &params(&[("storage_segments", b), ("kp", kp)]), Plain);
-        let mut late = Vec::new();
-        p.run(&mut cc, Time::from_secs(6), |s, _| {
-            if s.now > Time::from_secs(4) {
-                late.push(s.queue_bytes as f64 / MSS as f64);
-            }
-        });
-        let mean = late.iter().sum::<f64>() / late.len() as f64;
-        let spread = late.iter().cloned().fold(0.0f64, f64::max) - late.iter().cloned().fold(f64::MAX, f64::min);
-        assert!((mean - target).abs() < 1.5, "mean queue {mean:.2} segments, law's target {target:.2}");
-        assert!(spread < 8.0, "queue still oscillates by {spread:.1} segments");
+        for backlog in [0.0, 1.0] {
+            let mut p = DropTailPath::new(path(1000));
+            let mut cc = Ccp::with_params(
+                &CcConfig::default(),
+                &params(&[("storage_segments", b), ("kp", kp), ("backlog_estimator", backlog)]),
+                Plain,
+            );
+            let mut late = Vec::new();
+            p.run(&mut cc, Time::from_secs(6), |s, _| {
+                if s.now > Time::from_secs(4) {
+                    late.push(s.queue_bytes as f64 / MSS as f64);
+                }
+            });
+            let mean = late.iter().sum::<f64>() / late.len() as f64;
+            let spread = late.iter().cloned().fold(0.0f64, f64::max) - late.iter().cloned().fold(f64::MAX, f64::min);
+            assert!((mean - target).abs() < 1.5, "backlog {backlog}: mean queue {mean:.2} segments, law's target {target:.2}");
+            assert!(spread < 8.0, "backlog {backlog}: queue still oscillates by {spread:.1} segments");
+        }
+    }
+
+    #[test]
+    fn round_min_backlog_lags_the_latest_sample_by_one_round() {
+        let mut core = CcpCore::new(&CcConfig::default(), &params(&[("backlog_estimator", 1.0)]));
+        core.base_rtt = Some(Duration::from_millis(40));
+        core.capacity.update(10, 0, 20_000_000);
+        core.rtt = Some(Duration::from_millis(60));
+        assert!(core.backlog().is_some_and(|x| (x - 34.5).abs() < 0.1), "falls back to the latest sample");
+        core.prev_round_min_rtt = Some(Duration::from_millis(45));
+        // 20 Mbit/s x 5 ms = 12 500 bytes = 8.63 segments, not the latest sample's 34.5
+        assert!(core.backlog().is_some_and(|x| (x - 8.63).abs() < 0.01), "{:?}", core.backlog());
     }
 
     #[test]

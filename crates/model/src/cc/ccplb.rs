@@ -20,14 +20,15 @@
 //! The term applies in congestion avoidance, like the law it extends; slow start is CCP's.
 //!
 //! Parameters: CCP's (`kp` 2, `storage_segments` 0 = estimated, `capacity_win_rounds` 10,
-//! `min_cwnd` 2 segments) plus
+//! `capacity_estimator` 1 = delivery rate, `backlog_estimator` 0 = latest sample, `min_cwnd` 2
+//! segments) plus
 //! | name | default | unit | meaning |
 //! |---|---|---|---|
 //! | pob_segments | 448 | segments | playout buffer size POB |
 //! | pob_rate | 1 | - | POBRate: the window adds POB / POBRate |
 //! | pob_from_app | 0 | bool | take POB from the application's playout-buffer report |
 
-use super::ccp::{CcpCore, CcpFamily, Variant, CAPACITY_WIN, KP, MIN_CWND, STORAGE};
+use super::ccp::{CcpCore, CcpFamily, Variant, BACKLOG_ESTIMATOR, CAPACITY_ESTIMATOR, CAPACITY_WIN, KP, MIN_CWND, STORAGE};
 use super::{AlgorithmInfo, AppInfo, ParamInfo, Params};
 
 pub const POB: ParamInfo =
@@ -37,7 +38,7 @@ pub const POB_RATE: ParamInfo =
 pub const POB_FROM_APP: ParamInfo =
     ParamInfo { name: "pob_from_app", default: 0.0, unit: "bool", doc: "1 = POB from the app's playout-buffer report x video rate" };
 
-pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, MIN_CWND, POB, POB_RATE, POB_FROM_APP];
+pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, CAPACITY_ESTIMATOR, BACKLOG_ESTIMATOR, MIN_CWND, POB, POB_RATE, POB_FROM_APP];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "ccplb",

@@ -14,12 +14,13 @@
 //! avoidance computes…"); slow start is CCP's (Reno's).
 //!
 //! Parameters: CCP's (`kp` 2, `storage_segments` 0 = estimated, `capacity_win_rounds` 10,
-//! `min_cwnd` 2 segments) plus
+//! `capacity_estimator` 1 = delivery rate, `backlog_estimator` 0 = latest sample, `min_cwnd` 2
+//! segments) plus
 //! | name | default | unit | meaning |
 //! |---|---|---|---|
 //! | video_rate_mbps | 0 | Mbit/s | rendering rate when the application reports none (0 = none) |
 
-use super::ccp::{CcpCore, CcpFamily, Variant, CAPACITY_WIN, KP, MIN_CWND, STORAGE};
+use super::ccp::{CcpCore, CcpFamily, Variant, BACKLOG_ESTIMATOR, CAPACITY_ESTIMATOR, CAPACITY_WIN, KP, MIN_CWND, STORAGE};
 use super::{AlgorithmInfo, AppInfo, ParamInfo, Params};
 use crate::units::Bandwidth;
 
@@ -30,7 +31,7 @@ pub const VIDEO_RATE: ParamInfo = ParamInfo {
     doc: "video rendering rate if the application reports none (0 = none)",
 };
 
-pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, MIN_CWND, VIDEO_RATE];
+pub const PARAMS: &[ParamInfo] = &[KP, STORAGE, CAPACITY_WIN, CAPACITY_ESTIMATOR, BACKLOG_ESTIMATOR, MIN_CWND, VIDEO_RATE];
 
 pub const INFO: AlgorithmInfo = AlgorithmInfo {
     name: "ccplca",

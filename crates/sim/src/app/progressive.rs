@@ -46,7 +46,9 @@ pub struct ProgressiveSpec {
     /// "buffer" (default: playback buffer in media seconds, stalls) or "frames" (frame deadlines,
     /// picture discards and underflows: seed 001).
     pub playback: Option<String>,
-    /// Media buffered before playback starts (buffer player; default 2 s).
+    /// Media buffered before playback starts (buffer player: default 2 s; frame player: default
+    /// 1 s, the client's playout buffer — VLC's network caching — which the server also hands to
+    /// its congestion control as `AppInfo::playout_buffer`, seed 001).
     pub startup_threshold: Option<Qty>,
     /// Media buffered before playback resumes after a stall (buffer player; default 2 s).
     pub rebuffer_threshold: Option<Qty>,
@@ -59,8 +61,9 @@ pub struct ProgressiveSpec {
 pub enum PlaybackDef {
     /// Playout buffer in media seconds (startup and rebuffer thresholds).
     Buffer { startup_threshold: Duration, rebuffer_threshold: Duration },
-    /// Seed 001's frame-deadline player with the model's defaults.
-    Frames,
+    /// Seed 001's frame-deadline player: the model's defaults but for the playout buffer filled
+    /// before playback starts (VLC's network caching).
+    Frames { startup_threshold: Duration },
 }
 
 /// A progressive flow, validated.
@@ -126,12 +129,14 @@ pub fn progressive_of(spec: Option<&ProgressiveSpec>, path: &str) -> Result<Prog
     let playback = match s.playback.as_deref() {
         None | Some("buffer") => PlaybackDef::Buffer { startup_threshold, rebuffer_threshold },
         Some("frames") => {
-            for (k, set) in [("startup_threshold", s.startup_threshold.is_some()), ("rebuffer_threshold", s.rebuffer_threshold.is_some())] {
-                if set {
-                    return Err(ScenarioError(format!("{}: not used by playback \"frames\"", p(k))));
-                }
+            if s.rebuffer_threshold.is_some() {
+                return Err(ScenarioError(format!("{}: not used by playback \"frames\"", p("rebuffer_threshold"))));
             }
-            PlaybackDef::Frames
+            let startup_threshold = dur(&s.startup_threshold, "startup_threshold", Duration::from_secs(1))?;
+            if startup_threshold.is_zero() || startup_threshold > media {
+                return Err(ScenarioError(format!("{}: must be above 0 and at most the media length", p("startup_threshold"))));
+            }
+            PlaybackDef::Frames { startup_threshold }
         }
         Some(o) => return Err(ScenarioError(format!("{}: unknown playback {o:?} (buffer, frames)", p("playback")))),
     };
@@ -186,8 +191,10 @@ mod tests {
         assert!(!e.contains('\n'));
         let e = progressive_of(Some(&spec("playback = \"vlc\"")), "f.progressive").unwrap_err().0;
         assert!(e.starts_with("f.progressive.playback: unknown playback"), "{e}");
-        let e = progressive_of(Some(&spec("playback = \"frames\"\nstartup_threshold = \"1s\"")), "f.progressive").unwrap_err().0;
-        assert!(e.starts_with("f.progressive.startup_threshold: not used"), "{e}");
+        let e = progressive_of(Some(&spec("playback = \"frames\"\nrebuffer_threshold = \"1s\"")), "f.progressive").unwrap_err().0;
+        assert!(e.starts_with("f.progressive.rebuffer_threshold: not used"), "{e}");
+        let e = progressive_of(Some(&spec("playback = \"frames\"\nstartup_threshold = \"0s\"")), "f.progressive").unwrap_err().0;
+        assert!(e.starts_with("f.progressive.startup_threshold: must be above 0"), "{e}");
         let e = progressive_of(Some(&spec("rate = \"1kbps\"")), "f.progressive").unwrap_err().0;
         assert!(e.starts_with("f.progressive.rate:"), "{e}");
     }

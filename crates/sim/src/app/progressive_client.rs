@@ -60,9 +60,13 @@ impl Playback {
                     next_chunk: 0,
                 })
             }
-            PlaybackDef::Frames => Playback::Frames(
-                FramePlayer::new(&content.progressive_frames(0), content.frame_rate(), FramePlayerConfig::default())
-                    .expect("frame rate of CBR content is positive"),
+            PlaybackDef::Frames { startup_threshold } => Playback::Frames(
+                FramePlayer::new(
+                    &content.progressive_frames(0),
+                    content.frame_rate(),
+                    FramePlayerConfig { startup_threshold, ..FramePlayerConfig::default() },
+                )
+                .expect("frame rate of CBR content is positive"),
             ),
         }
     }

@@ -25,11 +25,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tcpvideo_model::cc::AppInfo;
 use tcpvideo_model::delivery::{ConnectionState, Ustreamer};
 use tcpvideo_model::{Bandwidth, Time};
 
 use super::http;
-use super::progressive::ProgressiveDef;
+use super::progressive::{PlaybackDef, ProgressiveDef};
 use crate::payload::{ChunkData, SharedPayloads};
 use crate::tcp::TcpEndpoint;
 
@@ -146,8 +147,20 @@ impl ProgressiveServer {
         }
         self.pending = self.head_len;
         self.request_read_at = Some(now);
+        // Seed 001: the server tells its congestion control the video rate (CCPLCA's VR) and,
+        // for a frame-deadline client, the client's playout buffer (CCPLB with pob_from_app).
+        ep.set_app_info(&self.app_info());
         self.ustreamer = Some(Ustreamer::new(self.def.mode, self.def.rate, self.file_bytes, self.def.startup_media));
         self.serve(now, ep)
+    }
+
+    /// What this server knows of the video and its client, for the congestion control.
+    pub fn app_info(&self) -> AppInfo {
+        let playout_buffer = match self.def.playback {
+            PlaybackDef::Frames { startup_threshold } => Some(startup_threshold),
+            PlaybackDef::Buffer { .. } => None,
+        };
+        AppInfo { video_rate: Some(self.def.rate), playout_buffer, playout_buffer_rate: None }
     }
 
     /// The socket can take data, or a wake-up fired: offer what is pending, then follow the
@@ -240,6 +253,17 @@ pub fn mp4_leading_bytes(file_bytes: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_deadline_client_s_playout_buffer_and_the_video_rate_go_to_the_congestion_control() {
+        let spec = toml::from_str("rate = \"5.24Mbps\"\nmedia = \"10s\"\nplayback = \"frames\"\nstartup_threshold = \"2.19s\"").unwrap();
+        let def = super::super::progressive::progressive_of(Some(&spec), "f.progressive").unwrap();
+        let info = ProgressiveServer::new(def).app_info();
+        assert_eq!(info.video_rate, Some(Bandwidth::from_bps(5_240_000)));
+        assert_eq!(info.playout_buffer, Some(Duration::from_millis(2190)));
+        let buffer_client = super::super::progressive::progressive_of(None, "f.progressive").unwrap();
+        assert_eq!(ProgressiveServer::new(buffer_client).app_info().playout_buffer, None);
+    }
 
     #[test]
     fn the_body_opens_with_an_ftyp_box_and_an_mdat_box_spanning_the_rest() {

@@ -33,7 +33,7 @@
  * where Linux Vegas calls them.
  *
  * Parameters (Linux module parameters, same defaults): alpha = 2, beta = 4, gamma = 1
- * (segments queued). Change them with `bpf_cc.sh` before loading (they are .rodata constants).
+ * (segments queued). Change them in this file before `tcpvideo bpf load` (they are .rodata constants).
  *
  * Differences from the in-tree module: no get_info (INET_DIAG_VEGASINFO; BPF congestion
  * controls cannot provide it); instead the per-flow state is mirrored in the global array

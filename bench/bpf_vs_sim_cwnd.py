@@ -1,0 +1,137 @@
+"""Kernel ports vs simulator twins: cwnd over a run of each BPF congestion control in bpf/ and of
+the model algorithm it mirrors, on the same path and loss (issue 15).
+
+Each CC carries one bulk flow through the congestion-control suite's loss case
+(``scenarios/cc_loss_100ms.toml``: 100 Mbit/s, 100 ms RTT, 1 % Bernoulli loss, BDP queue) twice:
+in tcpvideo's simulator (the model algorithm: ccp, ccplca, ccplb, compound) and on real Linux
+TCP through ``tcpvideo emulate`` (namespaces, linkem; the scenario's ``cc`` resolves to the
+registered BPF twin tv_NAME). The cwnd series of both runs (the simulator's samples and the
+kernel's TCP_INFO, the struct ``ss -ti`` prints, every 100 ms) are paired by time; the figure of
+merit is the median of real/simulated cwnd over the run after ``--skip`` seconds, which must lie
+within ±15 % (issue 15). CCPLCA gets a video rate (``--video-rate``) so that its floor acts, and
+CCPLB its POB / POBRate, through ``cc_params`` in the simulator and the per-socket app info in
+the kernel (tcpvideo.bpf.set_app_info).
+
+Root, clang, bpftool, libbpf headers. Loads the ports it needs and unloads them afterwards.
+
+    python bench/bpf_vs_sim_cwnd.py                       # ccp compound ccplb ccplca, 20 s each
+    python bench/bpf_vs_sim_cwnd.py --cc ccp compound --duration 10 --seeds 1 2 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+import tcpvideo  # noqa: E402
+from tcpvideo import bpf  # noqa: E402
+
+SCENARIO = ROOT / "scenarios" / "cc_loss_100ms.toml"
+BOUND = 0.15
+
+
+def scenario_for(cc: str, duration_s: float, seed: int, video_rate_mbps: float, pob: float, pob_rate: float,
+                 loss: float = 0.01) -> dict:
+    sc = tomllib.loads(SCENARIO.read_text())
+    if loss > 0:
+        sc["link"][1]["loss"] = {"model": "bernoulli", "p": loss}
+    else:
+        del sc["link"][1]["loss"]
+    sc["duration"] = f"{duration_s}s"
+    sc["seed"] = seed
+    sc["name"] = f"cc_loss_100ms-{cc}"
+    tcp = {"cc": cc}
+    if cc == "ccplca":
+        tcp["cc_params"] = {"video_rate_mbps": video_rate_mbps}
+    elif cc == "ccplb":
+        tcp["cc_params"] = {"pob_segments": pob, "pob_rate": pob_rate}
+    sc["flow"][0]["tcp"] = tcp
+    return sc
+
+
+def cwnd_series(res) -> list[tuple[float, float]]:
+    t = res.series.to_pydict()
+    return [(ts, c) for ts, f, c in zip(t["t_s"], t["flow"], t["cwnd_bytes"]) if f == 0 and c is not None]
+
+
+def median_ratio(real: list[tuple[float, float]], sim: list[tuple[float, float]], skip_s: float) -> tuple[float, int]:
+    """Median of real/sim cwnd, each real sample paired with the simulator's nearest in time."""
+    if not sim:
+        return float("nan"), 0
+    ratios = []
+    j = 0
+    for ts, c in real:
+        if ts < skip_s:
+            continue
+        while j + 1 < len(sim) and abs(sim[j + 1][0] - ts) <= abs(sim[j][0] - ts):
+            j += 1
+        if sim[j][1] > 0:
+            ratios.append(c / sim[j][1])
+    return (statistics.median(ratios) if ratios else float("nan")), len(ratios)
+
+
+def run_one(cc: str, args, seed: int) -> dict:
+    from tcpvideo.emulate import emulate
+
+    sc = scenario_for(cc, args.duration, seed, args.video_rate, args.pob, args.pob_rate, args.loss)
+    out = Path(args.out) / f"{cc}-seed{seed}"
+    sim = tcpvideo.simulate(copy.deepcopy(sc), out=out / "sim")
+    real = emulate(copy.deepcopy(sc), out=out / "real", log=lambda m: None)
+    s, r = cwnd_series(sim), cwnd_series(real)
+    ratio, n = median_ratio(r, s, args.skip)
+    mean = lambda xs: sum(c for _, c in xs if _ >= args.skip) / max(1, sum(1 for _ in xs if _[0] >= args.skip))  # noqa: E731
+    return {"cc": cc, "kernel": f"tv_{cc}", "seed": seed, "samples": n, "median_ratio": ratio,
+            "sim_mean_cwnd_segments": mean(s) / 1448, "real_mean_cwnd_segments": mean(r) / 1448,
+            "sim_goodput_mbps": sim.summary.get("aggregate_goodput_mbps"),
+            "real_goodput_mbps": real.summary.get("aggregate_goodput_mbps"),
+            "within_bound": abs(ratio - 1) <= BOUND}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cc", nargs="+", default=["ccp", "compound", "ccplb", "ccplca"])
+    ap.add_argument("--duration", type=float, default=20.0)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1])
+    ap.add_argument("--skip", type=float, default=1.0, help="seconds left out at the start (handshake, first RTTs)")
+    ap.add_argument("--loss", type=float, default=0.01, help="Bernoulli loss on the bottleneck (0: none)")
+    ap.add_argument("--video-rate", type=float, default=40.0, help="CCPLCA's video rate, Mbit/s")
+    ap.add_argument("--pob", type=float, default=448.0, help="CCPLB's POB, segments")
+    ap.add_argument("--pob-rate", type=float, default=1.0, help="CCPLB's POBRate")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "bpf_vs_sim_cwnd"))
+    args = ap.parse_args()
+    why = bpf.missing()
+    if why:
+        sys.exit(f"error: {why}")
+    names = [bpf.resolve(c).name for c in args.cc]
+    bpf.load(names)
+    rows = []
+    try:
+        for cc in args.cc:
+            for seed in args.seeds:
+                row = run_one(cc, args, seed)
+                rows.append(row)
+                print(f"{row['kernel']:>12} vs {cc:<9} seed {seed}: median cwnd ratio real/sim {row['median_ratio']:.3f} "
+                      f"({row['samples']} samples; mean cwnd {row['real_mean_cwnd_segments']:.0f} vs "
+                      f"{row['sim_mean_cwnd_segments']:.0f} segments; goodput {row['real_goodput_mbps']:.1f} vs "
+                      f"{row['sim_goodput_mbps']:.1f} Mbit/s) {'ok' if row['within_bound'] else 'OUTSIDE ±15 %'}",
+                      flush=True)
+    finally:
+        bpf.unload(names)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "summary.json").write_text(json.dumps(rows, indent=1))
+    print(f"\nkernel/simulator cwnd, median ratio per CC (bound ±{BOUND:.0%}):")
+    for cc in args.cc:
+        rs = [r["median_ratio"] for r in rows if r["cc"] == cc]
+        print(f"  {cc:<9} {' '.join(f'{x:.3f}' for x in rs)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * tv_compound: Compound TCP (draft-sridharan-tcpm-ctcp-02 §3; seed 001 Eq. 2-3) as a BPF
+ * struct_ops congestion control, the kernel twin of tcpvideo's crates/model/src/cc/compound.rs
+ * (read it first: the law, the parameter defaults, and the choices taken from the out-of-tree
+ * Linux CTCP port). Written for tcpvideo; no kernel source is copied.
+ *
+ * The sending window is win = cwnd + dwnd. The kernel has one window (tp->snd_cwnd), so the two
+ * components live in icsk_ca_priv and snd_cwnd is set to their sum after every step:
+ *  - pkts_acked (every ACK with an RTT sample): baseRTT = min over the connection; the round's
+ *    minimum RTT and sample count. In fast recovery (TCP_CA_Recovery) sampling is off and the
+ *    round's samples are dropped (the model's `in_recovery` branch).
+ *  - cong_avoid (Linux calls it outside recovery, when the window may grow): a round ends on the
+ *    first ACK beyond the snd_nxt recorded at the previous round end; at a round end with >= 3
+ *    samples, outside slow start, the delay law once:
+ *        diff = win (1 - baseRTT/RTT);  diff < gamma: dwnd += floor(alpha win^k) - 1 (if > 0)
+ *                                       else        dwnd = max(dwnd - zeta diff, 0)
+ *    then the loss window grows as Reno: slow start (min(cwnd + acked, ssthresh)), else one
+ *    segment per win segments ACKed (Linux tcp_cong_avoid_ai with w = win).
+ *  - ssthresh (a congestion event): ssthresh_loss = max(cwnd/2, 2); the delay window after
+ *    recovery = max(floor(win (1 - beta)) - cwnd/2, 0); returns their sum, the total window PRR
+ *    reduces toward (the model's ssthresh()).
+ *  - cwnd_event(CA_EVENT_LOSS) (an RTO, right after ssthresh): dwnd = 0, loss window 1 (Linux
+ *    sets snd_cwnd = 1 next), tp->snd_ssthresh = ssthresh_loss.
+ *  - set_state Recovery -> Open (the model's on_recovery_exit): cwnd = ssthresh_loss,
+ *    dwnd = the planned delay window.
+ *  - Any other change of snd_cwnd by the kernel (PRR's final value, an undo, restart after
+ *    idle) is reflected at the next cong_avoid as the model's set_cwnd does: when the window was
+ *    forced below both components' sum, dwnd goes first.
+ *
+ * Deviations from the model:
+ *  - rounds are counted by snd_nxt (Vegas-style) instead of the model's delivered-count rounds
+ *    (BBR-style; cong_avoid gets no rate sample). Both end a round when a segment sent after the
+ *    previous round end is ACKed.
+ *  - integer arithmetic: diff in 1/1000 segments; floor(alpha win^k) for the draft's alpha = 1/8,
+ *    k = 3/4 exactly, as floor((win^3 / 4096)^(1/4)) by an integer fourth root. Only those
+ *    two values are supported (beta, gamma and zeta are load-time parameters below).
+ *  - undo: Linux's tcp_undo_cwnd_reduction restores max(cwnd, prior_cwnd) (undo_cwnd here) and
+ *    the reflection above splits it; the model's set_ssthresh split is not mirrored.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char _license[] SEC("license") = "Dual MIT/GPL";
+
+const volatile __u32 beta_milli = 500;		/* beta x 1000: decrease of win on loss (0.5) */
+const volatile __u32 gamma_segments = 30;	/* gamma: backlog that counts as queue building */
+const volatile __u32 zeta_milli = 1000;		/* zeta x 1000: share of the backlog removed (1) */
+
+#define RTT_NONE 0xffffffffU
+#define SSTHRESH_INF 0x7fffffffU
+
+struct tv_compound {
+	__u32 cwnd;		/* loss (Reno) window, segments */
+	__u32 cwnd_cnt;		/* Reno's additive-increase counter */
+	__u32 ssthresh;		/* the loss window's threshold, segments */
+	__u32 dwnd;		/* delay window, segments */
+	__u32 dwnd_after;	/* dwnd to install when recovery ends */
+	__u32 base_rtt_us;	/* minimum RTT of the connection */
+	__u32 round_min_us;	/* minimum RTT of this round */
+	__u32 round_samples;	/* RTT samples this round */
+	__u32 beg_snd_nxt;	/* the round ends on the first ACK after this sequence */
+};
+
+static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline struct tv_compound *ct(const struct sock *sk)
+{
+	return (struct tv_compound *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
+}
+
+static __always_inline bool seq_after(__u32 a, __u32 b)
+{
+	return (__s32)(b - a) < 0;
+}
+
+/* Linux tcp_is_cwnd_limited (6.x, an inline). */
+static __always_inline bool cwnd_limited(const struct tcp_sock *tp)
+{
+	if (tp->is_cwnd_limited)
+		return true;
+	if (tp->snd_cwnd < tp->snd_ssthresh)
+		return tp->snd_cwnd < 2 * tp->max_packets_out;
+	return false;
+}
+
+/* floor(n^(1/4)) for n < 2^56, by setting the root's 14 bits from the top (unrolled: the
+ * verifier then sees straight-line code). */
+static __always_inline __u64 root4(__u64 n)
+{
+	__u64 r = 0, c;
+	int i;
+
+#pragma unroll
+	for (i = 13; i >= 0; i--) {
+		c = r | (1ULL << i);
+		if (c * c * c * c <= n)
+			r = c;
+	}
+	return r;
+}
+
+static __always_inline void reset_round(struct tv_compound *c)
+{
+	c->round_min_us = RTT_NONE;
+	c->round_samples = 0;
+}
+
+static __always_inline void publish(struct tcp_sock *tp, const struct tv_compound *c)
+{
+	__u32 w = c->cwnd + c->dwnd;
+
+	tp->snd_cwnd = w < tp->snd_cwnd_clamp ? w : tp->snd_cwnd_clamp;
+}
+
+/* The model's set_cwnd: reflect a window the kernel forced. */
+static __always_inline void reflect(struct tcp_sock *tp, struct tv_compound *c)
+{
+	__u32 total = tp->snd_cwnd ? tp->snd_cwnd : 1;
+	__u32 win = c->cwnd + c->dwnd;
+
+	if (total == win)
+		return;
+	if (total < win && (c->cwnd > total || c->dwnd > total)) {
+		c->cwnd = total;
+		c->dwnd = 0;
+	} else {
+		c->cwnd = total > c->dwnd + 1 ? total - c->dwnd : 1;
+	}
+}
+
+/* Once per round: the draft's dwnd control law (the model's update_dwnd). */
+static __always_inline void update_dwnd(struct tv_compound *c)
+{
+	__u64 win = c->cwnd + c->dwnd, diff_milli, inc;
+
+	if (win > (1U << 20))
+		win = 1U << 20;	/* keeps win^3 and the root in range; far above any real window */
+
+	if (c->base_rtt_us == RTT_NONE || c->round_min_us == RTT_NONE || c->round_min_us == 0)
+		return;
+	if (c->round_samples < 3 || c->cwnd < c->ssthresh)
+		return;
+	diff_milli = win * 1000 * (c->round_min_us - c->base_rtt_us) / c->round_min_us;
+	if (diff_milli < (__u64)gamma_segments * 1000) {
+		/* floor(win^0.75 / 8) = floor((win^3 / 4096)^(1/4)) */
+		inc = root4(win * win * win / 4096);
+		if (inc > 1)
+			c->dwnd += inc - 1;
+	} else {
+		__u64 cut = diff_milli * zeta_milli / 1000;
+		__u64 d = (__u64)c->dwnd * 1000;
+
+		c->dwnd = d > cut ? (__u32)((d - cut) / 1000) : 0;
+	}
+}
+
+SEC("struct_ops")
+void BPF_PROG(ctcp_init, struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct tv_compound *c = ct(sk);
+
+	__builtin_memset(c, 0, sizeof(*c));
+	c->cwnd = tp->snd_cwnd;
+	c->ssthresh = tp->snd_ssthresh;
+	c->base_rtt_us = RTT_NONE;
+	c->beg_snd_nxt = tp->snd_nxt;
+	reset_round(c);
+}
+
+SEC("struct_ops")
+void BPF_PROG(ctcp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	struct tv_compound *c = ct(sk);
+	__u32 r;
+
+	if (((struct inet_connection_sock *)sk)->icsk_ca_state == TCP_CA_Recovery) {
+		reset_round(c);	/* the Linux port samples only in Open */
+		return;
+	}
+	if (sample->rtt_us < 0)
+		return;
+	r = (__u32)sample->rtt_us;
+	if (r < c->base_rtt_us)
+		c->base_rtt_us = r;
+	if (r < c->round_min_us)
+		c->round_min_us = r;
+	c->round_samples++;
+}
+
+SEC("struct_ops")
+void BPF_PROG(ctcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct tv_compound *c = ct(sk);
+	__u32 grown, w, delta;
+
+	reflect(tp, c);
+	if (seq_after(ack, c->beg_snd_nxt)) {
+		c->beg_snd_nxt = tp->snd_nxt;
+		update_dwnd(c);
+		reset_round(c);
+	}
+	if (!cwnd_limited(tp) || acked == 0) {
+		publish(tp, c);
+		return;
+	}
+	if (c->cwnd < c->ssthresh) {
+		/* Linux tcp_slow_start on the loss window */
+		grown = c->cwnd + acked < c->ssthresh ? c->cwnd + acked : c->ssthresh;
+		acked -= grown - c->cwnd < acked ? grown - c->cwnd : acked;
+		c->cwnd = grown;
+		if (acked == 0) {
+			publish(tp, c);
+			return;
+		}
+	}
+	/* Linux tcp_cong_avoid_ai(w = win) on the loss window */
+	w = c->cwnd + c->dwnd;
+	if (w == 0)
+		w = 1;
+	if (c->cwnd_cnt >= w) {
+		c->cwnd_cnt = 0;
+		c->cwnd++;
+	}
+	c->cwnd_cnt += acked;
+	if (c->cwnd_cnt >= w) {
+		delta = c->cwnd_cnt / w;
+		c->cwnd_cnt -= delta * w;
+		c->cwnd += delta;
+	}
+	publish(tp, c);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(ctcp_ssthresh, struct sock *sk)
+{
+	struct tv_compound *c = ct(sk);
+	__u32 half, win;
+	__u64 kept;
+
+	reflect(tcp_sk(sk), c);
+	win = c->cwnd + c->dwnd;
+	half = c->cwnd / 2;
+	c->ssthresh = half > 2 ? half : 2;
+	c->cwnd_cnt = 0;
+	kept = (__u64)win * (1000 - beta_milli) / 1000;
+	c->dwnd_after = kept > half ? (__u32)(kept - half) : 0;
+	reset_round(c);
+	return c->ssthresh + c->dwnd_after;
+}
+
+SEC("struct_ops")
+void BPF_PROG(ctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+{
+	struct tv_compound *c = ct(sk);
+
+	if (ev == CA_EVENT_LOSS) {
+		/* RTO: Linux sets snd_cwnd = 1 right after */
+		c->dwnd = 0;
+		c->dwnd_after = 0;
+		c->cwnd = 1;
+		c->cwnd_cnt = 0;
+		tcp_sk(sk)->snd_ssthresh = c->ssthresh;
+	} else if (ev == CA_EVENT_CWND_RESTART) {
+		reset_round(c);	/* the Linux port restarts sampling after idle, keeps baseRTT */
+	}
+}
+
+SEC("struct_ops")
+void BPF_PROG(ctcp_set_state, struct sock *sk, __u8 new_state)
+{
+	struct tv_compound *c = ct(sk);
+	__u8 old = ((struct inet_connection_sock *)sk)->icsk_ca_state;
+
+	if (old == TCP_CA_Recovery && new_state == TCP_CA_Open) {
+		c->cwnd = c->ssthresh;
+		c->dwnd = c->dwnd_after;
+		publish(tcp_sk(sk), c);
+	}
+}
+
+/* Linux tcp_reno_undo_cwnd: max(cwnd, prior_cwnd); the next cong_avoid splits it. */
+SEC("struct_ops")
+__u32 BPF_PROG(ctcp_undo_cwnd, struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops tv_compound = {
+	.init = (void *)ctcp_init,
+	.ssthresh = (void *)ctcp_ssthresh,
+	.undo_cwnd = (void *)ctcp_undo_cwnd,
+	.cong_avoid = (void *)ctcp_cong_avoid,
+	.pkts_acked = (void *)ctcp_pkts_acked,
+	.set_state = (void *)ctcp_set_state,
+	.cwnd_event = (void *)ctcp_cwnd_event,
+	.name = "tv_compound",
+};
