@@ -220,9 +220,15 @@ def loss_runs(kernel, tmp_path_factory):
     try:
         for key, cc, params, loss in (("ccp", "ccp", None, False), ("compound", "compound", None, True),
                                       ("ccplb", "ccplb", {"pob_segments": 600.0, "pob_rate": 1.0}, False)):
-            sc = _loss_case(cc, params, loss)
-            runs[key] = (tcpvideo.simulate(dict(sc), out=out / f"{key}-sim"),
-                         emulate(dict(sc), out=out / f"{key}-real", log=lambda m: None))
+            # On the loss case cwnd is ~12 segments, so one run's median ratio moves in steps of
+            # 1/12 with the loss pattern (seed 1 alone: 1.18 in one run, 1.00 in another); three
+            # seeds, judged by their median, measure the law rather than one loss pattern.
+            seeds = (1, 2, 3) if loss else (1,)
+            runs[key] = []
+            for seed in seeds:
+                sc = _loss_case(cc, params, loss) | {"seed": seed}
+                runs[key].append((tcpvideo.simulate(dict(sc), out=out / f"{key}-{seed}-sim"),
+                                  emulate(dict(sc), out=out / f"{key}-{seed}-real", log=lambda m: None)))
         # what tv_ccplb added to Eq. 4, per peer, from its diagnostic array
         dump = subprocess.run(["bpftool", "-j", "map", "dump", "name", "tv_ccplb.bss"], capture_output=True, text=True)
         runs["ccplb_terms"] = [e["variant_milli"] for e in _diag_entries(dump.stdout) if e["acks"] > 0]
@@ -245,13 +251,18 @@ def _diag_entries(dump_json: str) -> list[dict]:
 def test_kernel_cwnd_follows_the_simulator_twin(loss_runs, cc):
     from bpf_vs_sim_cwnd import cwnd_series, median_ratio
 
-    sim, real = loss_runs[cc]
+    import statistics
+
     # Loss-free runs: the first ~5–6 s are slow start's overshoot of the 833-packet queue and its
     # recovery (RTOs in both runtimes, at different moments); the comparison is the settled law.
     skip = 2.0 if cc == "compound" else 6.0
-    ratio, n = median_ratio(cwnd_series(real), cwnd_series(sim), skip_s=skip)
-    assert n >= 40, n
-    assert abs(ratio - 1) <= 0.15, f"{cc}: median real/sim cwnd {ratio:.3f}"
+    ratios = []
+    for sim, real in loss_runs[cc]:
+        ratio, n = median_ratio(cwnd_series(real), cwnd_series(sim), skip_s=skip)
+        assert n >= 40, n
+        ratios.append(ratio)
+    ratio = statistics.median(ratios)
+    assert abs(ratio - 1) <= 0.15, f"{cc}: median real/sim cwnd {ratio:.3f} (per seed {ratios})"
 
 
 def test_ccplb_adds_the_pob_the_server_handed_its_socket(loss_runs):

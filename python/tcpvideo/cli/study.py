@@ -90,6 +90,24 @@ def onoff_cmd(
                   f"{f['driver_cpu_s'] + f['workers_cpu_s']:.1f} s CPU → {res['out'] / 'report.html'}", soft_wrap=True)
 
 
+def _run_swept(run, full: bool, out: Path, jobs: Optional[int], ray: Optional[str], quiet: bool) -> dict:
+    """Run a study on the sweep engine with the options every swept study shares; a bad option,
+    an interrupted sweep or a failed run ends the command with one line and its exit status."""
+    from tcpvideo import sweep
+
+    if jobs is not None and jobs < 1:
+        Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
+        raise typer.Exit(2)
+    try:
+        return run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
+    except sweep.SweepInterrupted as e:
+        Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
+        raise typer.Exit(130)
+    except RuntimeError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
+        raise typer.Exit(1)
+
+
 @study_app.command("trickle")
 def trickle_cmd(
     full: bool = typer.Option(False, "--full", help="300 users per data centre, 3 populations, 180 s runs (tens of "
@@ -100,20 +118,9 @@ def trickle_cmd(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Seed 003's Figs 3–5, 7, 8, Tables 1–3 and the paper-vs-ours table → OUT/report/report.html."""
-    from tcpvideo import sweep
     from tcpvideo.studies import trickle
 
-    if jobs is not None and jobs < 1:
-        Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
-        raise typer.Exit(2)
-    try:
-        res = trickle.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
-    except sweep.SweepInterrupted as e:
-        Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
-        raise typer.Exit(130)
-    except RuntimeError as e:
-        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
-        raise typer.Exit(1)
+    res = _run_swept(trickle.run, full, out, jobs, ray, quiet)
     _print_claims("seed 003: paper vs ours", res)
 
 
@@ -129,6 +136,8 @@ def _print_claims(title: str, res: dict) -> None:
     f = res["facts"]
     console.print(f"{f['runs']} runs ({f['ran_now']} now, {f['reused']} reused) in {f['wall_s']} s wall "
                   f"→ {res['out'] / 'report.html'}", soft_wrap=True)
+
+
 @study_app.command("crowdlive")
 def crowdlive_cmd(
     full: bool = typer.Option(False, "--full", help="30 publishers, 120 viewers, 5 minutes (default: 8, 20, 1 minute)."),
@@ -160,21 +169,10 @@ def ethle_cmd(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Seed 002's Tables II and III, Fig 9 and the paper-vs-ours table → OUT/report/report.html."""
-    from tcpvideo import sweep
     from tcpvideo.studies import ethle
 
     console = Console()
-    if jobs is not None and jobs < 1:
-        Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
-        raise typer.Exit(2)
-    try:
-        res = ethle.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
-    except sweep.SweepInterrupted as e:
-        Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
-        raise typer.Exit(130)
-    except RuntimeError as e:
-        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
-        raise typer.Exit(1)
+    res = _run_swept(ethle.run, full, out, jobs, ray, quiet)
     t3 = Table(title="Table III (simulated): x and backhaul throughput", show_lines=False)
     for col in ("stream", "location", "x model", "x paper mod.", "x sim", "x paper act.", "th model", "th sim",
                 "th paper act."):
@@ -185,16 +183,7 @@ def ethle_cmd(
         t3.add_row(r.stream, r.location, str(r.model_x), pm, opt, str(r.paper_t3_actual_x),
                    f"{r.model_th_bh_mbps:.1f}", f"{r.sim_th_bh_mbps:.1f}", f"{r.paper_t3_actual_th_mbps:.1f}")
     console.print(t3)
-    t = Table(title="seed 002: paper vs ours", show_lines=False)
-    for col in ("fig", "claim", "ours", "status"):
-        t.add_column(col, overflow="fold")
-    for c in res["claims"]:
-        colour = {"reproduced": "green", "not reproduced": "red"}.get(c.status, "yellow")
-        t.add_row(c.figure, c.claim, c.ours, f"[{colour}]{c.status}[/{colour}]")
-    console.print(t)
-    f = res["facts"]
-    console.print(f"{f['runs']} runs ({f['ran_now']} now, {f['reused']} reused) in {f['wall_s']} s wall "
-                  f"→ {res['out'] / 'report.html'}", soft_wrap=True)
+    _print_claims("seed 002: paper vs ours", res)
 
 
 @study_app.command("ccplb")
@@ -207,20 +196,9 @@ def ccplb_cmd(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Seed 001's Figs 4–9, the CCP sensitivity table and the paper-vs-ours table → OUT/report/report.html."""
-    from tcpvideo import sweep
     from tcpvideo.studies import ccplb
 
-    if jobs is not None and jobs < 1:
-        Console(stderr=True).print(f"[red]error:[/red] --jobs {jobs}: must be at least 1")
-        raise typer.Exit(2)
-    try:
-        res = ccplb.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet)
-    except sweep.SweepInterrupted as e:
-        Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
-        raise typer.Exit(130)
-    except RuntimeError as e:
-        Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
-        raise typer.Exit(1)
+    res = _run_swept(ccplb.run, full, out, jobs, ray, quiet)
     _print_claims("seed 001: paper vs ours", res)
 
 
