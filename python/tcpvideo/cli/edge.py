@@ -15,6 +15,8 @@ from typing import List, Optional
 
 import typer
 
+from tcpvideo.edge_demo.cli import demo as edge_demo_command
+
 app = typer.Typer(help="The ETHLE edge proxy: holds back live HLS segments near the receivers.",
                   no_args_is_help=True)
 
@@ -78,6 +80,9 @@ def serve(
                    "`cargo build -p tcpvideo-edge --release` or set TCPVIDEO_EDGE_BIN", err=True)
         raise typer.Exit(2)
     os.execv(binary, [binary, *args])
+
+
+app.command(name="demo")(edge_demo_command)
 
 
 def register(root: typer.Typer) -> None:
