@@ -17,7 +17,9 @@ def demo(
     bitrate_kbps: int = typer.Option(15000, help="Live stream bitrate (kbit/s, CBR)."),
     segment_s: int = typer.Option(2, help="Segment length (s)."),
     max_x: int = typer.Option(8, help="Operator cap on x; 0 = none."),
-    mode: List[str] = typer.Option(["edge", "e2e"], help="Rows to run, in order: edge, e2e."),
+    mode: List[str] = typer.Option(["edge", "edge-warm", "e2e"],
+                                   help="Rows, in order: edge (first viewer of the stream), "
+                                        "edge-warm (another viewer already watches), e2e."),
     out: Optional[Path] = typer.Option(None, help="Keep logs and results.json here."),
 ) -> None:
     """Play a live ffmpeg stream with hls.js through the edge and directly (E2E) over an
@@ -25,6 +27,7 @@ def demo(
     from tcpvideo.cli.edge import find_edge_binary
     from tcpvideo.cli.origin import find_origin_binary
     from tcpvideo.edge_demo import DemoConfig, TestbedConfig, format_table, missing_requirements, run_demo
+    from tcpvideo.edge_demo.demo import MODES
 
     checks = [(play_s > 0, "--play-s", f"must be positive, got {play_s}"),
               (rtt_ms > 0, "--rtt-ms", f"must be positive, got {rtt_ms}"),
@@ -33,8 +36,8 @@ def demo(
               (bitrate_kbps > 0, "--bitrate-kbps", f"must be positive, got {bitrate_kbps}"),
               (1 <= segment_s <= 30, "--segment-s", f"expected 1..30, got {segment_s}"),
               (max_x >= 0, "--max-x", f"must be 0 or more, got {max_x}"),
-              (bool(mode) and all(m in ("edge", "e2e") for m in mode), "--mode",
-               f"expected edge and/or e2e, got {mode}")]
+              (bool(mode) and all(m in MODES for m in mode), "--mode",
+               f"expected some of {', '.join(MODES)}, got {mode}")]
     for ok, hint, why in checks:
         if not ok:
             raise typer.BadParameter(why, param_hint=hint)
@@ -43,7 +46,7 @@ def demo(
         typer.echo(f"tcpvideo edge demo: cannot run here: {why}", err=True)
         raise typer.Exit(2)
     origin_bin, edge_bin = find_origin_binary(), find_edge_binary()
-    if origin_bin is None or ("edge" in mode and edge_bin is None):
+    if origin_bin is None or (any(m.startswith("edge") for m in mode) and edge_bin is None):
         typer.echo("tcpvideo edge demo: build the binaries first: "
                    "cargo build -p tcpvideo-origin -p tcpvideo-edge --release", err=True)
         raise typer.Exit(2)

@@ -29,7 +29,8 @@ from tcpvideo.edge_demo.live_source import wait_for_segments
 from tcpvideo.edge_demo.player import PlayerReport, missing_player_parts, play
 from tcpvideo.edge_demo.testbed import EdgeFacts, Testbed, TestbedConfig
 
-MODES = ("edge", "e2e")
+MODES = ("edge", "edge-warm", "e2e")
+MODE_LABELS = {"edge": "edge cold", "edge-warm": "edge warm", "e2e": "E2E"}
 
 
 def missing_requirements() -> Optional[str]:
@@ -58,6 +59,7 @@ def missing_requirements() -> Optional[str]:
 class DemoConfig:
     play_s: float = 180.0
     warm_segments: int = 6  # live window before the first player joins (x + 3 at least)
+    other_viewer_s: float = 10.0  # edge-warm: another viewer joins this long before the player
     startup_timeout_s: float = 60.0
     modes: tuple[str, ...] = MODES
     testbed: TestbedConfig = field(default_factory=TestbedConfig)
@@ -65,7 +67,7 @@ class DemoConfig:
 
 @dataclass
 class DemoRow:
-    mode: str  # "edge hold-x" or "E2E"
+    mode: str  # MODE_LABELS
     x: Optional[int]
     backhaul_rtt_ms: Optional[float]
     player: PlayerReport
@@ -113,6 +115,9 @@ def format_table(result: DemoResult) -> str:
                      f"{p.stall_count:>6d} {p.stall_total_s:>9.2f} "
                      f"{_fmt(p.latency_median_s):>14s} {p.played_s:>8.1f}"
                      + (f"  FATAL {p.fatal}" if p.fatal else ""))
+    lines.append("x and backhaul RTT: the edge's model and TCP_INFO on its upstream connection; E2E "
+                 "RTT: ss minrtt of the player's sockets. Startup: loadSource to `playing`; stalls: "
+                 "`waiting` after `playing`; live latency: median of hls.latency.")
     return "\n".join(lines)
 
 
@@ -141,7 +146,7 @@ def run_demo(config: DemoConfig, origin_bin: str, edge_bin: str, run_dir: Option
         with Testbed(config.testbed, run_dir) as bed:
             playlist = bed.start_source()
             bed.start_origin(origin_bin)
-            if "edge" in config.modes:
+            if any(m.startswith("edge") for m in config.modes):
                 bed.start_edge(edge_bin)
             t = time.monotonic()
             wait_for_segments(playlist, config.warm_segments,
@@ -150,7 +155,11 @@ def run_demo(config: DemoConfig, origin_bin: str, edge_bin: str, run_dir: Option
             log(f"live source: {config.warm_segments} segments after {time.monotonic() - t:.1f} s")
             ran_kbps = int(config.testbed.ran_mbit * 1000)
             for mode in config.modes:
-                url = bed.edge_url() if mode == "edge" else bed.origin_url()
+                url = bed.origin_url() if mode == "e2e" else bed.edge_url()
+                viewer = None
+                if mode == "edge-warm":
+                    viewer = bed.start_other_viewer(ran_kbps)
+                    time.sleep(config.other_viewer_s)
                 log(f"playing {url} ({mode}) for {config.play_s:g} s ...")
                 peer = url.split("/")[2].split(":")[0]
                 rtts: list[float] = []
@@ -170,9 +179,11 @@ def run_demo(config: DemoConfig, origin_bin: str, edge_bin: str, run_dir: Option
                 finally:
                     stop.set()
                     sampler.join()
-                if mode == "edge":
+                    if viewer is not None:
+                        viewer.stop()
+                if mode != "e2e":
                     facts = bed.edge_facts()
-                    rows.append(DemoRow("edge hold-x", facts.x, facts.backhaul_rtt_ms, report, facts))
+                    rows.append(DemoRow(MODE_LABELS[mode], facts.x, facts.backhaul_rtt_ms, report, facts))
                 else:
                     rows.append(DemoRow("E2E", None, min(rtts) if rtts else None, report))
                 (run_dir / f"fragments_{mode}.json").write_text(json.dumps(report.fragments))

@@ -193,6 +193,15 @@ class Testbed:
         proc = self._spawn(self.edge, argv, "edge.log")
         self._wait_log(proc, "edge.log", "edge listening", 60)
 
+    def start_other_viewer(self, ran_kbps: int) -> netns.Process:
+        """Another receiver of the stream in the same cell, so the edge already serves it when the
+        measured player joins: fetches the edge's playlist every segment length (what a player
+        does between segments), named apart from the player (``X-Receiver-Id``)."""
+        url = self.edge_url()
+        loop = (f"while :; do curl -s -o /dev/null -m 10 -H 'X-Receiver-Id: ethle-other-viewer' "
+                f"-H 'X-Ran-Throughput-Kbps: {int(ran_kbps)}' {url}; sleep {self.config.segment_s}; done")
+        return self._spawn(self.rx, ["sh", "-c", loop], "other_viewer.log")
+
     # addresses ---------------------------------------------------------------------------------
     def origin_url(self) -> str:
         return f"http://{SRC_IP}:{ORIGIN_PORT}/{LIVE_DIR}/{PLAYLIST}"
