@@ -14,6 +14,11 @@ command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v bpftool >/dev/null 2>&1 || need+=(bpftool)
 [ -e /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
+# tcpvideo edge demo (tests/test_edge_demo.py): the live source, the browser and its driver.
+command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -24,6 +29,11 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test]'
+# hls.js and playwright-core for the edge demo's player, versions pinned by its package-lock.json
+# (playwright-core downloads no browser; the demo launches Debian's /usr/bin/chromium).
+if command -v npm >/dev/null 2>&1; then
+  npm ci --prefix python/tcpvideo/edge_demo/player --no-audit --no-fund >/dev/null
+fi
 # Style gates: rustfmt.toml's format and clippy with warnings as errors, every crate and target.
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all --check
