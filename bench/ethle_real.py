@@ -37,22 +37,26 @@ def paper_vs_ours(result) -> list[tuple[str, str, str, str, str]]:
         if r is None:
             continue
         p = r.player
+        hiccups = p.stall_count - p.starved_stall_count
         out.append((f"hold-x (x={r.x}) plays without buffering ({label})", "0 buffering (Table II)",
-                    f"{p.stall_count} stalls, {p.stall_total_s:.2f} s over {p.played_s:.0f} s",
-                    "yes" if p.stall_count == 0 and p.startup_s is not None else "no",
-                    "" if p.stall_count == 0 else "see the stall times in results.json"))
+                    f"{p.starved_stall_count} starved stalls; {p.stall_count} `waiting` events in "
+                    f"all, {p.stall_total_s:.3f} s over {p.played_s:.0f} s",
+                    "yes" if p.starved_stall_count == 0 and p.startup_s is not None else "no",
+                    (f"{hiccups} `waiting` event(s) began with >= 0.5 s buffered: the element, not "
+                     f"the network (buffer levels in results.json)") if hiccups else ""))
     e2e = rows.get("E2E")
     if e2e is not None:
         p = e2e.player
         worse = [f"{lab}: starts {e2e.player.startup_s - r.player.startup_s:+.2f} s later"
                  for lab, r in rows.items() if lab != "E2E" and r.player.startup_s is not None
                  and p.startup_s is not None]
-        stalls = p.stall_count > 0
+        stalls = p.starved_stall_count > 0
         later = any(r.player.startup_s is not None and p.startup_s is not None
                     and p.startup_s > r.player.startup_s for lab, r in rows.items() if lab != "E2E")
         out.append(("E2E on the same path buffers or starts later", "buffers in 17 of 24 cells; "
                     "initial delay higher in all",
-                    f"{p.stall_count} stalls ({p.stall_total_s:.2f} s), startup {p.startup_s}; "
+                    f"{p.starved_stall_count} starved stalls ({p.stall_count} `waiting`, "
+                    f"{p.stall_total_s:.2f} s), startup {p.startup_s if p.startup_s is None else round(p.startup_s, 2)} s; "
                     + "; ".join(worse), "yes" if (stalls or later) else "no",
                     "one receiver, loss-free emulated backhaul, BBR keeps its bandwidth estimate "
                     "on the player's persistent connection" if not stalls else ""))

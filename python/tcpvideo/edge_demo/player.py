@@ -6,7 +6,10 @@ The numbers come from the player's own events (``player/page.html``):
 * startup delay: ``hls.loadSource`` to the video element's first ``playing`` event;
 * stalls: each ``waiting`` event after the first ``playing`` opens a stall, the next ``playing``
   closes it (a stall still open at the end counts with its length so far); hls.js's own
-  ``BUFFER_STALLED_ERROR`` count is kept beside it;
+  ``BUFFER_STALLED_ERROR`` count is kept beside it. Each stall keeps what was buffered ahead of
+  the playhead when it began: below ``STARVED_BELOW_S`` it is *starved* (the data came late, what
+  ETHLE is about); with seconds of media buffered the element stopped for another reason
+  (decoder or append hiccup on a loaded machine) and the network is not the cause;
 * live latency: ``hls.latency`` (seconds from the playhead to the live edge of the playlist, as
   hls.js computes it: program-date-time not needed), sampled every second while playing.
 
@@ -28,6 +31,7 @@ from typing import Optional
 
 PLAYER_DIR = Path(__file__).resolve().parent / "player"
 CHROMIUM = "/usr/bin/chromium"
+STARVED_BELOW_S = 0.5  # buffered media ahead of the playhead (s) below which a stall is starved
 
 
 def missing_player_parts() -> Optional[str]:
@@ -48,6 +52,7 @@ class PlayerReport:
 
     startup_s: Optional[float]  # None: never started playing
     stalls: list[float]  # length of each stall after playback started
+    stall_buffers_s: list[Optional[float]]  # media buffered ahead when each stall began
     hls_stalled_errors: int
     latency_samples: list[float]
     played_s: float  # video.currentTime advance is not used: wall time since `playing`
@@ -64,6 +69,11 @@ class PlayerReport:
         return sum(self.stalls)
 
     @property
+    def starved_stall_count(self) -> int:
+        """Stalls that began with (almost) nothing buffered: data arrived late."""
+        return sum(1 for b in self.stall_buffers_s if b is None or b < STARVED_BELOW_S)
+
+    @property
     def latency_median_s(self) -> Optional[float]:
         return statistics.median(self.latency_samples) if self.latency_samples else None
 
@@ -73,6 +83,8 @@ class PlayerReport:
         return cls(
             startup_s=start,
             stalls=[float(s["seconds"]) for s in rec.get("stalls", [])],
+            stall_buffers_s=[None if s.get("buffer") is None else float(s["buffer"])
+                             for s in rec.get("stalls", [])],
             hls_stalled_errors=int(rec.get("hlsStalledErrors", 0)),
             latency_samples=[float(s["latency"]) for s in rec.get("latency", [])],
             played_s=max(0.0, float(rec.get("now", 0.0)) - start) if start is not None else 0.0,
