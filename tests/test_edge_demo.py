@@ -21,12 +21,14 @@ def test_player_report_counts_stalls_after_playing_an_open_stall_and_which_were_
     page = {"hlsjs": "1.7.4", "playingAt": 2.5, "now": 32.5, "hlsStalledErrors": 1, "fatal": None,
             "stalls": [{"start": 10.0, "seconds": 0.25, "buffer": 3.0},
                        {"start": 30.0, "seconds": 2.5, "buffer": 0.02, "open": True}],
-            "latency": [{"latency": 7.0}, {"latency": 9.0}, {"latency": 8.0}], "waitingBeforeStart": 3}
+            "latency": [{"latency": 7.0, "buffer": 0.1}, {"latency": 9.0, "buffer": 4.0},
+                        {"latency": 8.0, "buffer": 2.5}], "waitingBeforeStart": 3}
     r = PlayerReport.from_page(page)
     assert r.stall_count == 2  # the 3 `waiting` before the first `playing` are startup, not stalls
     assert r.stall_total_s == pytest.approx(2.75)
     assert r.starved_stall_count == 1  # the first began with 3 s buffered: not late data
     assert r.latency_median_s == pytest.approx(8.0)
+    assert r.buffer_min_s == pytest.approx(2.5)  # the first sample may precede the first append
     assert r.played_s == pytest.approx(30.0)
 
 

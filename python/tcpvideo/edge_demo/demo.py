@@ -78,6 +78,7 @@ class DemoRow:
         d["player"].pop("fragments", None)
         d["stall_count"] = self.player.stall_count
         d["starved_stall_count"] = self.player.starved_stall_count
+        d["buffer_min_s"] = self.player.buffer_min_s
         d["stall_total_s"] = self.player.stall_total_s
         d["latency_median_s"] = self.player.latency_median_s
         return d
@@ -107,18 +108,20 @@ def format_table(result: DemoResult) -> str:
             f"{c.testbed.ran_mbit:g} Mbit/s, {c.play_s:g} s of playback per row "
             f"(load {result.load_average[0]:.1f})")
     cols = (f"{'mode':12s} {'x':>3s} {'backhaul RTT ms':>15s} {'startup s':>9s} "
-            f"{'stalls':>6s} {'starved':>7s} {'stalled s':>9s} {'live latency s':>14s} {'played s':>8s}")
+            f"{'stalls':>6s} {'starved':>7s} {'stalled s':>9s} {'min buffer s':>12s} {'live latency s':>14s} "
+            f"{'played s':>8s}")
     lines = [head, cols]
     for r in result.rows:
         p = r.player
         lines.append(f"{r.mode:12s} {_fmt(r.x, 'd') if r.x is not None else '-':>3s} "
                      f"{_fmt(r.backhaul_rtt_ms, '.1f'):>15s} {_fmt(p.startup_s):>9s} "
                      f"{p.stall_count:>6d} {p.starved_stall_count:>7d} {p.stall_total_s:>9.2f} "
+                     f"{_fmt(p.buffer_min_s):>12s} "
                      f"{_fmt(p.latency_median_s):>14s} {p.played_s:>8.1f}"
                      + (f"  FATAL {p.fatal}" if p.fatal else ""))
     lines.append("x and backhaul RTT: the edge's model and TCP_INFO on its upstream connection; E2E "
                  "RTT: ss minrtt of the player's sockets. Startup: loadSource to `playing`; stalls: "
-                 "`waiting` after `playing`, starved = began with < 0.5 s buffered; live latency: median of hls.latency.")
+                 "`waiting` after `playing`, starved = began with < 0.5 s buffered; min buffer: least media ahead of the playhead (1 s samples); live latency: median of hls.latency.")
     return "\n".join(lines)
 
 

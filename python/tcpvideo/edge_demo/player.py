@@ -11,7 +11,9 @@ The numbers come from the player's own events (``player/page.html``):
   ETHLE is about); with seconds of media buffered the element stopped for another reason
   (decoder or append hiccup on a loaded machine) and the network is not the cause;
 * live latency: ``hls.latency`` (seconds from the playhead to the live edge of the playlist, as
-  hls.js computes it: program-date-time not needed), sampled every second while playing.
+  hls.js computes it: program-date-time not needed), sampled every second while playing, with
+  the media buffered ahead of the playhead at the same instants (its minimum is the margin the
+  delivery left: the network's part of a stall, apart from the element's).
 
 The page is served by the driver's request interception from the stream's own origin, so neither
 the origin nor the edge needs CORS headers. Node modules (``hls.js``, ``playwright-core``, pinned
@@ -55,6 +57,7 @@ class PlayerReport:
     stall_buffers_s: list[Optional[float]]  # media buffered ahead when each stall began
     hls_stalled_errors: int
     latency_samples: list[float]
+    buffer_samples: list[float]  # media buffered ahead of the playhead, each second (s)
     played_s: float  # video.currentTime advance is not used: wall time since `playing`
     fatal: Optional[str]
     fragments: list[dict] = field(default_factory=list)
@@ -74,6 +77,12 @@ class PlayerReport:
         return sum(1 for b in self.stall_buffers_s if b is None or b < STARVED_BELOW_S)
 
     @property
+    def buffer_min_s(self) -> Optional[float]:
+        """Least media buffered ahead in the 1 s samples, from the second one on (the first is
+        taken while the first segment may still be appending)."""
+        return min(self.buffer_samples[1:]) if len(self.buffer_samples) > 1 else None
+
+    @property
     def latency_median_s(self) -> Optional[float]:
         return statistics.median(self.latency_samples) if self.latency_samples else None
 
@@ -87,6 +96,7 @@ class PlayerReport:
                              for s in rec.get("stalls", [])],
             hls_stalled_errors=int(rec.get("hlsStalledErrors", 0)),
             latency_samples=[float(s["latency"]) for s in rec.get("latency", [])],
+            buffer_samples=[float(s["buffer"]) for s in rec.get("latency", []) if "buffer" in s],
             played_s=max(0.0, float(rec.get("now", 0.0)) - start) if start is not None else 0.0,
             fatal=rec.get("fatal"),
             fragments=list(rec.get("fragments", [])),
