@@ -125,8 +125,9 @@ def format_table(result: DemoResult) -> str:
     return "\n".join(lines)
 
 
-class _Terminated(Exception):
-    """SIGTERM/SIGHUP during the demo: unwinds like Ctrl-C so everything is cleaned up."""
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM/SIGHUP during the demo: unwinds exactly like Ctrl-C, so everything is cleaned up
+    and callers handle one kind of interruption."""
 
 
 def run_demo(config: DemoConfig, origin_bin: str, edge_bin: str, run_dir: Optional[Path] = None,
