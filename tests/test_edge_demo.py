@@ -88,7 +88,7 @@ def test_edge_demo_plays_through_the_edge_and_directly_over_the_302_ms_backhaul(
     origin_bin, edge_bin = find_origin_binary(), find_edge_binary()
     if not origin_bin or not edge_bin:
         pytest.skip("binaries not built: cargo build -p tcpvideo-origin -p tcpvideo-edge --release")
-    config = DemoConfig(play_s=12.0, warm_segments=5, modes=("edge", "e2e"))
+    config = DemoConfig(play_s=10.0, warm_segments=5, modes=("edge", "e2e"))
     with tempfile.TemporaryDirectory(prefix="ethle-test-") as d:
         result = run_demo(config, origin_bin, edge_bin, run_dir=Path(d), log=lambda s: None)
     names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
