@@ -47,17 +47,20 @@ def paper_vs_ours(result) -> list[tuple[str, str, str, str, str]]:
     e2e = rows.get("E2E")
     if e2e is not None:
         p = e2e.player
-        worse = [f"{lab}: starts {e2e.player.startup_s - r.player.startup_s:+.2f} s later"
+        worse = [f"{abs(p.startup_s - r.player.startup_s):.2f} s "
+                 f"{'later' if p.startup_s > r.player.startup_s else 'earlier'} than {lab}"
                  for lab, r in rows.items() if lab != "E2E" and r.player.startup_s is not None
                  and p.startup_s is not None]
         stalls = p.starved_stall_count > 0
-        later = any(r.player.startup_s is not None and p.startup_s is not None
-                    and p.startup_s > r.player.startup_s for lab, r in rows.items() if lab != "E2E")
+        started = [r.player.startup_s for lab, r in rows.items()
+                   if lab != "E2E" and r.player.startup_s is not None]
+        later = [p.startup_s is not None and p.startup_s > t for t in started]
         out.append(("E2E on the same path buffers or starts later", "buffers in 17 of 24 cells; "
                     "initial delay higher in all",
                     f"{p.starved_stall_count} starved stalls ({p.stall_count} `waiting`, "
-                    f"{p.stall_total_s:.2f} s), startup {p.startup_s if p.startup_s is None else round(p.startup_s, 2)} s; "
-                    + "; ".join(worse), "yes" if (stalls or later) else "no",
+                    f"{p.stall_total_s:.2f} s), startup "
+                    f"{p.startup_s if p.startup_s is None else round(p.startup_s, 2)} s; "
+                    + "; ".join(worse), "yes" if stalls or (later and all(later)) else "partly" if any(later) else "no",
                     "one receiver, loss-free emulated backhaul, BBR keeps its bandwidth estimate "
                     "on the player's persistent connection" if not stalls else ""))
     return out

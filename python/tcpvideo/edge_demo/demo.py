@@ -121,7 +121,9 @@ def format_table(result: DemoResult) -> str:
                      + (f"  FATAL {p.fatal}" if p.fatal else ""))
     lines.append("x and backhaul RTT: the edge's model and TCP_INFO on its upstream connection; E2E "
                  "RTT: ss minrtt of the player's sockets. Startup: loadSource to `playing`; stalls: "
-                 "`waiting` after `playing`, starved = began with < 0.5 s buffered; min buffer: least media ahead of the playhead (1 s samples); live latency: median of hls.latency.")
+                 "`waiting` after `playing`, starved = began with < 0.5 s buffered; min buffer: "
+                 "least media ahead of the playhead (1 s samples); live latency: median of "
+                 "hls.latency.")
     return "\n".join(lines)
 
 
@@ -145,7 +147,8 @@ def run_demo(config: DemoConfig, origin_bin: str, edge_bin: str, run_dir: Option
     def terminate(signum, _frame):
         raise _Terminated(f"signal {signum}")
 
-    previous = {s: signal.signal(s, terminate) for s in (signal.SIGTERM, signal.SIGHUP)}
+    in_main = threading.current_thread() is threading.main_thread()  # signal() works only there
+    previous = {s: signal.signal(s, terminate) for s in (signal.SIGTERM, signal.SIGHUP)} if in_main else {}
     rows: list[DemoRow] = []
     try:
         with Testbed(config.testbed, run_dir) as bed:
@@ -177,13 +180,15 @@ def run_demo(config: DemoConfig, origin_bin: str, edge_bin: str, run_dir: Option
                             rtts.append(v)
 
                 sampler = threading.Thread(target=sample_rtt, daemon=True)
-                sampler.start()
+                if mode == "e2e":  # through the edge the player's sockets end at the edge
+                    sampler.start()
                 try:
                     report = play(bed.receiver_argv_prefix(), url, config.play_s, ran_kbps,
                                   config.startup_timeout_s, log_path=run_dir / f"player_{mode}.log")
                 finally:
                     stop.set()
-                    sampler.join()
+                    if sampler.is_alive():
+                        sampler.join()
                     if viewer is not None:
                         viewer.stop()
                 if mode != "e2e":
@@ -194,7 +199,11 @@ def run_demo(config: DemoConfig, origin_bin: str, edge_bin: str, run_dir: Option
                 (run_dir / f"fragments_{mode}.json").write_text(json.dumps(report.fragments))
                 if not bed.source_alive():
                     raise RuntimeError("ffmpeg (live source) stopped during playback; see ffmpeg.log")
-            log(f"delay line: {bed.delay_line_stats()}")
+            line = bed.delay_line_stats()
+            log("delay line: " + ", ".join(
+                f"{d} {v.get('packets', 0)} packets, {v.get('queue_drops', 0)} queue drops, "
+                f"lateness p99 {v.get('late_p99_us', 0):.0f} us"
+                for d, v in line.items() if isinstance(v, dict)))
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
