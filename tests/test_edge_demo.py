@@ -3,6 +3,7 @@ hls.js in chromium through the ETHLE edge and directly (E2E). The short end-to-e
 ffmpeg, chromium, node and the player's node modules and skips with the reason otherwise; the
 3-minute must-show run is bench/ethle_real.py."""
 
+import os
 import re
 import subprocess
 import tempfile
@@ -108,4 +109,4 @@ def test_edge_demo_plays_through_the_edge_and_directly_over_the_302_ms_backhaul(
     # zero-stall claim is judged over 3 minutes by bench/ethle_real.py.
     assert edge.player.starved_stall_count == 0, (edge.player.stalls, edge.player.stall_buffers_s)
     assert edge.player.stall_total_s < 0.5, edge.player.stalls
-    assert not re.search(rf"^ethle-{__import__('os').getpid()}-", names, flags=re.M)
+    assert not re.search(rf"^ethle-{os.getpid()}-", names, flags=re.M)  # namespaces removed
