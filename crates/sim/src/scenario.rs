@@ -292,6 +292,8 @@ pub struct PlayerSpec {
     pub live_start_behind: Option<u64>,
     /// "once" (default) or "every_segment".
     pub playlist: Option<String>,
+    /// "persistent" (default: one keep-alive connection) or "per_segment" (a new connection per segment).
+    pub connection: Option<String>,
 }
 
 /// `crowd = { channel = 3, stream_for = "60s" }` of a crowdlive flow (`app = "publish"` /
@@ -563,6 +565,7 @@ pub struct PlayerDef {
     pub catch_up: bool,
     pub live_start_behind: u64,
     pub playlist_every_segment: bool,
+    pub per_segment_connections: bool,
 }
 
 /// The run's stream, validated.
@@ -949,6 +952,11 @@ fn player_of(ps: Option<&PlayerSpec>, path: &str) -> Result<PlayerDef, ScenarioE
         Some("every_segment") => true,
         Some(o) => return err(format!("{path}.playlist"), format!("unknown refresh {o:?} (once, every_segment)")),
     };
+    let per_segment_connections = match ps.connection.as_deref() {
+        None | Some("persistent") => false,
+        Some("per_segment") => true,
+        Some(o) => return err(format!("{path}.connection"), format!("unknown connection {o:?} (persistent, per_segment)")),
+    };
     Ok(PlayerDef {
         abr: info.name.to_string(),
         abr_params,
@@ -957,6 +965,7 @@ fn player_of(ps: Option<&PlayerSpec>, path: &str) -> Result<PlayerDef, ScenarioE
         catch_up: ps.catch_up.unwrap_or(false),
         live_start_behind: ps.live_start_behind.unwrap_or(0),
         playlist_every_segment,
+        per_segment_connections,
     })
 }
 
