@@ -205,3 +205,25 @@ def test_distributed_clients_request_each_segment_at_their_arrival_phase():
         assert len(later) >= 4
         assert ((later["requested_s"] % 2.0 - phase).abs() < 1e-6).all(), (flow, phase, list(later["requested_s"]))
         assert (later["requested_s"] >= later["available_s"]).all()
+
+
+def test_clocked_clients_behind_the_live_edge_request_once_per_period_whatever_their_buffer():
+    # A 3-segment buffer, joining 2 segments behind the live edge: under "distributed" (a not-before
+    # slot) the client fills its buffer with back-to-back requests (every segment it wants already
+    # exists); under "clocked" (§IV-C as written) it asks once per period at its arrival phase.
+    def requests(timing):
+        sc = onoff(clients=3, duration="20s", request_timing=timing, buffer_segments=3, live_start_behind=2)
+        sc["dumbbell"]["flow"]["start"] = "6s"  # segments 0-2 exist (segment k appears at (k+1)·2 s)
+        r = tcpvideo.simulate(sc)
+        return r.video_segments.to_pandas(), r.video_clients.to_pandas().set_index("flow")["joined_s"]
+
+    seg, _ = requests("distributed")
+    gaps = seg.groupby("flow")["requested_s"].apply(lambda s: s.diff().iloc[1:3].max())
+    assert (gaps < 1.0).all(), gaps
+    seg, joined = requests("clocked")
+    for flow, g in seg.groupby("flow"):
+        assert len(g) >= 6
+        phase = joined[flow] % 2.0
+        # (the first request leaves when the connection is up; from the second on, one per period)
+        assert ((g["requested_s"].diff().iloc[2:] - 2.0).abs() < 1e-6).all(), list(g["requested_s"])
+        assert ((g["requested_s"].iloc[1:] % 2.0 - phase).abs() < 1e-6).all()

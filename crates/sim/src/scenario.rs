@@ -284,7 +284,8 @@ pub struct PlayerSpec {
     pub abr_params: Option<BTreeMap<String, f64>>,
     /// Buffer target in segments (seed 004: 1, 5, 15; default 1).
     pub buffer_segments: Option<u32>,
-    /// "synchronized" (default: as soon as available) or "distributed" (seed 004 §IV-C).
+    /// "synchronized" (default: as soon as available), "distributed" (seed 004 §IV-C: a not-before
+    /// phase) or "clocked" (§IV-C as written: one request per period at the phase, whatever the buffer).
     pub request_timing: Option<String>,
     /// Skip to the live edge after a stall (default false: every stall adds to the latency).
     pub catch_up: Option<bool>,
@@ -562,6 +563,8 @@ pub struct PlayerDef {
     pub abr_params: BTreeMap<String, f64>,
     pub buffer_segments: u32,
     pub distributed: bool,
+    /// Distributed on the client's own clock, whatever its buffer (`request_timing = "clocked"`).
+    pub clocked: bool,
     pub catch_up: bool,
     pub live_start_behind: u64,
     pub playlist_every_segment: bool,
@@ -942,10 +945,11 @@ fn player_of(ps: Option<&PlayerSpec>, path: &str) -> Result<PlayerDef, ScenarioE
     if buffer_segments == 0 {
         return err(format!("{path}.buffer_segments"), "a buffer smaller than one segment cannot play (at least 1)");
     }
-    let distributed = match ps.request_timing.as_deref() {
-        None | Some("synchronized") => false,
-        Some("distributed") => true,
-        Some(o) => return err(format!("{path}.request_timing"), format!("unknown timing {o:?} (synchronized, distributed)")),
+    let (distributed, clocked) = match ps.request_timing.as_deref() {
+        None | Some("synchronized") => (false, false),
+        Some("distributed") => (true, false),
+        Some("clocked") => (true, true),
+        Some(o) => return err(format!("{path}.request_timing"), format!("unknown timing {o:?} (synchronized, distributed, clocked)")),
     };
     let playlist_every_segment = match ps.playlist.as_deref() {
         None | Some("once") => false,
@@ -962,6 +966,7 @@ fn player_of(ps: Option<&PlayerSpec>, path: &str) -> Result<PlayerDef, ScenarioE
         abr_params,
         buffer_segments,
         distributed,
+        clocked,
         catch_up: ps.catch_up.unwrap_or(false),
         live_start_behind: ps.live_start_behind.unwrap_or(0),
         playlist_every_segment,

@@ -360,7 +360,9 @@ fn player_app(site: &VideoSite, def: &crate::scenario::PlayerDef, live: bool, st
     cfg.live_start_behind = def.live_start_behind;
     let availability = match (live, site.live) {
         (true, Some(src)) => {
-            if def.distributed {
+            if def.clocked {
+                cfg.request_timing = RequestTiming::clocked_from_arrival(start, src.t0, d);
+            } else if def.distributed {
                 cfg.request_timing = RequestTiming::distributed_from_arrival(start, src.t0, d);
             }
             Availability::Live(src)
