@@ -52,6 +52,7 @@ class OnOffConfig:
     # explaining experiments (False/True defaults are the study's setup):
     slow_start_after_idle: bool = True  # False: the window is not truncated after an off period (§VII)
     join_after_first: bool = False  # True: clients join in [d, 2d), when segment 0 is already there (§IV's arrival)
+    per_segment: bool = False  # True: a new TCP connection per segment (fresh slow start, no CC state kept)
 
     @property
     def segment_bytes(self) -> int:
@@ -80,6 +81,8 @@ class OnOffConfig:
             parts.append("nossai")
         if self.join_after_first:
             parts.append("joinlate")
+        if self.per_segment:
+            parts.append("perseg")
         if self.tag:
             parts.append(self.tag)
         return "+".join(parts)
@@ -101,6 +104,8 @@ def scenario(cfg: OnOffConfig, seed: int) -> dict:
     if cfg.distributed:
         timing = "clocked" if cfg.buffer_segments > 1 else "distributed"
     player = {"abr": cfg.abr, "buffer_segments": cfg.buffer_segments, "request_timing": timing}
+    if cfg.per_segment:
+        player["connection"] = "per_segment"
     if cfg.abr == "fixed":
         player["abr_params"] = {"quality": FIXED_QUALITY}
     join_at = 0.0
