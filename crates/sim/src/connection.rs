@@ -22,7 +22,8 @@
 //!
 //! A finished connection's endpoints are dropped when both reach CLOSED (their statistics are
 //! folded into the flow's [`Retired`] first), so a 20-minute per-segment run holds the live
-//! connections only.
+//! connections only. A packet that arrives for a dropped connection is discarded (Linux would
+//! answer it with a RST); the client's TIME_WAIT has answered any retransmitted FIN before that.
 
 use rand::Rng;
 use rand_pcg::Pcg64;

@@ -418,6 +418,16 @@ def distributed_adapt(buf: int):
                      "player does not model")
         elif c.status == NOT_REPRODUCED:
             c.why = _liveness_parts(ev.agg, dist, reg, n)
+            if buf > 1:
+                c.why += (f". The distributed client here is 'clocked' (§IV-C as written: one request per period at its "
+                          f"arrival phase, whatever its buffer): it joins {buf - 1} segments behind the live edge and, "
+                          "asking once per period, stays that far behind (its requests leave "
+                          f"{dd:.2f} s after the segment appeared vs {dr:.2f} s for the regular client, which fills its "
+                          "buffer back to back and then asks at availability). Playback starts after one segment "
+                          "(seed 004), so one request per period never builds the buffer beyond about one segment "
+                          "(inferred from the request timing, the buffer series is not in the study's tables): the "
+                          "extra stall time is a one-segment client's. The paper does not say how its distributed "
+                          "client filled its buffer")
     return test
 
 
