@@ -90,6 +90,25 @@ def test_a_client_with_a_b_segment_buffer_joins_when_b_segments_exist_and_fills_
             assert b["requested_s"] - a["done_s"] < 0.5, (f, a, b)
 
 
+def test_the_per_segment_experiment_opens_a_connection_per_segment_and_buffered_distributed_clients_keep_their_clock():
+    flows = lambda r: r.flows.to_pylist()  # noqa: E731
+    res = tcpvideo.simulate(scenario(OnOffConfig(3, segments=4, per_segment=True), seed=2))
+    assert OnOffConfig(3, per_segment=True).label() == "cubic+2s+perseg"
+    # the flows table sums each client's connections, so it holds every downloaded segment's bytes
+    segs = res.video_segments.to_pylist()
+    done = [s for s in segs if s["done_s"] is not None]
+    assert len(done) >= 9
+    assert sum(f["bytes"] for f in flows(res)) >= sum(s["bytes"] for s in done)
+    # buffers of more than one segment: one request per period on the client's own clock
+    res = tcpvideo.simulate(scenario(OnOffConfig(3, segments=12, buffer_segments=3, distributed=True), seed=2))
+    by_flow: dict[int, list[float]] = {}
+    for s in res.video_segments.to_pylist():
+        by_flow.setdefault(s["flow"], []).append(s["requested_s"])
+    for reqs in by_flow.values():
+        gaps = [b - a for a, b in zip(reqs[1:], reqs[2:])]
+        assert gaps and all(abs(g - 2.0) < 1e-6 for g in gaps), reqs
+
+
 def test_retransmission_timeline_counts_retransmissions_per_segment_period():
     events = pa.table({"t_s": [0.1, 2.5, 2.7, 3.9, 4.0, 9.99, 50.0], "kind": ["retransmit", "retransmit", "rto",
                        "retransmit", "retransmit", "retransmit", "retransmit"]})

@@ -30,15 +30,23 @@ def onoff(clients: int = 6, duration: str = "17s", **player) -> dict:
     }
 
 
-def test_analyzer_finds_every_http_request_and_response_and_on_periods_match_the_simulator(tmp_path):
-    r = tcpvideo.simulate(onoff(), out=tmp_path)
+def client_flow_of(flows, clients: int):
+    """Analyzer flow id → simulated flow (client) index: a client's first connection has port
+    32768 + its flow index, and all its connections share its IP."""
+    first = flows[flows["client_port"] < 32768 + clients]
+    ip_flow = dict(zip(first["client_ip"], first["client_port"] - 32768))
+    return flows["client_ip"].map(ip_flow)
+
+
+@pytest.mark.parametrize("connection", ["persistent", "per_segment"])
+def test_analyzer_finds_every_http_request_and_response_and_on_periods_match_the_simulator(tmp_path, connection):
+    r = tcpvideo.simulate(onoff(connection=connection), out=tmp_path)
     seg = r.video_segments.to_pandas()
     assert len(seg) >= 6 * 6, "every client fetched several segments"
     a = tcpvideo.analyze(r.pcaps[0])
     flows = a.flows.to_pandas().set_index("flow_id")
     http = a.http.to_pandas()
-    # Simulated client ports are 32768 + flow index.
-    http["flow"] = http["flow_id"].map(flows["client_port"]) - 32768
+    http["flow"] = http["flow_id"].map(client_flow_of(flows, 6))
     media = http[http["path"].str.endswith(".ts")].copy()
     media["segment"] = media["path"].str.extract(r"/q\d+/(\d+)\.ts")[0].astype(int)
     # Every GET of a segment the simulator made is in the capture, and nothing else is.
@@ -55,6 +63,28 @@ def test_analyzer_finds_every_http_request_and_response_and_on_periods_match_the
     sim_on = done["done_s"] - done["first_byte_s"]
     ana_on = done["on_period_ns"] / 1e9
     assert (sim_on - ana_on).abs().max() < 1e-3, (sim_on - ana_on).abs().max()
+    per_conn = media.groupby("flow_id").size()
+    if connection == "persistent":
+        assert len(flows) == 6 and (per_conn > 1).all()
+    else:
+        # One connection per segment, each with its own handshake and ephemeral port, closed
+        # after its response (the first also carries the playlist).
+        assert len(flows) == len(seg) and (per_conn == 1).all()
+        assert flows["client_port"].is_unique
+        assert flows["handshake"].all() and flows["rtt_3whs_ns"].notna().all()
+        assert (flows["closed_by"] == "fin").all()
+
+
+def test_per_segment_connections_wait_a_handshake_more_for_each_first_byte(tmp_path):
+    # A new connection per segment costs the SYN round trip before the GET can go out: the first
+    # byte comes ~2 RTTs after the request instead of ~1 on the warm persistent connection.
+    delay = {}
+    for connection in ("persistent", "per_segment"):
+        seg = tcpvideo.simulate(onoff(clients=2, duration="11s", connection=connection)).video_segments.to_pandas()
+        later = seg[seg["segment"] > 0]
+        delay[connection] = (later["first_byte_s"] - later["requested_s"]).median()
+    assert 0.045 < delay["persistent"] < 0.08, delay
+    assert 0.045 < delay["per_segment"] - delay["persistent"] < 0.08, delay
 
 
 def test_analyzer_pairs_pipelined_head_probes_with_bodyless_responses_under_the_throughput_rule(tmp_path):
@@ -175,3 +205,25 @@ def test_distributed_clients_request_each_segment_at_their_arrival_phase():
         assert len(later) >= 4
         assert ((later["requested_s"] % 2.0 - phase).abs() < 1e-6).all(), (flow, phase, list(later["requested_s"]))
         assert (later["requested_s"] >= later["available_s"]).all()
+
+
+def test_clocked_clients_behind_the_live_edge_request_once_per_period_whatever_their_buffer():
+    # A 3-segment buffer, joining 2 segments behind the live edge: under "distributed" (a not-before
+    # slot) the client fills its buffer with back-to-back requests (every segment it wants already
+    # exists); under "clocked" (§IV-C as written) it asks once per period at its arrival phase.
+    def requests(timing):
+        sc = onoff(clients=3, duration="20s", request_timing=timing, buffer_segments=3, live_start_behind=2)
+        sc["dumbbell"]["flow"]["start"] = "6s"  # segments 0-2 exist (segment k appears at (k+1)·2 s)
+        r = tcpvideo.simulate(sc)
+        return r.video_segments.to_pandas(), r.video_clients.to_pandas().set_index("flow")["joined_s"]
+
+    seg, _ = requests("distributed")
+    gaps = seg.groupby("flow")["requested_s"].apply(lambda s: s.diff().iloc[1:3].max())
+    assert (gaps < 1.0).all(), gaps
+    seg, joined = requests("clocked")
+    for flow, g in seg.groupby("flow"):
+        assert len(g) >= 6
+        phase = joined[flow] % 2.0
+        # (the first request leaves when the connection is up; from the second on, one per period)
+        assert ((g["requested_s"].diff().iloc[2:] - 2.0).abs() < 1e-6).all(), list(g["requested_s"])
+        assert ((g["requested_s"].iloc[1:] % 2.0 - phase).abs() < 1e-6).all()

@@ -9,6 +9,7 @@
 //! endpoint), [`payload`] (real bytes for captured packets), [`app`] (bulk, request/response, readers), [`sim`] (a run: wiring, metrics, outputs).
 
 pub mod app;
+pub mod connection;
 pub mod engine;
 pub mod ethle_testbed;
 pub mod loss;

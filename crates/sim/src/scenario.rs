@@ -284,7 +284,8 @@ pub struct PlayerSpec {
     pub abr_params: Option<BTreeMap<String, f64>>,
     /// Buffer target in segments (seed 004: 1, 5, 15; default 1).
     pub buffer_segments: Option<u32>,
-    /// "synchronized" (default: as soon as available) or "distributed" (seed 004 §IV-C).
+    /// "synchronized" (default: as soon as available), "distributed" (seed 004 §IV-C: a not-before
+    /// phase) or "clocked" (§IV-C as written: one request per period at the phase, whatever the buffer).
     pub request_timing: Option<String>,
     /// Skip to the live edge after a stall (default false: every stall adds to the latency).
     pub catch_up: Option<bool>,
@@ -292,6 +293,8 @@ pub struct PlayerSpec {
     pub live_start_behind: Option<u64>,
     /// "once" (default) or "every_segment".
     pub playlist: Option<String>,
+    /// "persistent" (default: one keep-alive connection) or "per_segment" (a new connection per segment).
+    pub connection: Option<String>,
 }
 
 /// `crowd = { channel = 3, stream_for = "60s" }` of a crowdlive flow (`app = "publish"` /
@@ -560,9 +563,12 @@ pub struct PlayerDef {
     pub abr_params: BTreeMap<String, f64>,
     pub buffer_segments: u32,
     pub distributed: bool,
+    /// Distributed on the client's own clock, whatever its buffer (`request_timing = "clocked"`).
+    pub clocked: bool,
     pub catch_up: bool,
     pub live_start_behind: u64,
     pub playlist_every_segment: bool,
+    pub per_segment_connections: bool,
 }
 
 /// The run's stream, validated.
@@ -939,24 +945,32 @@ fn player_of(ps: Option<&PlayerSpec>, path: &str) -> Result<PlayerDef, ScenarioE
     if buffer_segments == 0 {
         return err(format!("{path}.buffer_segments"), "a buffer smaller than one segment cannot play (at least 1)");
     }
-    let distributed = match ps.request_timing.as_deref() {
-        None | Some("synchronized") => false,
-        Some("distributed") => true,
-        Some(o) => return err(format!("{path}.request_timing"), format!("unknown timing {o:?} (synchronized, distributed)")),
+    let (distributed, clocked) = match ps.request_timing.as_deref() {
+        None | Some("synchronized") => (false, false),
+        Some("distributed") => (true, false),
+        Some("clocked") => (true, true),
+        Some(o) => return err(format!("{path}.request_timing"), format!("unknown timing {o:?} (synchronized, distributed, clocked)")),
     };
     let playlist_every_segment = match ps.playlist.as_deref() {
         None | Some("once") => false,
         Some("every_segment") => true,
         Some(o) => return err(format!("{path}.playlist"), format!("unknown refresh {o:?} (once, every_segment)")),
     };
+    let per_segment_connections = match ps.connection.as_deref() {
+        None | Some("persistent") => false,
+        Some("per_segment") => true,
+        Some(o) => return err(format!("{path}.connection"), format!("unknown connection {o:?} (persistent, per_segment)")),
+    };
     Ok(PlayerDef {
         abr: info.name.to_string(),
         abr_params,
         buffer_segments,
         distributed,
+        clocked,
         catch_up: ps.catch_up.unwrap_or(false),
         live_start_behind: ps.live_start_behind.unwrap_or(0),
         playlist_every_segment,
+        per_segment_connections,
     })
 }
 

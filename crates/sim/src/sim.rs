@@ -17,6 +17,11 @@
 //!
 //! Randomness: ISNs come from their own stream (engine::streams::ISN), drawn once per flow in flow
 //! order; the dumbbell RTTs and the start jitter were drawn when the scenario was resolved.
+//!
+//! Connections: endpoints are indexed by connection (client 2c, server 2c + 1) and packets carry
+//! their connection; connection c < flows is flow c's first (so a run without per-segment
+//! connections numbers everything as before), further ones come from [`ConnTable`]
+//! (crate::connection: numbering, ISNs, ports, the statistics of finished connections).
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -37,13 +42,14 @@ use crate::app::progressive_outputs::{self, ProgressiveRow};
 use crate::app::reader::{ReadOutcome, Reader};
 use crate::app::reqresp::{ReqResp, RequestRecord};
 use crate::app::video_outputs::{self, BufferSample, ClientQoe, SegmentRow, StallRow};
+use crate::connection::{client_port, ConnTable, Retired};
 use crate::engine::{streams, sub_rng, Event, EventQueue, PacketPool};
 use crate::network::{Network, NodeKind};
 use crate::packet::Packet;
 use crate::payload::{PayloadBook, SharedPayloads};
 use crate::pcap::{PcapSink, TsResolution};
 use crate::scenario::{AppDef, Direction, Qty, Scenario, ScenarioError, TcpSpec};
-use crate::tcp::{Addr, KeepAliveConfig, SocketEvent, TcpConfig, TcpEndpoint, TcpLogEvent};
+use crate::tcp::{Addr, KeepAliveConfig, SocketEvent, TcpConfig, TcpEndpoint, TcpLogEvent, TcpState};
 
 /// Build the endpoint configuration of a flow: Linux defaults, then the scenario's keys.
 pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError> {
@@ -186,6 +192,10 @@ struct FlowRt {
     /// Receiver got every byte of a finite bulk transfer at this time.
     completed_at: Option<Time>,
     clamp_packets: Option<u64>,
+    /// The flow's current connection (its first is numbered like the flow).
+    conn: u32,
+    /// Statistics of the flow's finished connections (per-segment connections).
+    retired: Retired,
 }
 
 /// Per-flow metrics (one row of the `flows` table).
@@ -319,6 +329,7 @@ pub struct Simulation {
     crowd: Option<FrontEnd>,
     truth: Option<Truth>,
     out_dir: Option<PathBuf>,
+    conns: ConnTable,
 }
 
 /// `[video]` → the origin's site (content and live source).
@@ -349,7 +360,9 @@ fn player_app(site: &VideoSite, def: &crate::scenario::PlayerDef, live: bool, st
     cfg.live_start_behind = def.live_start_behind;
     let availability = match (live, site.live) {
         (true, Some(src)) => {
-            if def.distributed {
+            if def.clocked {
+                cfg.request_timing = RequestTiming::clocked_from_arrival(start, src.t0, d);
+            } else if def.distributed {
                 cfg.request_timing = RequestTiming::distributed_from_arrival(start, src.t0, d);
             }
             Availability::Live(src)
@@ -360,7 +373,7 @@ fn player_app(site: &VideoSite, def: &crate::scenario::PlayerDef, live: bool, st
     let rule = abr::build(&format!("{path}.abr"), &def.abr, &setup, &abr::Params(def.abr_params.clone())).map_err(rename)?;
     let player = Player::new(site.content.clone(), availability, rule, cfg).map_err(rename)?;
     let refresh = if def.playlist_every_segment { PlaylistRefresh::EverySegment } else { PlaylistRefresh::Once };
-    Ok(PlayerApp::new(player, refresh))
+    Ok(PlayerApp::new(player, refresh, def.per_segment_connections))
 }
 
 impl Simulation {
@@ -471,6 +484,8 @@ impl Simulation {
                 reader,
                 completed_at: None,
                 clamp_packets: None,
+                conn: i as u32,
+                retired: Retired::default(),
             });
         }
         if let Some(iv) = sc.record.sample_interval {
@@ -481,6 +496,7 @@ impl Simulation {
         }
         let end = Time::ZERO + sc.duration;
         let eps = (0..2 * flows.len()).map(|_| EpSlot { ep: None, gen: 0, armed: None }).collect();
+        let conns = ConnTable::new(flows.len(), sub_rng(sc.seed, streams::CONN_ISN));
         Ok(Simulation {
             sc,
             net,
@@ -505,6 +521,7 @@ impl Simulation {
             crowd,
             truth,
             out_dir: out_dir.map(Path::to_path_buf),
+            conns,
         })
     }
 
@@ -565,12 +582,16 @@ impl Simulation {
     }
 
     fn deliver(&mut self, now: Time, node: u32, p: &Packet) {
-        let f = p.flow as usize;
-        let Some(flow) = self.flows.get(f) else { return };
+        let c = p.flow;
+        if c as usize >= self.conns.len() {
+            return;
+        }
+        let f = self.conns.flow_of(c);
+        let flow = &self.flows[f];
         let ep = if node == flow.client {
-            2 * f as u32
+            2 * c
         } else if node == flow.server {
-            2 * f as u32 + 1
+            2 * c + 1
         } else {
             return;
         };
@@ -599,7 +620,7 @@ impl Simulation {
 
     /// Drain what endpoint `ep` produced; react to its socket events; re-arm its timer.
     fn settle(&mut self, now: Time, ep: u32) {
-        if ep % 2 == 1 && (!self.out.is_empty() || !self.log.is_empty()) {
+        if ep % 2 == 1 && self.conns.is_first(ep / 2) && (!self.out.is_empty() || !self.log.is_empty()) {
             let f = (ep / 2) as usize;
             if let (Some(tr), Some(e)) = (self.truth.as_mut().filter(|t| t.tracks(f)), self.eps[ep as usize].ep.as_ref()) {
                 tr.sent(now, f, &self.out, &self.log, Snapshot::of(e, Self::crowd_unsent(&self.crowd, f)));
@@ -611,6 +632,11 @@ impl Simulation {
         }
         if !self.log.is_empty() {
             if self.sc.record.events {
+                if !self.conns.is_first(ep / 2) {
+                    for ev in self.log.iter_mut() {
+                        self.conns.label_with_flow(ev);
+                    }
+                }
                 self.events.extend_from_slice(&self.log);
             }
             self.log.clear();
@@ -647,9 +673,12 @@ impl Simulation {
     }
 
     fn socket_event(&mut self, now: Time, ep: u32, sev: SocketEvent) {
-        let f = (ep / 2) as usize;
+        let f = self.conns.flow_of(ep / 2);
         let is_sender = ep == self.flows[f].data_sender;
         let is_client = ep.is_multiple_of(2);
+        if matches!(self.flows[f].app, AppState::Video(_)) && self.video_connection_event(now, f, ep, sev) {
+            return;
+        }
         match sev {
             SocketEvent::Connected | SocketEvent::Writable => {
                 let touched = match &mut self.flows[f].app {
@@ -667,7 +696,7 @@ impl Simulation {
                             v.origin.push(e)
                         } else if sev == SocketEvent::Connected {
                             let site = self.site.as_ref().expect("video site");
-                            let wake = v.client.on_connected(now, site, &mut v.wire, f as u32, self.payloads.as_ref(), e);
+                            let wake = v.client.on_connected(now, site, &mut v.wire, ep / 2, self.payloads.as_ref(), e);
                             if let Some(t) = wake {
                                 Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
                             }
@@ -732,7 +761,7 @@ impl Simulation {
                     let e = self.eps[ep as usize].ep.as_mut().expect("endpoint");
                     let n = e.recv(u64::MAX);
                     let site = self.site.as_ref().expect("video site");
-                    if v.origin.on_read(now, n, site, &mut v.wire, f as u32, self.payloads.as_ref(), e) || n > 0 {
+                    if v.origin.on_read(now, n, site, &mut v.wire, ep / 2, self.payloads.as_ref(), e) || n > 0 {
                         self.touch(now, ep);
                     }
                 } else if let AppState::Progressive(c) = &mut self.flows[f].app {
@@ -761,6 +790,81 @@ impl Simulation {
                 }
             }
             SocketEvent::AllAcked | SocketEvent::Closed | SocketEvent::Reset => {}
+        }
+    }
+
+    /// Socket events of a video flow's connections that are not the ordinary request/response
+    /// path: a finished connection's late events, the origin closing after the client, and
+    /// retiring a connection once both ends are closed. Returns true if handled.
+    fn video_connection_event(&mut self, now: Time, f: usize, ep: u32, sev: SocketEvent) -> bool {
+        let c = ep / 2;
+        let current = c == self.flows[f].conn;
+        match sev {
+            SocketEvent::Closed => {
+                self.retire_if_closed(f, c);
+                true
+            }
+            // The client closed (per-segment connections): the origin reads the FIN and closes too.
+            SocketEvent::PeerClosed if ep % 2 == 1 => {
+                if let Some(e) = self.eps[ep as usize].ep.as_mut() {
+                    e.recv(u64::MAX);
+                    e.close();
+                    self.touch(now, ep);
+                }
+                true
+            }
+            // A connection the player has moved on from: nothing left to read or write.
+            _ if !current => {
+                if let Some(e) = self.eps[ep as usize].ep.as_mut() {
+                    if e.recv(u64::MAX) > 0 {
+                        self.touch(now, ep);
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After the player ran: close the connection whose segment it has read, open the one the
+    /// next segment waits for (per-segment connections).
+    fn video_connection_changes(&mut self, now: Time, f: usize) {
+        let AppState::Video(v) = &mut self.flows[f].app else { return };
+        if v.client.wants_close {
+            v.client.wants_close = false;
+            let ep = 2 * self.flows[f].conn;
+            if let Some(e) = self.eps[ep as usize].ep.as_mut() {
+                e.close();
+                self.touch(now, ep);
+            }
+        }
+        let AppState::Video(v) = &mut self.flows[f].app else { return };
+        if v.client.wants_connection {
+            v.client.reset_for_new_connection();
+            v.wire = HttpWire::default();
+            v.origin = OriginConn::default();
+            let old = self.flows[f].conn;
+            let (c, isns) = self.conns.open(f);
+            self.eps.extend((0..2).map(|_| EpSlot { ep: None, gen: 0, armed: None }));
+            let fl = &mut self.flows[f];
+            fl.conn = c;
+            fl.data_sender = 2 * c + 1;
+            fl.data_receiver = 2 * c;
+            self.retire_if_closed(f, old);
+            self.open_connection(now, f, c, isns);
+        }
+    }
+
+    /// Drop a flow's finished connection `c` once both its ends are closed, keeping its counts.
+    fn retire_if_closed(&mut self, f: usize, c: u32) {
+        if c == self.flows[f].conn {
+            return;
+        }
+        let (ci, si) = (2 * c as usize, 2 * c as usize + 1);
+        let closed = |s: &EpSlot| s.ep.as_ref().is_some_and(|e| e.state() == TcpState::Closed);
+        if closed(&self.eps[ci]) && closed(&self.eps[si]) {
+            let (cl, sv) = (self.eps[ci].ep.take().expect("client"), self.eps[si].ep.take().expect("server"));
+            self.flows[f].retired.add(sv.stats(), cl.stats());
         }
     }
 
@@ -831,7 +935,7 @@ impl Simulation {
                     }
                 }
                 let site = self.site.as_ref().expect("video site");
-                if let Some(t) = v.client.drive(now, site, &mut v.wire, f as u32, self.payloads.as_ref()) {
+                if let Some(t) = v.client.drive(now, site, &mut v.wire, ep / 2, self.payloads.as_ref()) {
                     Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
                 }
                 video_touch = v.client.push(e);
@@ -856,6 +960,9 @@ impl Simulation {
                     self.touch(now, sep);
                 }
             }
+        }
+        if video_touch || n > 0 {
+            self.video_connection_changes(now, f);
         }
     }
 
@@ -898,19 +1005,20 @@ impl Simulation {
                 self.start_flow(now, f)
             }
             kind::REQUEST if matches!(self.flows[f].app, AppState::Video(_)) => {
-                let ep = 2 * f as u32;
+                let ep = 2 * self.flows[f].conn;
                 let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
                 let AppState::Video(v) = &mut self.flows[f].app else { return };
                 if v.client.wake_at.is_some_and(|w| w <= now) {
                     v.client.wake_at = None;
                 }
                 let site = self.site.as_ref().expect("video site");
-                if let Some(t) = v.client.drive(now, site, &mut v.wire, f as u32, self.payloads.as_ref()) {
+                if let Some(t) = v.client.drive(now, site, &mut v.wire, ep / 2, self.payloads.as_ref()) {
                     Self::schedule_wake(&mut self.q, &mut v.client, f, now, t);
                 }
                 if v.client.push(e) {
                     self.touch(now, ep);
                 }
+                self.video_connection_changes(now, f);
             }
             kind::REQUEST => {
                 let ep = 2 * f as u32;
@@ -968,13 +1076,17 @@ impl Simulation {
     }
 
     fn start_flow(&mut self, now: Time, f: usize) {
+        self.open_connection(now, f, f as u32, self.isns[f]);
+    }
+
+    /// Open connection `c` of flow `f` (client connects, server listens) with ISNs `(ci, si)`.
+    fn open_connection(&mut self, now: Time, f: usize, c: u32, (ci, si): (u32, u32)) {
         let (client, server) = (self.flows[f].client, self.flows[f].server);
-        let port = 32768 + (f % 28000) as u16; // Linux ip_local_port_range 32768–60999
+        let port = client_port(c);
         let ca = Addr { node: client, ip: Network::ip_of(client), port };
         let sa = Addr { node: server, ip: Network::ip_of(server), port: 80 };
-        let (ci, si) = self.isns[f];
         let cfg = &self.cfgs[f];
-        let server_ep = TcpEndpoint::listen(cfg, f as u32, sa, ca, si);
+        let server_ep = TcpEndpoint::listen(cfg, c, sa, ca, si);
         // Crowdlive: keep-alives are the front-end's (seed §1.2), not the phone's.
         let client_cfg = match self.flows[f].app {
             AppState::Crowd => TcpConfig { keepalive: None, ..cfg.clone() },
@@ -983,18 +1095,18 @@ impl Simulation {
         if let Some(tr) = self.truth.as_mut() {
             tr.opened(f, ci, si, port);
         }
-        let client_ep = TcpEndpoint::connect(&client_cfg, f as u32, ca, sa, ci, now, &mut self.out);
+        let client_ep = TcpEndpoint::connect(&client_cfg, c, ca, sa, ci, now, &mut self.out);
         match (client_ep, server_ep) {
-            (Ok(c), Ok(s)) => {
+            (Ok(cl), Ok(s)) => {
                 if let Some(b) = &self.payloads {
-                    b.lock().expect("payload book").open(f as u32, client, ci, si);
+                    b.lock().expect("payload book").open(c, client, ci, si);
                 }
-                self.eps[2 * f].ep = Some(c);
-                self.eps[2 * f + 1].ep = Some(s);
+                self.eps[2 * c as usize].ep = Some(cl);
+                self.eps[2 * c as usize + 1].ep = Some(s);
                 if self.flows[f].clamp_packets.is_some() {
                     self.apply_clamp(now, f);
                 }
-                self.settle(now, 2 * f as u32);
+                self.settle(now, 2 * c);
             }
             (Err(e), _) | (_, Err(e)) => {
                 // Configuration errors are caught at construction; this is a safety net.
@@ -1068,14 +1180,10 @@ impl Simulation {
             let def = &self.sc.flows[i];
             let s = self.eps[fl.data_sender as usize].ep.as_ref();
             let r = self.eps[fl.data_receiver as usize].ep.as_ref();
-            let c = self.eps[2 * i].ep.as_ref();
-            let ss = s.map(|e| *e.stats()).unwrap_or_default();
-            let rs = r.map(|e| *e.stats()).unwrap_or_default();
-            let other = self.eps[if fl.data_sender == 2 * i as u32 { 2 * i + 1 } else { 2 * i }]
-                .ep
-                .as_ref()
-                .map(|e| *e.stats())
-                .unwrap_or_default();
+            let c = self.eps[2 * fl.conn as usize].ep.as_ref();
+            // The endpoint that is not the data sender is the data receiver.
+            let (ss, rs) = fl.retired.total(s.map(|e| *e.stats()).unwrap_or_default(), r.map(|e| *e.stats()).unwrap_or_default());
+            let other = rs;
             let fct = fl.completed_at.map(|t| t.saturating_since(fl.start).as_nanos() as u64);
             let until = fl.completed_at.unwrap_or(end);
             let active = until.saturating_since(fl.start).as_nanos() as f64;

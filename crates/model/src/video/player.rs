@@ -482,7 +482,7 @@ impl Player {
     fn earliest_request_time(&self, now: Time) -> Time {
         let target = self.config.buffer_target(self.content.segment_duration());
         let level = self.playout.buffer_level(now);
-        let buffer_ready = if level < target {
+        let buffer_ready = if level < target || self.config.request_timing.ignores_buffer() {
             now
         } else if self.playout.state() == PlayState::Playing {
             // the level falls 1 s per s; strictly below the target one nanosecond later
@@ -495,7 +495,14 @@ impl Player {
         let slot = match self.availability {
             Availability::OnDemand => now,
             Availability::Live(src) => {
-                self.config.request_timing.request_time(now, src.available_at(self.next_segment), src.t0, src.segment_duration)
+                let previous = self.records.last().map(|r| r.requested);
+                self.config.request_timing.next_request_time(
+                    now,
+                    src.available_at(self.next_segment),
+                    previous,
+                    src.t0,
+                    src.segment_duration,
+                )
             }
         };
         buffer_ready.max(slot)
@@ -687,6 +694,23 @@ mod tests {
         // slots at 0.7 + 2n s. Join at 2.1 s: segment 0 (available 2.0 s) waits for the slot
         // 2.7 s; segments 1, 2, 3 (available 4, 6, 8 s) go at 4.7, 6.7, 8.7 s
         assert_eq!(requested, vec![ms(2700), ms(4700), ms(6700), ms(8700)]);
+    }
+
+    /// Buffer of 5 segments, joining at 10.1 s 4 segments behind (segments 0–4 exist; it starts
+    /// at 0), downloads of 100 ms. Distributed (not-before slot): every segment it wants is long
+    /// available, so it fetches back to back until its buffer reaches the target. Clocked: one
+    /// request per period at its phase (0.1 s: slots 10.1, 12.1, 14.1 s), whatever its buffer.
+    #[test]
+    fn a_clocked_client_behind_the_live_edge_requests_once_per_period_whatever_its_buffer() {
+        let run = |request_timing: RequestTiming| {
+            let config = PlayerConfig { request_timing, buffer_target_segments: 5, live_start_behind: 4, ..PlayerConfig::seed004(D) };
+            let mut p = live_player(20, config);
+            drive(&mut p, ms(10_100), ms(15_000), |_| Duration::from_millis(100));
+            p.segments().iter().map(|r| r.requested).take(3).collect::<Vec<_>>()
+        };
+        let phase = Duration::from_millis(100);
+        assert_eq!(run(RequestTiming::Distributed { phase }), vec![ms(10_100), ms(10_200), ms(10_300)]);
+        assert_eq!(run(RequestTiming::Clocked { phase }), vec![ms(10_100), ms(12_100), ms(14_100)]);
     }
 
     /// Segment 1 takes 7 s (requested 4.0 s, done 11.0 s; stall 4.5 → 11.0 s). At 11.0 s the

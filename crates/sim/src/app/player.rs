@@ -9,6 +9,15 @@
 //! reader consumes bytes; the segment's first byte, body bytes and last byte are reported to the
 //! player at the time the application reads them.
 //!
+//! Connections (`connection = "per_segment"`): each segment gets its own TCP connection — its HEAD
+//! probes, its GET and (with `playlist = "every_segment"`) the playlist reload before it go on a
+//! connection opened for that segment, which the client closes (FIN) once it has read the segment's
+//! response. The first connection also carries the initial playlist GET. When the player asks for
+//! the next segment, the action waits in `pending` while the simulation opens the new connection
+//! (`wants_connection`); the player's request time is the moment it decided, so the handshake is
+//! part of the download time, as a browser's XHR timing includes the connect. Heads still say
+//! `Connection: keep-alive` (the client simply closes; the origin follows with its FIN).
+//!
 //! Deviation: the player joins (picks its first segment) at the client's arrival, not when the
 //! playlist response arrives one RTT later; a segment that becomes available within that RTT is
 //! not the one it starts with.
@@ -55,11 +64,39 @@ pub struct PlayerApp {
     pub wake_at: Option<Time>,
     pub requests_sent: u64,
     connected: bool,
+    /// A new connection for every segment (else one persistent connection).
+    per_segment: bool,
+    /// The segment the current connection was opened for (per-segment mode).
+    conn_segment: Option<u64>,
+    /// An action waiting for the connection opened for it.
+    pending: Option<PlayerAction>,
+    /// The simulation should open a new connection (per-segment mode).
+    pub wants_connection: bool,
+    /// The simulation should close the current connection (its segment has been read).
+    pub wants_close: bool,
+    /// The playlist was asked for (once per client).
+    playlist_asked: bool,
 }
 
 impl PlayerApp {
-    pub fn new(player: Player, refresh: PlaylistRefresh) -> PlayerApp {
-        PlayerApp { player, refresh, unsent: 0, written: 0, front_read: 0, probe: None, wake_at: None, requests_sent: 0, connected: false }
+    pub fn new(player: Player, refresh: PlaylistRefresh, per_segment: bool) -> PlayerApp {
+        PlayerApp {
+            player,
+            refresh,
+            unsent: 0,
+            written: 0,
+            front_read: 0,
+            probe: None,
+            wake_at: None,
+            requests_sent: 0,
+            connected: false,
+            per_segment,
+            conn_segment: None,
+            pending: None,
+            wants_connection: false,
+            wants_close: false,
+            playlist_asked: false,
+        }
     }
 
     /// The client arrives (before its connection is up).
@@ -79,7 +116,8 @@ impl PlayerApp {
         wire.requests.push_back(RequestDesc { len, ask, head_only });
     }
 
-    /// The connection is up: ask for the playlist, then follow the player.
+    /// The connection is up: ask for the playlist (first connection), send what waited for this
+    /// connection, then follow the player.
     pub fn on_connected(
         &mut self,
         now: Time,
@@ -90,18 +128,65 @@ impl PlayerApp {
         ep: &mut TcpEndpoint,
     ) -> Option<Time> {
         self.connected = true;
-        self.request(Ask::Playlist, false, site, wire, conn, book);
-        let wake = self.drive(now, site, wire, conn, book);
+        if !self.playlist_asked {
+            self.playlist_asked = true;
+            self.request(Ask::Playlist, false, site, wire, conn, book);
+        }
+        let wake = match self.pending.take() {
+            Some(action) => self.issue(action, site, wire, conn, book),
+            None => self.drive(now, site, wire, conn, book),
+        };
         self.push(ep);
         wake
     }
 
+    /// A new connection replaces the closed one: its byte streams start at zero.
+    pub fn reset_for_new_connection(&mut self) {
+        self.unsent = 0;
+        self.written = 0;
+        self.front_read = 0;
+        self.connected = false;
+        self.wants_connection = false;
+    }
+
     /// Follow the player's actions at `now`; returns a wake-up time if it must wait.
     pub fn drive(&mut self, now: Time, site: &VideoSite, wire: &mut HttpWire, conn: u32, book: Option<&SharedPayloads>) -> Option<Time> {
-        if !self.connected || self.probe.is_some() {
+        if !self.connected || self.probe.is_some() || self.pending.is_some() {
             return None;
         }
-        match self.player.next_action(now) {
+        let action = self.player.next_action(now);
+        let segment = match action {
+            PlayerAction::ProbeSizes { segment } => Some(segment),
+            PlayerAction::Fetch(req) => Some(req.segment),
+            _ => None,
+        };
+        if let (true, Some(s)) = (self.per_segment, segment) {
+            if self.conn_segment.is_some_and(|c| c != s) {
+                // This segment needs its own connection: wait for it.
+                self.pending = Some(action);
+                self.wants_connection = true;
+                self.connected = false;
+                return None;
+            }
+        }
+        self.issue(action, site, wire, conn, book)
+    }
+
+    /// Write the requests of `action` on the current connection.
+    fn issue(
+        &mut self,
+        action: PlayerAction,
+        site: &VideoSite,
+        wire: &mut HttpWire,
+        conn: u32,
+        book: Option<&SharedPayloads>,
+    ) -> Option<Time> {
+        match action {
+            PlayerAction::ProbeSizes { segment } => self.conn_segment = Some(segment),
+            PlayerAction::Fetch(req) => self.conn_segment = Some(req.segment),
+            _ => {}
+        }
+        match action {
             PlayerAction::WaitUntil(t) => Some(t),
             PlayerAction::ProbeSizes { segment } => {
                 let n = site.content.ladder().len();
@@ -178,6 +263,9 @@ impl PlayerApp {
                 Ask::Segment { segment, .. } => {
                     self.player.on_segment_done(now);
                     done.push(Completed { segment, at: now });
+                    if self.per_segment && wire.responses.is_empty() {
+                        self.wants_close = true;
+                    }
                 }
             }
         }

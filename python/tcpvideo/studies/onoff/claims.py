@@ -80,6 +80,18 @@ def _paper_arrival(agg: Agg, ns: list[int], metric: str) -> Optional[str]:
             ", ".join(f"{a:.2f} vs {b:.2f} s@{n}" for n, a, b in pairs))
 
 
+def _per_segment(agg: Agg, label: str, ns: list[int], metric: str = "liveness_mean_s", unit: str = " s",
+                 fmt: str = ".2f") -> Optional[str]:
+    """The same configuration with a new TCP connection per segment (no congestion-control state
+    carried from one on-period to the next), side by side, or None if it was not run."""
+    pairs = [(n, _v(agg, label, n, metric), _v(agg, f"{label}+perseg", n, metric)) for n in ns]
+    pairs = [p for p in pairs if not math.isnan(p[2])]
+    if not pairs:
+        return None
+    return (f"with a new connection per segment ({metric}, persistent vs per-segment): " +
+            ", ".join(f"{a:{fmt}}{unit} vs {b:{fmt}}{unit}@{n}" for n, a, b in pairs))
+
+
 BDP_PACKETS = 458  # 100 Mbit/s × 55 ms / 1500 B
 QUEUE = 1375
 
@@ -154,6 +166,14 @@ def bic_cubic_worst(ev: Evidence, c: Claim) -> None:
                       (", bic and cubic worst: the shared restart hides the difference)" if set(o[:2]) == {"bic", "cubic"}
                        else "): bic and cubic still not the two worst, so the shared restart does not explain the "
                             "ranking (not explained)"))
+        ps = {cc: _v(agg, f"{cc}+2s+perseg", n) for cc in live}
+        if not any(math.isnan(v) for v in ps.values()):
+            o = sorted(ps, key=lambda k: ps[k])
+            c.why += (f"; with a new connection per segment at {n} clients (no window or CC state carried over), "
+                      "worst first: " + ", ".join(f"{k} {ps[k]:.2f} s" for k in o) +
+                      f" ({max(ps.values()) - min(ps.values()):.2f} s apart" +
+                      ("; bic and cubic worst)" if set(o[:2]) == {"bic", "cubic"} else
+                       "; bic and cubic not the two worst either: connection reuse does not explain the ranking)"))
 
 
 def _startup_share_of_spread(agg: Agg, label: str, vals: dict) -> str:
@@ -296,6 +316,13 @@ def ten_second_drops_flat(ev: Evidence, c: Claim) -> None:
                                      "restart is what scales them" if flat else
                                      ": the drops still grow with N without the restart, so the restart alone "
                                      "does not explain it (not explained)")
+        extra = _per_segment(agg, "cubic+10s", ns, "drops", "", ".0f")
+        if extra:
+            ps = [_v(agg, "cubic+10s+perseg", n, "drops") for n in ns]
+            flat = min(ps) > 0 and max(ps) <= 2 * min(ps)
+            c.why += "; " + extra + (": per-segment connections make the drops flat in N" if flat else
+                                     ": they grow with N with fresh connections too, so connection reuse does not "
+                                     "explain it")
 
 
 def vegas_combinations(ev: Evidence, c: Claim) -> None:
@@ -391,6 +418,16 @@ def distributed_adapt(buf: int):
                      "player does not model")
         elif c.status == NOT_REPRODUCED:
             c.why = _liveness_parts(ev.agg, dist, reg, n)
+            if buf > 1:
+                c.why += (f". The distributed client here is 'clocked' (§IV-C as written: one request per period at its "
+                          f"arrival phase, whatever its buffer): it joins {buf - 1} segments behind the live edge and, "
+                          "asking once per period, stays that far behind (its requests leave "
+                          f"{dd:.2f} s after the segment appeared vs {dr:.2f} s for the regular client, which asks "
+                          "whenever its buffer is below the target). Playback starts after one segment "
+                          "(seed 004), so one request per period never builds the buffer beyond about one segment "
+                          "(inferred from the request timing, the buffer series is not in the study's tables): the "
+                          "extra stall time is a one-segment client's. The paper does not say how its distributed "
+                          "client filled its buffer")
     return test
 
 
@@ -426,6 +463,15 @@ def cwnd_adapt(ev: Evidence, c: Claim) -> None:
                  f"{_v(ev.agg, reg, n0, 'bitrate_mean_kbps'):.0f} vs {_v(ev.agg, lim, n0, 'bitrate_mean_kbps'):.0f} "
                  "kbit/s with the limit), so the limit only lowers the estimate; the paper's quality gain needs "
                  "unlimited clients that lose bandwidth to each other, which these are not")
+        ns2 = [x for x in (ns[0], ns[-1]) if not math.isnan(_q(ev.agg, f"{reg}+perseg", x))]
+        if ns2:
+            better = all(_q(ev.agg, f"{lim}+perseg", x) > _q(ev.agg, f"{reg}+perseg", x) for x in ns2)
+            c.why += ("; with a new connection per segment (no window or ssthresh carried between downloads), "
+                      "quality limit vs none: " +
+                      ", ".join(f"{_q(ev.agg, f'{lim}+perseg', x):.2f} vs {_q(ev.agg, f'{reg}+perseg', x):.2f}@{x}"
+                                for x in ns2) +
+                      (": the limit improves quality there, so connection reuse is part of the gap" if better else
+                       ": the limit does not improve quality there either, so connection reuse does not explain it"))
 
 
 def combos_quality(ev: Evidence, c: Claim) -> None:
@@ -440,6 +486,20 @@ def combos_quality(ev: Evidence, c: Claim) -> None:
     c.ours = (f"quality higher with C in {up_c} of {len(with_c)} pairs; lower with A in {down_a} of {len(with_a)} "
               f"(none: {q['none']:.2f}, best: {q.idxmax()} {q.max():.2f})")
     c.status = _status(up_c >= 6 and down_a >= 6)
+    if c.status == NOT_REPRODUCED:
+        n = int(combos["clients"].iloc[0])
+        lab = {k: _adapt(f"{cc}+2s" + ("+distributed" if dist else "")) for k, cc, dist in
+               (("none", "cubic", False), ("A", "vegas", False), ("C", "cubic", True), ("AC", "vegas", True))}
+        pers = {k: _q(ev.agg, v, n) for k, v in lab.items()}
+        fresh = {k: _q(ev.agg, f"{v}+perseg", n) for k, v in lab.items()}
+        c.why = f"A lowers quality in only {down_a} of {len(with_a)} pairs at {n} clients"
+        if not any(math.isnan(v) for v in fresh.values()):
+            c.why += ("; with a new connection per segment (vegas then learns its base RTT afresh each on-period, "
+                      "inside the queue the others built), quality none/A/C/AC: " +
+                      "/".join(f"{fresh[k]:.2f}" for k in lab) + " vs persistent " +
+                      "/".join(f"{pers[k]:.2f}" for k in lab) +
+                      (": A lowers quality there" if fresh["A"] < fresh["none"] and fresh["AC"] < fresh["C"] else
+                       ": A does not lower quality there either, so connection reuse does not explain it"))
 
 
 NO_EXPERIMENT = ("no explaining experiment for this claim yet: first suspects are the paper's ns-2 TCP vs "

@@ -89,6 +89,16 @@ def configs(scale: Scale) -> dict[str, list[OnOffConfig]]:
     out["ssai_off"] = [_sized(c, scale) for c in no_restart]
     # does the arrival model explain startup/liveness? clients join when segment 0 is already there (§IV)
     out["paper_arrival"] = [_sized(OnOffConfig(c, join_after_first=True), scale) for c in n]
+    # do persistent connections explain a trend? a new connection per segment starts every on-period
+    # in slow start with no congestion-control state (ssthresh, W_max, vegas's base RTT) carried over,
+    # where the restart after idle keeps them: the Fig-4 algorithms at the fewest/most clients (4a),
+    # 10-s segments at every count (5d), the cwnd limit with adaptation (15) and Fig 16's none/A/C/AC (16a)
+    per_seg = ([OnOffConfig(c, cc=cc, per_segment=True) for cc in ("bic", "cubic", "reno", "vegas") for c in (n[0], n[-1])] +
+               [OnOffConfig(c, segment_s=10.0, per_segment=True) for c in n] +
+               [OnOffConfig(c, cwnd_limit=lim, abr=ABR, per_segment=True) for lim in (False, True) for c in (n[0], n[-1])] +
+               [replace(k, per_segment=True) for k in combinations(scale.combo_clients)
+                if not k.cwnd_limit and k.segment_s == 2.0])
+    out["per_segment"] = [_sized(c, scale) for c in per_seg]
     out["queue_samples"] = [replace(c, segments=max(1, int(scale.queue_sample_s // c.segment_s)),
                                     queue_sample_s=scale.queue_sample_s) for c in samples]
     if scale.groups:

@@ -9,7 +9,9 @@ real HTTP/1.1 on one persistent connection, joining within the first segment dur
 (``start_jitter = d``: uniform arrivals, i.e. a Poisson process conditioned on N arrivals in
 [0, d), §III). §IV: one quality (500 kbit/s, quality 1 of Table I), a one-segment buffer, requests
 as soon as a segment is available (``request_timing = "synchronized"``) or at the client's arrival
-phase every period (``"distributed"``, §IV-C); §V: seed 004's throughput rule
+phase every period (``"distributed"``, §IV-C; with a buffer of more than one segment ``"clocked"``:
+one request per period on the client's own clock whatever its buffer, as §IV-C describes it — the
+not-before reading never acts for a client behind the live edge, see request_timing.rs); §V: seed 004's throughput rule
 (``abr = "throughput"``: EWMA α = 0.1, HEAD for sizes, first segment at the lowest quality) with
 buffers of 1, 5 or 15 segments. The cwnd limit (§IV-D) is the server-side per-flow clamp
 (``cwnd_clamp = 20`` packets).
@@ -50,6 +52,7 @@ class OnOffConfig:
     # explaining experiments (False/True defaults are the study's setup):
     slow_start_after_idle: bool = True  # False: the window is not truncated after an off period (§VII)
     join_after_first: bool = False  # True: clients join in [d, 2d), when segment 0 is already there (§IV's arrival)
+    per_segment: bool = False  # True: a new TCP connection per segment (fresh slow start, no CC state kept)
 
     @property
     def segment_bytes(self) -> int:
@@ -78,6 +81,8 @@ class OnOffConfig:
             parts.append("nossai")
         if self.join_after_first:
             parts.append("joinlate")
+        if self.per_segment:
+            parts.append("perseg")
         if self.tag:
             parts.append(self.tag)
         return "+".join(parts)
@@ -95,8 +100,12 @@ def scenario(cfg: OnOffConfig, seed: int) -> dict:
     duration = cfg.stream_s + cfg.tail_s
     if cfg.queue_sample_s > 0:
         duration = min(duration, cfg.queue_sample_s)
-    player = {"abr": cfg.abr, "buffer_segments": cfg.buffer_segments,
-              "request_timing": "distributed" if cfg.distributed else "synchronized"}
+    timing = "synchronized"
+    if cfg.distributed:
+        timing = "clocked" if cfg.buffer_segments > 1 else "distributed"
+    player = {"abr": cfg.abr, "buffer_segments": cfg.buffer_segments, "request_timing": timing}
+    if cfg.per_segment:
+        player["connection"] = "per_segment"
     if cfg.abr == "fixed":
         player["abr_params"] = {"quality": FIXED_QUALITY}
     join_at = 0.0
