@@ -11,6 +11,7 @@
 pub mod app;
 pub mod engine;
 pub mod ethle_testbed;
+pub mod event_queue;
 pub mod loss;
 pub mod network;
 pub mod packet;
