@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -57,6 +59,34 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "packets": s["packets_sent"], "e
 """
 
 
+# Where the time goes, by area: perf's self time per symbol summed over these patterns (first match).
+# Inlined code counts where it was inlined (the old binary heap's push sat inside Network::offer).
+AREAS = [("event queue (engine.rs, event_queue.rs)", r"engine::EventQueue|event_queue|binary_heap"),
+         ("links and routing (network.rs)", r"network::"),
+         ("TCP endpoints (tcp/)", r"tcpvideo_sim::tcp::|partition_point"),
+         ("congestion control (model/cc)", r"tcpvideo_model::cc::"),
+         ("video player/origin/HTTP (app/, model/video)", r"tcpvideo_sim::app::|tcpvideo_model::video::"),
+         ("event loop and dispatch (sim.rs)", r"tcpvideo_sim::sim::"),
+         ("memcpy/malloc (libc)", r"memmove|memcpy|malloc|free|realloc")]
+
+
+def areas(perf_data: str) -> list[tuple[str, float]]:
+    rep = subprocess.run(["perf", "report", "-i", perf_data, "--no-children", "--stdio", "--sort", "dso,symbol",
+                          "-g", "none"], capture_output=True, text=True).stdout
+    shares: dict[str, float] = {}
+    for ln in rep.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+(\S+)\s+\[.\]\s+(.*)", ln)
+        if not m:
+            continue
+        pct, dso, sym = float(m[1]), m[2], m[3]
+        name = next((n for n, pat in AREAS if re.search(pat, sym)), None)
+        if name is None:
+            name = "other simulator code" if "_core" in dso else \
+                "Python interpreter" if "python" in dso else "kernel" if "kernel" in dso else "other libraries"
+        shares[name] = shares.get(name, 0.0) + pct
+    return sorted(shares.items(), key=lambda kv: -kv[1])
+
+
 def measure(sc: dict, perf_out: str | None = None) -> dict:
     cmd = [sys.executable, "-c", CHILD, json.dumps(sc)]
     if perf_out:
@@ -72,9 +102,11 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="perf-record the video run and print the top symbols")
     a = ap.parse_args()
     rows = {}
+    load_before = os.getloadavg()[0]
     for app in ("live", "reqresp"):
         rows[app] = measure(scenario(a.clients, a.minutes, app))
-    print(f"onoff point: {a.clients} clients × {a.minutes:g} min, cubic")
+    print(f"onoff point: {a.clients} clients × {a.minutes:g} min, cubic "
+          f"(1-min load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after)")
     print(f"{'app':9} {'wall s':>8} {'CPU s':>8} {'packets':>11} {'pkts/CPU s':>11} {'peak RSS MB':>12} {'drops':>8}")
     for app, r in rows.items():
         print(f"{app:9} {r['wall_s']:8.2f} {r['cpu_s']:8.2f} {r['packets']:11,} {r['packets'] / r['cpu_s']:11,.0f} "
@@ -95,6 +127,9 @@ def main() -> None:
             lines = [ln for ln in rep.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
             print("profile (self time, symbols ≥ 2 %):")
             print("\n".join(lines[:25]))
+            print("by area (self time):")
+            for name, pct in areas(out):
+                print(f"  {pct:5.1f} %  {name}")
 
 
 if __name__ == "__main__":

@@ -1,23 +1,22 @@
-//! The discrete-event core: an integer-nanosecond clock, a binary-heap event queue and a packet pool.
+//! The discrete-event core: an integer-nanosecond clock, an event queue (a radix heap,
+//! [`crate::event_queue`]) and a packet pool.
 //!
 //! Events are ordered by `(time, sequence number)`: the sequence number is a counter incremented on
 //! every push, so two events at the same nanosecond run in the order they were scheduled and a run
 //! is exactly reproducible (the classic ns-3 / OMNeT++ tie-break). An event is a small `Copy` value
-//! (24 bytes) that refers to packets by index into a [`PacketPool`], so pushing an event never
-//! allocates once the heap and the pool have grown to the run's high-water mark (STYLE.md rule 6,
-//! htsim's recycled packets).
+//! (12 bytes; 32 with its time and sequence number in the queue) that refers to packets by index
+//! into a [`PacketPool`], so pushing an event never allocates once the queue's buckets and the pool
+//! have grown to the run's high-water mark (STYLE.md rule 6, htsim's recycled packets).
 //!
 //! Randomness: every consumer of randomness gets its own PCG stream derived from the run's seed and
 //! a fixed stream number ([`sub_rng`]), so adding a draw in one place never shifts the draws of
 //! another (e.g. the loss pattern of a link does not change when a flow is added).
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use tcpvideo_model::Time;
 
+use crate::event_queue::RadixQueue;
 use crate::packet::Packet;
 
 /// What happens at an instant.
@@ -33,35 +32,10 @@ pub enum Event {
     Sample,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    at: u64,
-    seq: u64,
-    ev: Event,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.at.cmp(&self.at).then(o.seq.cmp(&self.seq))
-    }
-}
-
 /// The event queue and the clock.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: RadixQueue<Event>,
     seq: u64,
     now: Time,
     /// Events popped so far (for events/s reports).
@@ -70,7 +44,7 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1 << 12), ..Default::default() }
+        EventQueue::default()
     }
 
     pub fn now(&self) -> Time {
@@ -82,24 +56,20 @@ impl EventQueue {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.0.max(self.now.0);
         self.seq += 1;
-        self.heap.push(Entry { at, seq: self.seq, ev });
+        self.heap.push(at, self.seq, ev);
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| Time(e.at))
+        self.heap.peek_time().map(Time)
     }
 
     /// Pop the next event if it is not later than `until`, advancing the clock to it.
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, Event)> {
-        let top = self.heap.peek()?;
-        if top.at > until.0 {
-            return None;
-        }
-        let e = self.heap.pop().expect("peeked");
+        let e = self.heap.pop_until(until.0)?;
         self.now = Time(e.at);
         self.processed += 1;
-        Some((self.now, e.ev))
+        Some((self.now, e.item))
     }
 
     /// Advance the clock to `t` without an event (end of a chunk of simulated time).

@@ -12,6 +12,7 @@ pub mod app;
 pub mod connection;
 pub mod engine;
 pub mod ethle_testbed;
+pub mod event_queue;
 pub mod loss;
 pub mod network;
 pub mod packet;
