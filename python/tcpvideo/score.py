@@ -150,7 +150,8 @@ def score_frames(analysis: Path, truth_dir: Path) -> tuple[Confusion, pd.DataFra
     packets = pd.read_csv(truth_dir / "truth_packets.csv")
     frame_at = {(int(f), int(o)): fr for f, o, fr in zip(packets["flow"], packets["offset"], packets["frame"])}
     rt = pd.read_csv(analysis / "retransmissions.csv")
-    for r in rt.to_dict("records"):
+    # A truth without packets (tcpvideo.linux_scenarios.write_truth) does not score frames.
+    for r in rt.to_dict("records") if frame_at else []:
         port = ports.get(r["flow_id"])
         f = flow_of_port.get(port)
         if f is None:
