@@ -19,6 +19,17 @@ to seed the analyzer's fuzzer with realistic inputs. Each takes a few seconds.
 | keepalive     | 1 kB exchange, then 3.5 s idle with SO_KEEPALIVE,           | keep-alive        |
 |               | TCP_KEEPIDLE=1 s, TCP_KEEPINTVL=1 s on the server           |                   |
 | concurrent    | 4 connections of 1 MB at once through the tbf of bulk_loss  | retransmissions   |
+| blackout      | 16 kB every 20 ms; the router drops every packet toward the | timeout (RTO):    |
+|               | client for 0.5 s (a tc eBPF filter returning TC_ACT_SHOT);  | continuous loss,  |
+|               | TLP off in the server's namespace (tcp_early_retrans = 0)   | then double       |
+
+Truth by construction (issue 16): ``write_truth`` turns a scenario's capture into the truth
+tables ``tcpvideo score`` reads (``truth_flows/stalls/timeouts/packets.csv``). The *class* of every
+stall comes from what the scenario did (the pause, the closed window, the idle keep-alive
+connection, the blackout), the stall *boundaries* from the capture: each gap between consecutive
+packets of the connection longer than the stall floor (``--stall-floor-ms`` of the analysis; on a
+veth path min(2·SRTT, RTO) is below a millisecond, so the floor decides). Gaps that the
+construction does not explain are labelled ``unexplained`` (they show up as disagreements).
 
 Linux facts the scenarios rely on (tcp(7), net/ipv4/tcp_timer.c, tcp_output.c): a zero-window
 probe and a keep-alive probe are the same packet, ``tcp_xmit_probe_skb``: no payload, sequence
@@ -41,6 +52,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SCENARIOS = ("bulk_loss", "server_pause", "zero_window", "keepalive", "concurrent")
+# Needs clang for its eBPF drop filter: run on demand (``run("blackout", ...)``, ``score``), not by
+# the session fixture that runs SCENARIOS (tests/conftest.py).
+EXTRA_SCENARIOS = ("blackout",)
 PORT = 5201
 REQUEST = b"GET /segment\n"
 
@@ -73,8 +87,12 @@ def _serve_one(conn: socket.socket, a: argparse.Namespace) -> None:
             n = min(len(block), a.size - sent)
             if not paused:
                 n = min(n, a.pause_at - sent)
+            if a.chunk:
+                n = min(n, a.chunk)
             conn.sendall(block[:n])
             sent += n
+            if a.chunk_gap > 0:
+                time.sleep(a.chunk_gap)
             if not paused and sent >= a.pause_at:
                 paused = True
                 time.sleep(a.pause)
@@ -152,6 +170,8 @@ def _endpoint_parser() -> argparse.ArgumentParser:
     s.add_argument("--pause", type=float, default=0.0, help="seconds of the pause")
     s.add_argument("--idle-after", type=float, default=0.0, help="idle seconds before FIN")
     s.add_argument("--keepalive", default="", help="IDLE,INTVL,CNT in seconds/count")
+    s.add_argument("--chunk", type=int, default=0, help="write at most this many bytes at a time")
+    s.add_argument("--chunk-gap", type=float, default=0.0, help="seconds between writes")
     c = sub.add_parser("client", help="fetch from the server on --conns parallel connections")
     c.add_argument("--host", required=True)
     c.add_argument("--port", type=int, default=PORT)
@@ -163,7 +183,11 @@ def _endpoint_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="run every scenario (root) and write pcaps to OUTDIR")
     g.add_argument("outdir")
     g.add_argument("--snaplen", type=int, default=262144)
-    g.add_argument("--only", nargs="*", default=list(SCENARIOS), choices=SCENARIOS)
+    g.add_argument("--only", nargs="*", default=list(SCENARIOS), choices=SCENARIOS + EXTRA_SCENARIOS)
+    t = sub.add_parser("score", help="run the scenarios with known classes (root), score the analyzer")
+    t.add_argument("outdir")
+    t.add_argument("--stall-floor-ms", type=float, default=50.0)
+    t.add_argument("--only", nargs="*", default=list(TRUTH_SCENARIOS), choices=TRUTH_SCENARIOS)
     return p
 
 
@@ -201,7 +225,25 @@ _SPECS: dict[str, tuple[list[str], list[str], tuple[str, int] | None, dict]] = {
                   {"keepidle_s": 1, "keepintvl_s": 1, "idle_s": 3.5}),
     "concurrent": (["--cc", "cubic", "--size", "1000000", "--conns", "4"], ["--conns", "4"],
                    ("20mbit", 15000), {"cc": "cubic", "bottleneck": "tbf 20mbit limit 15000 B"}),
+    "blackout": (["--cc", "cubic", "--size", "1048576", "--chunk", "16384", "--chunk-gap", "0.02"],
+                 [], None, {"blackout_after_s": 0.4, "blackout_s": 0.5, "tlp": False}),
 }
+
+# An eBPF tc classifier that drops every packet (direct action, TC_ACT_SHOT = 2). The kernels
+# we run on have neither netem nor the matchall classifier nor the gact action, but cls_bpf.
+_DROP_ALL_C = """__attribute__((section("tc"), used)) int drop_all(void *skb) { return 2; }
+char _license[] __attribute__((section("license"), used)) = "GPL";
+"""
+
+
+def _drop_all_object(workdir: Path) -> Path:
+    import subprocess
+
+    src, obj = workdir / "drop_all.c", workdir / "drop_all.o"
+    src.write_text(_DROP_ALL_C)
+    subprocess.run(["clang", "-O2", "-target", "bpf", "-c", str(src), "-o", str(obj)], check=True,
+                   capture_output=True)
+    return obj
 
 
 def run(name: str, outdir: str | Path, snaplen: int = 262144,
@@ -210,7 +252,7 @@ def run(name: str, outdir: str | Path, snaplen: int = 262144,
     from tcpvideo import netns
 
     if name not in _SPECS:
-        raise ValueError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
+        raise ValueError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS + EXTRA_SCENARIOS)}")
     srv_args, cli_args, bottleneck, facts = _SPECS[name]
     pcap = Path(outdir) / (pcap_name or f"{name}.pcap")
     me = Path(__file__).resolve()
@@ -222,10 +264,25 @@ def run(name: str, outdir: str | Path, snaplen: int = 262144,
         conns = int(srv_args[srv_args.index("--conns") + 1]) if "--conns" in srv_args else 1
         size = int(srv_args[srv_args.index("--size") + 1])
         server_ip, client_ip = net.ip(srv, rtr), net.ip(cli, rtr)
+        blackout = "blackout_s" in facts
+        if blackout:
+            drop_obj = _drop_all_object(Path(outdir))
+            dev = net.dev(rtr, cli)
+            rtr.run(["tc", "qdisc", "add", "dev", dev, "clsact"])
+            if not facts.get("tlp", True):
+                srv.sysctl("net.ipv4.tcp_early_retrans", 0)
         sp = srv.python(me, ["server", "--port", PORT, *srv_args])
         sp.wait_for("^READY$")
         with srv.capture(net.dev(srv, rtr), pcap, snaplen=snaplen) as cap:
             cp = cli.python(me, ["client", "--host", server_ip, "--port", PORT, *cli_args])
+            if blackout:
+                time.sleep(facts["blackout_after_s"])
+                rtr.run(["tc", "filter", "add", "dev", dev, "egress", "bpf", "da", "obj", str(drop_obj),
+                         "sec", "tc"])
+                facts["blackout_start_epoch"] = time.time()
+                time.sleep(facts["blackout_s"])
+                rtr.run(["tc", "filter", "del", "dev", dev, "egress"])
+                facts["blackout_end_epoch"] = time.time()
             got_line = cp.wait_for(r"^GOT ", timeout=timeout)
             sp.wait_for("^DONE$", timeout=timeout)
             cp.wait(timeout=5)
@@ -238,12 +295,155 @@ def run(name: str, outdir: str | Path, snaplen: int = 262144,
                           size, got, drops, dict(facts))
 
 
+
+# --------------------------------------------------------------------------------------------
+# truth by construction (issue 16)
+# --------------------------------------------------------------------------------------------
+# Scenarios whose stall classes the construction fixes (bulk_loss and concurrent lose packets
+# wherever the tbf queue overflows: their classes are not known in advance).
+TRUTH_SCENARIOS = ("server_pause", "zero_window", "keepalive", "blackout")
+
+
+@dataclass
+class _Pkt:
+    t_ns: int
+    from_server: bool
+    seq: int  # relative (tshark), 0 = the SYN
+    length: int
+    flags: int
+    window: int
+
+
+def _packets(pcap: Path, server_port: int) -> dict[int, list[_Pkt]]:
+    """The capture's TCP packets per client port, read by tshark (relative sequence numbers)."""
+    import subprocess
+
+    out = subprocess.run(["tshark", "-r", str(pcap), "-Y", "tcp", "-T", "fields", "-e", "frame.time_epoch",
+                          "-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "tcp.seq", "-e", "tcp.len",
+                          "-e", "tcp.flags", "-e", "tcp.window_size_value"],
+                         check=True, capture_output=True, text=True).stdout
+    conns: dict[int, list[_Pkt]] = {}
+    for line in out.splitlines():
+        t, sp, dp, seq, ln, fl, win = line.split("\t")
+        srv = int(sp) == server_port
+        port = int(dp) if srv else int(sp)
+        conns.setdefault(port, []).append(_Pkt(round(float(t) * 1e9), srv, int(seq), int(ln), int(fl, 16),
+                                               int(win or 0)))
+    return conns
+
+
+def _label(r: ScenarioResult, pkts: list[_Pkt], i: int, phase: dict) -> str:
+    """The class the construction gives the gap between packets i and i+1."""
+    a, b = pkts[i], pkts[i + 1]
+    if r.name == "server_pause":
+        return "resource_constraint" if phase["pause"][0] <= a.t_ns <= phase["pause"][1] else "unexplained"
+    if r.name == "zero_window":
+        return "zero_rwnd" if phase["closed"][0] <= a.t_ns < phase["closed"][1] else "unexplained"
+    if r.name == "keepalive":
+        if a.t_ns >= phase["idle"]:
+            if b.flags & 0x1:  # the server's FIN after its idle time: nothing left to send
+                return "resource_constraint"
+            return "keep_alive"
+        return "unexplained"
+    if r.name == "blackout":
+        if b.from_server and b.length > 0 and b.t_ns in phase["rto"]:
+            return "timeout"
+        return "unexplained"
+    return "unexplained"
+
+
+def write_truth(r: ScenarioResult, out: str | Path, floor_ms: float) -> Path:
+    """Write ``truth_{flows,stalls,timeouts,packets}.csv`` for scenario result ``r`` into ``out``
+    (the tables ``tcpvideo score`` reads). Stall boundaries: every gap longer than ``floor_ms``
+    between consecutive packets of a connection at the server; classes: the construction."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    conns = _packets(r.pcap, r.port)
+    floor_ns = int(floor_ms * 1e6)
+    flows, stalls, timeouts = [], [], []
+    for f, (port, pkts) in enumerate(sorted(conns.items())):
+        data = [p for p in pkts if p.from_server and p.length > 0]
+        phase: dict = {}
+        if r.name == "server_pause" and data:
+            # The server stops writing once pause_after_bytes are out: from that segment's send
+            # for pause_s (plus the last ACK's flight).
+            first = next(p for p in data if p.seq - 1 + p.length >= r.facts["pause_after_bytes"])
+            phase["pause"] = (first.t_ns - 1_000_000, first.t_ns + int((r.facts["pause_s"] + 0.1) * 1e9))
+        if r.name == "zero_window":
+            zero = [p.t_ns for p in pkts if not p.from_server and p.window == 0 and not p.flags & 0x7]
+            t0 = zero[0] if zero else 0
+            reopen = [p.t_ns for p in pkts if not p.from_server and p.t_ns > t0 and p.window > 0]
+            phase["closed"] = (t0, reopen[0] if reopen else t0)
+        if r.name == "keepalive" and data:
+            phase["idle"] = data[-1].t_ns
+        if r.name == "blackout":
+            # Timer-driven re-sends: a server segment below the highest sent, after a gap of at
+            # least the 200 ms minimum RTO, from the blackout until the first one that got through.
+            rto, high, prev = [], 0, None
+            t_on = round(r.facts["blackout_start_epoch"] * 1e9)
+            for p in pkts:
+                if p.from_server and p.length > 0:
+                    if p.seq + p.length <= high and prev is not None and p.t_ns - prev >= 150_000_000 \
+                            and p.t_ns >= t_on:
+                        rto.append(p)
+                    high = max(high, p.seq + p.length)
+                prev = p.t_ns
+            phase["rto"] = {p.t_ns for p in rto}
+            for k, p in enumerate(rto):
+                # The first: every segment outstanding was dropped (nothing crossed the router);
+                # the next ones re-send the same, already re-sent, segment (backoff).
+                timeouts.append((f, p.t_ns, p.seq - 1, p.length, "continuous_loss" if k == 0 else "double"))
+        flows.append((f, "subscribe", 0, port, len(data)))
+        for i in range(len(pkts) - 1):
+            gap = pkts[i + 1].t_ns - pkts[i].t_ns
+            if gap > floor_ns:
+                stalls.append((f, "download", pkts[i].t_ns, pkts[i + 1].t_ns, gap, floor_ns, _label(r, pkts, i, phase)))
+    with open(out / "truth_flows.csv", "w") as fh:
+        fh.write("flow,role,channel,client_port,n_data\n")
+        fh.writelines(",".join(map(str, x)) + "\n" for x in flows)
+    with open(out / "truth_stalls.csv", "w") as fh:
+        fh.write("flow,direction,start_ns,end_ns,duration_ns,threshold_ns,kind\n")
+        fh.writelines(",".join(map(str, x)) + "\n" for x in stalls)
+    with open(out / "truth_timeouts.csv", "w") as fh:
+        fh.write("flow,ts_ns,offset,len,timeout_type,frame\n")
+        fh.writelines(",".join(map(str, x)) + ",unknown\n" for x in timeouts)
+    (out / "truth_packets.csv").write_text("flow,ts_ns,offset,len,retransmission,frame\n")
+    return out
+
+
+def score_by_construction(outdir: str | Path, floor_ms: float = 50.0, only=TRUTH_SCENARIOS) -> dict:
+    """Run each scenario of ``only`` (root), analyze its capture with ``--stall-floor-ms
+    floor_ms``, write its truth and score it (``tcpvideo.score``). Returns name -> Score."""
+    import subprocess
+
+    from tcpvideo.score import score
+
+    outdir = Path(outdir)
+    results = {}
+    for name in only:
+        d = outdir / name
+        d.mkdir(parents=True, exist_ok=True)
+        r = run(name, d)
+        ana = d / "analysis"
+        subprocess.run([sys.executable, "-m", "tcpvideo.cli", "analyze", str(r.pcap), "--out", str(ana),
+                        "--stall-floor-ms", str(floor_ms)], check=True, capture_output=True)
+        write_truth(r, d, floor_ms)
+        s = score(ana, d)
+        s.write(d / "score")
+        results[name] = s
+    return results
+
 def main(argv: list[str] | None = None) -> None:
     a = _endpoint_parser().parse_args(argv)
     if a.role == "server":
         server(a)
     elif a.role == "client":
         client(a)
+    elif a.role == "score":
+        for name, sc in score_by_construction(a.outdir, a.stall_floor_ms, a.only).items():
+            print(name, sc.summary())
+            print(sc.stalls.matrix().to_string())
+            print(sc.timeouts.matrix().to_string())
     else:
         for name in a.only:
             r = run(name, a.outdir, snaplen=a.snaplen)

@@ -11,8 +11,9 @@ returns confusion matrices:
   differs from the socket's own). Agreement = same class / pairs.
 - **timeout types**: truth timeout retransmissions (the segment an RTO firing resent) against the
   analyzer's ``timeout`` retransmissions of the same connection, stream offset and time (±2 ms).
-  Truth rows of type ``tlp_probe`` are tail-loss probes (timer-driven, no RTO): an analyzer that
-  calls them timeouts shows up in that row. Truth timeouts the analyzer calls something else are
+  Truth rows of type ``tlp_probe`` are tail-loss probes (timer-driven, no RTO); the analyzer's
+  ``tlp`` retransmissions carry the same label, so a probe typed as a timeout (or the reverse)
+  is a disagreement. Truth timeouts the analyzer calls something else are
   ``missed`` (with the analyzer's kind),
   analyzer timeouts with no truth are ``extra`` (with the simulator's reason when known).
 - **frame types**: every retransmitted data packet the analyzer lists, against the truth frame of
@@ -127,11 +128,17 @@ def score_timeouts(analysis: Path, truth_dir: Path) -> Confusion:
             continue
         r = cands[0]
         matched.add(id(r))
-        ours = r["timeout_type"] if r["kind"] == "timeout" and isinstance(r["timeout_type"], str) else f"not timeout ({r['kind']})"
+        if r["kind"] == "tlp":
+            ours = "tlp_probe"  # the analyzer's own kind for a tail-loss probe (crates/trace/src/tlp.rs)
+        elif r["kind"] == "timeout" and isinstance(r["timeout_type"], str):
+            ours = r["timeout_type"]
+        else:
+            ours = f"not timeout ({r['kind']})"
         c.add(t["timeout_type"], ours, ex)
     for r in records:
-        if r["kind"] == "timeout" and id(r) not in matched and not pd.isna(r["port"]):
-            c.add("extra", str(r["timeout_type"]), _example(int(r["port"]), r["ts_ns"] - 1_000_000, r["ts_ns"] + 1_000_000))
+        if r["kind"] in ("timeout", "tlp") and id(r) not in matched and not pd.isna(r["port"]):
+            label = "tlp_probe" if r["kind"] == "tlp" else str(r["timeout_type"])
+            c.add("extra", label, _example(int(r["port"]), r["ts_ns"] - 1_000_000, r["ts_ns"] + 1_000_000))
     return c
 
 
@@ -143,7 +150,8 @@ def score_frames(analysis: Path, truth_dir: Path) -> tuple[Confusion, pd.DataFra
     packets = pd.read_csv(truth_dir / "truth_packets.csv")
     frame_at = {(int(f), int(o)): fr for f, o, fr in zip(packets["flow"], packets["offset"], packets["frame"])}
     rt = pd.read_csv(analysis / "retransmissions.csv")
-    for r in rt.to_dict("records"):
+    # A truth without packets (tcpvideo.linux_scenarios.write_truth) does not score frames.
+    for r in rt.to_dict("records") if frame_at else []:
         port = ports.get(r["flow_id"])
         f = flow_of_port.get(port)
         if f is None:

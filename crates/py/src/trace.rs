@@ -205,6 +205,7 @@ fn analyze_captures<'py>(
                 timeout_retrans,
                 recovery_retrans,
                 other_retrans,
+                tlp_retrans,
                 unclassified_retrans,
                 retrans_rate,
                 reordered_packets,

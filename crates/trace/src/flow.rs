@@ -44,9 +44,11 @@ use crate::app::{AppState, HttpTx, Proto};
 use crate::burst::{Burst, BurstTracker};
 use crate::decode::{flags, TcpPacket};
 use crate::flv::{FrameAgg, FrameType};
+use crate::rack_timer::DeliveryHistory;
 use crate::retrans::{self, RetransKind, TimeoutEvidence, TimeoutType};
 use crate::rtt::{RttEstimator, TsvalClock};
 use crate::stall::{self, GapContext, StallKind};
+use crate::tlp::{ProbeTracker, ResendContext};
 use crate::AnalyzeOptions;
 
 /// Ports assumed to be servers for flows without a handshake (HTTP, HTTPS, RTMP, HTTP-alt,
@@ -203,6 +205,7 @@ pub struct FlowOut {
     pub timeout_retrans: u64,
     pub recovery_retrans: u64,
     pub other_retrans: u64,
+    pub tlp_retrans: u64,
     pub dup_pkts_up: u64,
     pub reordered_up: u64,
     pub timeout_reorderings: u64,
@@ -455,6 +458,11 @@ pub struct Flow {
     rwnd_small: bool,
     bursts: [BurstTracker; 2],
     pending: Vec<PendingTimeout>,
+    /// RACK.xmit_ts advances (rack_timer.rs) and the tail-loss-probe episode (tlp.rs).
+    rack: DeliveryHistory,
+    tlp: ProbeTracker,
+    /// Last server data transmission (new or re-sent).
+    last_data_tx_ns: u64,
     app: Option<Box<AppState>>,
     pub closed: bool,
     closed_by: &'static str,
@@ -537,6 +545,9 @@ impl Flow {
             rwnd_small: false,
             bursts: [BurstTracker::default(); 2],
             pending: Vec::new(),
+            rack: DeliveryHistory::default(),
+            tlp: ProbeTracker::default(),
+            last_data_tx_ns: 0,
             app: if opts.app_parse { Some(Box::default()) } else { None },
             closed: false,
             closed_by: "",
@@ -695,6 +706,7 @@ impl Flow {
             let in_flight = self.snd.in_flight();
             self.out.max_in_flight = self.out.max_in_flight.max(in_flight);
             let out_pkts = self.snd.segs.len() as u32 + 1;
+            self.last_data_tx_ns = now;
             self.snd.segs.push_back(Seg {
                 start,
                 end,
@@ -749,15 +761,34 @@ impl Flow {
         // after it. Re-sent more than 3·SRTT after its last copy while loss signals kept coming,
         // it waited for the retransmission timer (issue 16: the simulator's double
         // retransmissions behind a stream of SACKs).
-        let seg = self.snd.segs.get(self.snd.seg_index(start)).filter(|s| s.start <= start && start < s.end);
-        let stale_copy = seg.is_some_and(|s| s.retrans > 0 && self.est.srtt_ns.is_some_and(|r| now.saturating_sub(s.last_tx) > 3 * r));
-        let rack_timer = !stale_copy && self.est.srtt_ns.is_some_and(|s| since_client < s);
+        let seg = self.snd.segs.get(self.snd.seg_index(start)).filter(|s| s.start <= start && start < s.end).copied();
+        let rack_timer = seg.zip(self.est.srtt_ns).is_some_and(|(s, srtt)| self.rack.rack_could_fire(s.last_tx, now, srtt));
+        // Only RACK finds a lost *retransmission* from ACKs (RFC 8985 §3.3.2; dupacks count for
+        // the hole, not for its copy). Outside a post-RTO episode, a re-send of bytes already
+        // re-sent that RACK cannot explain was sent by the timer, however close an ACK came
+        // before it (issue 16: an RTO 0.7 ms after a SACK, in the study's tlp_off variant).
+        let resent_before = seg.is_some_and(|s| s.retrans > 0);
+        let ack_clocked = ack_clocked && !(resent_before && self.snd.loss_point.is_none() && !rack_timer);
         let kind = if loss_evidence && (ack_clocked || rack_timer) {
             RetransKind::Fast
         } else if ack_clocked && self.snd.loss_point.is_some() {
             RetransKind::Recovery
         } else if !ack_clocked {
-            RetransKind::Timeout
+            let probe = ResendContext {
+                open_state: self.snd.recovery_point.is_none()
+                    && self.snd.loss_point.is_none()
+                    && self.snd.sacked_out == 0
+                    && self.snd.dupacks == 0,
+                covers_snd_max: end >= self.snd.snd_max,
+                at_snd_una: start <= self.snd.snd_una,
+                since_last_event_ns: now.saturating_sub(self.last_data_tx_ns.max(self.last_client_ns)),
+                rto_ns: self.est.rto_ns(),
+            };
+            if self.tlp.is_probe(&probe) {
+                RetransKind::Tlp
+            } else {
+                RetransKind::Timeout
+            }
         } else {
             RetransKind::Other
         };
@@ -783,6 +814,10 @@ impl Flow {
             }
             RetransKind::Recovery => self.out.recovery_retrans += 1,
             RetransKind::Other => self.out.other_retrans += 1,
+            RetransKind::Tlp => {
+                self.out.tlp_retrans += 1;
+                self.tlp.on_probe(self.snd.snd_max);
+            }
         }
         let mut rec =
             RetransOut { ts_ns: now, seq: start, len: (end - start) as u32, kind, prior, frame: f, timeout_type: None, evidence: None };
@@ -795,6 +830,7 @@ impl Flow {
                 ev.segs_after = (self.snd.segs.len() - i0 - 1) as u32;
                 ev.ack_after_send = self.client_ack_since > seg.first_tx;
                 ev.dupacks = if self.snd.snd_una == seg.start { self.snd.dupacks } else { 0 };
+                ev.sacked_after = self.snd.segs.range(i0 + 1..).any(|s| s.sacked);
                 self.pending.push(PendingTimeout {
                     rec: self.out.retrans.len(),
                     start: seg.start,
@@ -809,6 +845,7 @@ impl Flow {
             rec.evidence = Some(ev);
             // RFC 6298 §5.5 backoff; Linux tcp_enter_loss marks everything not SACKed lost.
             self.est.on_timeout();
+            self.tlp.on_timeout();
             self.refresh_thresholds();
             self.snd.loss_point = Some(self.snd.snd_max);
             self.snd.recovery_point = None;
@@ -830,7 +867,8 @@ impl Flow {
             s.retrans = s.retrans.saturating_add(1);
             s.last_kind = Some(kind);
             s.last_tx = now;
-            if !s.lost {
+            // A probe is no loss mark (Linux keeps the segment un-LOST, `tcp_send_loss_probe`).
+            if !s.lost && kind != RetransKind::Tlp {
                 s.lost = true;
                 self.snd.lost_out += s.end - s.start;
             }
@@ -841,6 +879,7 @@ impl Flow {
             i += 1;
         }
         self.out.retrans.push(rec);
+        self.last_data_tx_ns = now;
     }
 
     fn client_packet(&mut self, p: &TcpPacket<'_>, now: u64, opts: &AnalyzeOptions, ctx: &mut GapContext, frame: &mut FrameType) {
@@ -1018,6 +1057,13 @@ impl Flow {
                     break;
                 }
                 if seg.end <= e && !seg.sacked {
+                    // An original sent before a pending timeout retransmission, above it, arrived.
+                    for pt in self.pending.iter_mut().filter(|pt| !pt.done && seg.start >= pt.end && seg.last_tx < pt.t_rtx) {
+                        pt.ev.later_arrived = true;
+                    }
+                    if seg.retrans == 0 || now.saturating_sub(seg.last_tx) >= self.est.min_rtt_ns {
+                        self.rack.on_delivered(seg.last_tx, now);
+                    }
                     seg.sacked = true;
                     snd.sacked_out += seg.end - seg.start;
                     loss_signal = true;
@@ -1041,6 +1087,9 @@ impl Flow {
                 }
                 let s = snd.remove_front().unwrap();
                 karn |= s.retrans > 0;
+                if !s.sacked && (s.retrans == 0 || now.saturating_sub(s.last_tx) >= self.est.min_rtt_ns) {
+                    self.rack.on_delivered(s.last_tx, now);
+                }
                 if oldest.is_none() {
                     oldest = Some(s);
                 }
@@ -1071,6 +1120,7 @@ impl Flow {
             }
             snd.snd_una = ack_data;
             snd.dupacks = 0;
+            self.tlp.on_ack(ack_data);
             snd.last_advance_ns = now;
             if snd.snd_una >= snd.snd_max {
                 snd.full_ack_ns = Some(now);
@@ -1275,6 +1325,7 @@ impl FlowOut {
             timeout_retrans: 0,
             recovery_retrans: 0,
             other_retrans: 0,
+            tlp_retrans: 0,
             dup_pkts_up: 0,
             reordered_up: 0,
             timeout_reorderings: 0,

@@ -31,12 +31,14 @@ pub mod flow;
 pub mod flv;
 pub mod http;
 pub mod output;
+pub mod rack_timer;
 pub mod reader;
 pub mod retrans;
 pub mod rtmp;
 pub mod rtt;
 pub mod shard;
 pub mod stall;
+pub mod tlp;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -105,6 +105,8 @@ pub struct FlowRecord {
     pub recovery_retrans: u64,
     /// ACK-clocked without loss evidence.
     pub other_retrans: u64,
+    /// Tail-loss probes re-sending the highest segment (tlp.rs): timer-driven, no RTO.
+    pub tlp_retrans: u64,
     /// Upload flows: repeated client data seen at the receiving server, whose trigger cannot be
     /// told from there.
     pub unclassified_retrans: u64,
@@ -402,10 +404,10 @@ pub(crate) fn build(
         // flow that carried nothing (a refused connection is not a 0 bit/s sample).
         let delivered = if f.download { f.acked_bytes } else { f.delivered_up };
         let rate = |b: u64| (bytes > 0 && fct > 0).then(|| b as f64 * 8e9 / fct as f64);
-        let (fast, timeout, recovery, other, unclassified) = if f.download {
-            (f.fast_retrans, f.timeout_retrans, f.recovery_retrans, f.other_retrans, 0)
+        let (fast, timeout, recovery, other, tlp, unclassified) = if f.download {
+            (f.fast_retrans, f.timeout_retrans, f.recovery_retrans, f.other_retrans, f.tlp_retrans, 0)
         } else {
-            (0, 0, 0, 0, retrans_pkts)
+            (0, 0, 0, 0, 0, retrans_pkts)
         };
         a.flows.push(FlowRecord {
             flow_id: id,
@@ -448,6 +450,7 @@ pub(crate) fn build(
             timeout_retrans: timeout,
             recovery_retrans: recovery,
             other_retrans: other,
+            tlp_retrans: tlp,
             unclassified_retrans: unclassified,
             retrans_rate: ratio(retrans_pkts as f64, data_pkts as f64),
             reordered_packets: f.reordered_up,

@@ -11,8 +11,13 @@
 //!   1.5·SRTT bound called the simulator's RTOs on 150 ms paths fast retransmissions).
 //! - `Recovery`: ACK-clocked retransmission after a timeout, while the sender is still in its
 //!   post-RTO loss episode (Linux `TCP_CA_Loss` retransmits the rest of the window as ACKs come).
-//! - `Timeout`: not ACK-clocked — a timer fired (RTO, RFC 6298 §5; Linux's tail-loss probe also
-//!   lands here when it retransmits). This is what the seed calls "timeout retransmission".
+//! - `Timeout`: not ACK-clocked — the retransmission timer fired (RTO, RFC 6298 §5). This is what
+//!   the seed calls "timeout retransmission".
+//! - `Tlp`: not ACK-clocked, a tail-loss probe re-sending the highest segment (RFC 8985 §7; rule
+//!   in `tlp.rs`). Timer-driven but no RTO: no backoff, no loss episode. The seed (2016) would
+//!   count it as a timeout; we keep it apart (issue 16) and do not type it.
+//! - `Fast` by RACK's timer: the ACK-clock test fails but RACK could have fired (`rack_timer.rs`:
+//!   within about one SRTT of the first ACK that reported data sent after the lost copy).
 //! - `Other`: ACK-clocked without loss evidence.
 //!
 //! Timeout types. The seed's words (§3.2), and the rule we apply:
@@ -38,9 +43,9 @@
 //!   lost segment is among the last 3 data segments of the whole flow.
 //! - Continuous loss: "all packets sent out being lost". Rule (TAPO's reading): at least 3
 //!   segments followed the lost one, no duplicate ACK or SACK came for it (ACKs for data sent
-//!   before it may: they say nothing about the later segments), and the ACK that finally covered
-//!   the retransmission did not reach beyond it (the receiver had none of the later segments
-//!   either).
+//!   before it may: they say nothing about the later segments), the ACK that finally covered
+//!   the retransmission did not reach beyond it and no SACK showed a later segment's first copy
+//!   arrived (the receiver had none of the later segments either).
 //! - Other: none of the above (e.g. 1–2 dupacks arrived for a large window: partial loss of the
 //!   dupacks, or reordering fooled the sender).
 //!
@@ -57,6 +62,7 @@ pub enum RetransKind {
     Timeout,
     Recovery,
     Other,
+    Tlp,
 }
 
 impl RetransKind {
@@ -66,6 +72,7 @@ impl RetransKind {
             RetransKind::Timeout => "timeout",
             RetransKind::Recovery => "recovery",
             RetransKind::Other => "other",
+            RetransKind::Tlp => "tlp",
         }
     }
 }
@@ -123,6 +130,12 @@ pub struct TimeoutEvidence {
     pub ack_after_send: bool,
     /// Duplicate ACKs (for the lost segment's start) that arrived before the timeout.
     pub dupacks: u32,
+    /// A segment sent after the lost one had been SACKed before the timeout: the receiver's
+    /// dupacks did reach the server (they were counted for an earlier hole, or too few).
+    pub sacked_after: bool,
+    /// After the timeout, a SACK showed that the first copy of a later segment (sent before the
+    /// timeout) had arrived: not every packet sent was lost.
+    pub later_arrived: bool,
     /// Spurious: D-SACK, Eifel (TS echo of the original), or an impossibly fast covering ACK.
     pub spurious: bool,
     /// The covering ACK acknowledged data beyond the retransmitted segment.
@@ -150,8 +163,12 @@ pub fn classify_timeout(e: &TimeoutEvidence) -> TimeoutType {
     // Only duplicate ACKs (or SACKs) say later segments arrived; an ACK for data sent before the
     // lost segment says nothing about those after it (issue 16: the zero-ACK reading turned the
     // simulator's whole-window losses into `other` whenever an earlier segment's ACK was late).
-    if e.dupacks == 0 {
-        if e.resolved && !e.ack_beyond {
+    // SACKs for later data count as dupacks (issue 16: a second hole behind a partial ACK had
+    // `dupacks = 0` and was called ACK delay/loss although its SACKs had arrived).
+    if e.dupacks == 0 && !e.sacked_after {
+        // Continuous loss also needs the later segments' first copies lost (issue 16: a SACK
+        // for the last segment, arriving just after the RTO, was called continuous loss).
+        if e.resolved && !e.ack_beyond && !e.later_arrived {
             return TimeoutType::ContinuousLoss;
         }
         if e.ack_beyond {
@@ -207,6 +224,18 @@ mod tests {
     fn a_late_ack_for_earlier_data_does_not_rule_out_continuous_loss() {
         let e = TimeoutEvidence { ack_after_send: true, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::ContinuousLoss);
+    }
+
+    #[test]
+    fn sacks_for_later_data_before_the_timeout_are_dupacks_so_not_ack_loss() {
+        let e = TimeoutEvidence { ack_beyond: true, sacked_after: true, ..base() };
+        assert_eq!(classify_timeout(&e), TimeoutType::Other);
+    }
+
+    #[test]
+    fn a_later_original_arriving_rules_out_continuous_loss() {
+        let e = TimeoutEvidence { later_arrived: true, ..base() };
+        assert_eq!(classify_timeout(&e), TimeoutType::Other);
     }
 
     #[test]

@@ -28,7 +28,9 @@
 //!
 //! Download (server sends), Table 2:
 //! 1. Timeout — "Timeout stalls are those caused by the timeout retransmissions": the gap ends
-//!    with a server retransmission that was timer-driven (see `retrans`).
+//!    with a server retransmission that was timer-driven (see `retrans`). A tail-loss probe
+//!    (`tlp.rs`) is not an RTO: a gap it ends falls to the rules below, as in the simulator's
+//!    truth (issue 16; a definition choice — TAPO, predating TLP, counts it as a timeout).
 //! 2. Zero rwnd — "zero receive windows (rwnd) stalls happen when viewers do not have enough
 //!    buffer to store the data": the client's last advertised window before the gap was smaller
 //!    than one segment (zero, or too small for the sender to send a full segment — TAPO's rule

@@ -278,7 +278,7 @@ fn retransmission_kinds_add_up_to_the_total() {
     let a = run(&c);
     let f = &a.flows[0];
     assert!(f.retrans_packets >= 3);
-    assert_eq!(f.fast_retrans + f.timeout_retrans + f.recovery_retrans + f.other_retrans, f.retrans_packets, "{f:?}");
+    assert_eq!(f.fast_retrans + f.timeout_retrans + f.recovery_retrans + f.other_retrans + f.tlp_retrans, f.retrans_packets, "{f:?}");
 }
 
 #[test]

@@ -1,0 +1,122 @@
+//! Could RACK's reordering timer have sent this retransmission? (RFC 8985 §6.2; Linux
+//! `tcp_rack_detect_loss`, `tcp_rack_reo_timeout`.)
+//!
+//! RACK marks a segment lost only once a segment *sent after it* was delivered (SACKed or
+//! cumulatively acknowledged): RACK.xmit_ts must exceed the segment's send time. When that
+//! delivery is reported the segment is lost if it is overdue by RACK.rtt + reo_wnd; if not yet,
+//! RACK arms its reordering timer for the remainder, which is less than reo_wnd (≤ SRTT in
+//! Linux: min_rtt/4, grown by D-SACKs up to SRTT). So a RACK retransmission leaves at most about
+//! one SRTT after the *first* ACK that reported a delivery of data sent after the lost copy.
+//!
+//! A retransmission that leaves later than that, or with no such delivery at all, was sent by
+//! the retransmission timer, however recent the last SACK (issue 16: the analyzer used "less
+//! than one SRTT after the last client packet", which turned RTOs behind a stream of SACKs for
+//! *earlier* data, and RTOs with `min_rto = 50ms`, into fast retransmissions).
+//!
+//! The history kept is the monotone record of RACK.xmit_ts advances: (send time of the newest
+//! segment delivered so far, arrival time of the ACK that reported it). Both components grow, so
+//! the first delivery of data sent after time t is found by binary search. The history is bounded
+//! (`CAPACITY`); the newest entry dropped is remembered so that a question about older sends is
+//! still answered conservatively ("too long ago").
+//!
+//! Deviation: RFC 8985 step 2 ignores a delivered retransmission whose RTT looks too short to be
+//! for it; we ignore delivered retransmissions acknowledged sooner than the minimum RTT after
+//! their last copy, the same test.
+
+use std::collections::VecDeque;
+
+/// Entries kept; a retransmission timer question older than this many RACK advances is "too
+/// long ago" (the first such delivery happened at least that many ACKs before).
+const CAPACITY: usize = 512;
+
+/// Slack on the reordering-window bound: the server's timer granularity plus the capture
+/// point's distance from the server.
+pub const RACK_SLACK_NS: u64 = 2_000_000;
+
+#[derive(Debug, Default, Clone)]
+pub struct DeliveryHistory {
+    /// (newest send time delivered, arrival of the ACK that reported it), both increasing.
+    advances: VecDeque<(u64, u64)>,
+    /// The newest entry dropped for capacity.
+    dropped: Option<(u64, u64)>,
+}
+
+impl DeliveryHistory {
+    /// An ACK arriving at `arrival_ns` reported delivered a segment last sent at `sent_ns`.
+    pub fn on_delivered(&mut self, sent_ns: u64, arrival_ns: u64) {
+        let newest = self.advances.back().or(self.dropped.as_ref()).map_or(0, |e| e.0);
+        if sent_ns <= newest {
+            return;
+        }
+        if self.advances.len() == CAPACITY {
+            self.dropped = self.advances.pop_front();
+        }
+        self.advances.push_back((sent_ns, arrival_ns));
+    }
+
+    /// Arrival of the first ACK that reported delivered data sent after `sent_ns`, if any. An
+    /// answer older than the history is returned as the newest dropped entry's arrival (the true
+    /// one is earlier still).
+    pub fn first_delivery_after(&self, sent_ns: u64) -> Option<u64> {
+        if let Some((x, a)) = self.dropped {
+            if x > sent_ns {
+                return Some(a);
+            }
+        }
+        let i = self.advances.partition_point(|&(x, _)| x <= sent_ns);
+        self.advances.get(i).map(|&(_, a)| a)
+    }
+
+    /// Could RACK's reordering timer (or RACK at an ACK) have re-sent, at `now_ns`, a segment
+    /// last sent at `sent_ns`, given the smoothed RTT (the reo_wnd ceiling)?
+    pub fn rack_could_fire(&self, sent_ns: u64, now_ns: u64, srtt_ns: u64) -> bool {
+        self.first_delivery_after(sent_ns).is_some_and(|a| now_ns.saturating_sub(a) <= srtt_ns + RACK_SLACK_NS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn a_retransmission_soon_after_the_first_sack_for_later_data_can_be_rack() {
+        let mut h = DeliveryHistory::default();
+        // segment sent at 100 ms; a later one (sent at 110 ms) SACKed at 260 ms.
+        h.on_delivered(110 * MS, 260 * MS);
+        assert!(h.rack_could_fire(100 * MS, 300 * MS, 150 * MS));
+    }
+
+    #[test]
+    fn a_retransmission_long_after_the_first_sack_for_later_data_is_a_timer_even_with_recent_sacks() {
+        let mut h = DeliveryHistory::default();
+        h.on_delivered(110 * MS, 260 * MS);
+        // More SACKs keep coming up to 590 ms; the re-send at 600 ms is 340 ms after the first.
+        for k in 0..30 {
+            h.on_delivered((120 + k * 10) * MS, (270 + k * 10) * MS);
+        }
+        assert!(!h.rack_could_fire(100 * MS, 600 * MS, 150 * MS));
+    }
+
+    #[test]
+    fn deliveries_of_data_sent_before_the_segment_say_nothing() {
+        let mut h = DeliveryHistory::default();
+        // Only data sent before 100 ms was delivered, recently: RACK cannot mark the 100-ms one lost.
+        h.on_delivered(90 * MS, 590 * MS);
+        assert!(!h.rack_could_fire(100 * MS, 600 * MS, 150 * MS));
+    }
+
+    #[test]
+    fn a_question_older_than_the_history_answers_too_long_ago() {
+        let mut h = DeliveryHistory::default();
+        for k in 1..=(CAPACITY as u64 + 10) {
+            h.on_delivered(k * MS, (k + 100) * MS);
+        }
+        // The first delivery after 2 ms was dropped from the history; the answer is no later
+        // than the newest dropped entry's arrival.
+        let a = h.first_delivery_after(2 * MS).unwrap();
+        assert!(a <= 111 * MS);
+        assert!(!h.rack_could_fire(2 * MS, 1000 * MS, 150 * MS));
+    }
+}

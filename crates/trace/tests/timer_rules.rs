@@ -1,0 +1,159 @@
+//! Hand-built captures for the timer rules added in issue 16, each the shape of a disagreement
+//! the crowdlive ground truth found: a tail-loss probe (not an RTO), an RTO shortly after a SACK
+//! that RACK's reordering timer cannot explain, and the two timeout types that SACKs decide.
+//! Capture point: the server; handshake RTT 50 ms.
+
+use tcpvideo_trace::fixture::Conn;
+use tcpvideo_trace::{analyze_bytes, Analysis, AnalyzeOptions, StallKind, TimeoutType};
+
+const MSS: usize = 1448;
+
+fn run(c: &Conn) -> Analysis {
+    analyze_bytes(&c.pcap(), &AnalyzeOptions { threads: 1, ..Default::default() }).expect("analysis")
+}
+
+fn s(n: u64) -> u64 {
+    n * MSS as u64
+}
+
+fn conn() -> Conn {
+    let mut c = Conn::new();
+    c.handshake(50.0);
+    c.server_burst(4, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(4));
+    c
+}
+
+fn retrans_kinds(a: &Analysis) -> Vec<&'static str> {
+    a.retransmissions.iter().map(|r| r.kind.as_str()).collect()
+}
+
+fn timeout_types(a: &Analysis) -> Vec<TimeoutType> {
+    a.retransmissions.iter().filter_map(|r| r.timeout_type).collect()
+}
+
+#[test]
+fn a_timer_resend_of_the_highest_segment_two_rtts_after_the_last_ack_is_a_tail_loss_probe() {
+    let mut c = conn();
+    c.server_burst(6, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(6)); // two of six acknowledged; the last four's ACKs do not come
+    c.wait_ms(102.0); // PTO = 2·SRTT + 2 ms (Linux tcp_schedule_loss_probe)
+    c.server_resend(s(9), MSS); // the highest segment: a probe, not the RTO's snd_una segment
+    c.wait_ms(50.0);
+    c.client_ack(s(10));
+    c.wait_ms(1.0);
+    c.server_burst(4, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(14));
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a), vec!["tlp"]);
+    assert!(timeout_types(&a).is_empty());
+    assert_eq!((a.flows[0].tlp_retrans, a.flows[0].timeout_retrans), (1, 0));
+    // The gap it ends is no timeout stall: data was outstanding, so packet delay.
+    assert_eq!(a.stalls.iter().map(|x| x.kind).collect::<Vec<_>>(), vec![StallKind::PacketDelay]);
+}
+
+#[test]
+fn a_timer_resend_of_the_first_unacked_segment_is_an_rto_not_a_probe() {
+    let mut c = conn();
+    c.server_burst(6, MSS);
+    c.wait_ms(250.0);
+    c.server_resend(s(4), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(10));
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a), vec!["timeout"]);
+}
+
+#[test]
+fn a_resend_soon_after_a_sack_but_long_after_the_first_sack_for_later_data_is_an_rto() {
+    let mut c = conn();
+    c.server_burst(3, MSS); // first lost, two arrive: two dupacks, no fast retransmit
+    c.wait_ms(50.0);
+    c.client_ack_sack(s(4), &[(s(5), s(6))]);
+    c.wait_ms(0.01);
+    c.client_ack_sack(s(4), &[(s(5), s(7))]);
+    c.wait_ms(50.0);
+    c.client_ack_sack(s(4), &[(s(5), s(7))]); // a repeated SACK (window update) 50 ms later
+    c.wait_ms(10.0); // the RTO (min_rto 50 ms) fires 60 ms after the first SACK
+    c.server_resend(s(4), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(7));
+    c.wait_ms(1.0);
+    c.server_burst(4, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(11));
+    let a = run(&c);
+    // RACK would have re-sent within reo_wnd (≤ SRTT) of the first SACK: this one is the timer's.
+    assert_eq!(retrans_kinds(&a), vec!["timeout"]);
+    assert_eq!(timeout_types(&a), vec![TimeoutType::LessPacket]);
+}
+
+#[test]
+fn a_lost_fast_retransmission_resent_just_after_a_sack_is_a_double_timeout_when_rack_cannot_explain_it() {
+    let mut c = conn();
+    let b = s(4);
+    c.server_burst(10, MSS);
+    c.wait_ms(50.0);
+    for k in 1..=3 {
+        c.client_ack_sack(b, &[(b + s(1), b + s(1 + k))]);
+        c.wait_ms(0.01);
+    }
+    c.server_resend(b, MSS); // fast retransmit; this copy is lost too
+                             // SACKs for the rest of the burst only (sent before the copy): RACK has nothing to go on.
+    for k in 4..=9 {
+        c.wait_ms(30.0);
+        c.client_ack_sack(b, &[(b + s(1), b + s(1 + k))]);
+    }
+    c.wait_ms(0.7); // the RTO fires 0.7 ms after the last SACK
+    c.server_resend(b, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(b + s(10));
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a), vec!["fast", "timeout"]);
+    assert_eq!(timeout_types(&a), vec![TimeoutType::Double]);
+}
+
+#[test]
+fn an_rto_for_a_second_hole_behind_a_partial_ack_with_sacks_seen_is_other_not_ack_loss() {
+    let mut c = conn();
+    let b = s(4);
+    c.server_burst(10, MSS); // segments 0 and 1 lost, 2 and 3 arrive, 4..9 lost
+    c.wait_ms(50.0);
+    for _ in 0..3 {
+        c.client_ack_sack(b, &[(b + s(2), b + s(4))]);
+        c.wait_ms(0.01);
+    }
+    c.server_resend(b, MSS); // fast retransmit of the first hole
+    c.wait_ms(50.0);
+    c.client_ack_sack(b + s(1), &[(b + s(2), b + s(4))]); // partial ACK
+    c.wait_ms(250.0);
+    c.server_resend(b + s(1), MSS); // the RTO re-sends the second hole
+    c.wait_ms(50.0);
+    c.client_ack(b + s(10)); // (the rest arrived meanwhile, their ACKs were lost)
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a), vec!["fast", "timeout"]);
+    assert_eq!(timeout_types(&a), vec![TimeoutType::Other]);
+}
+
+#[test]
+fn a_sack_for_a_later_original_after_the_rto_rules_out_continuous_loss() {
+    let mut c = conn();
+    c.server_burst(6, MSS); // the first five lost, the sixth arrives late
+    c.wait_ms(250.0);
+    c.server_resend(s(4), MSS);
+    c.wait_ms(6.0);
+    c.client_ack_sack(s(4), &[(s(9), s(10))]); // the sixth's SACK, just after the RTO
+    c.wait_ms(44.0);
+    c.client_ack_sack(s(5), &[(s(9), s(10))]); // covers the retransmission, not beyond
+    c.wait_ms(0.01);
+    for k in 5..9 {
+        c.server_resend(s(k), MSS);
+    }
+    c.wait_ms(50.0);
+    c.client_ack(s(10));
+    let a = run(&c);
+    assert_eq!(timeout_types(&a), vec![TimeoutType::Other]);
+}
