@@ -18,6 +18,7 @@
 //! parsers [`pcap::parse_record`] and [`pcapng::parse_block`].
 
 pub mod decompress;
+pub mod mapped;
 pub mod pcap;
 pub mod pcapng;
 
@@ -84,6 +85,11 @@ pub(crate) enum Source<'a> {
         data: &'a [u8],
         pos: usize,
     },
+    /// A plain file mapped into memory (`mapped`): parsed in place like a slice.
+    Mapped {
+        map: mapped::Mapping,
+        pos: usize,
+    },
     /// `base`: absolute input offset of `buf[0]`; `total`: input size when known.
     Stream {
         r: Box<dyn Read + Send + 'a>,
@@ -104,6 +110,12 @@ impl<'a> Source<'a> {
     pub(crate) fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
         match self {
             Source::Slice { data, pos } => {
+                let end = (*pos + n).min(data.len());
+                Ok(&data[*pos..end])
+            }
+            Source::Mapped { map, pos } => {
+                map.consumed_up_to(*pos);
+                let data = map.bytes();
                 let end = (*pos + n).min(data.len());
                 Ok(&data[*pos..end])
             }
@@ -144,6 +156,7 @@ impl<'a> Source<'a> {
     pub(crate) fn consume(&mut self, n: usize) {
         match self {
             Source::Slice { pos, data } => *pos = (*pos + n).min(data.len()),
+            Source::Mapped { map, pos } => *pos = (*pos + n).min(map.bytes().len()),
             Source::Stream { start, end, .. } => {
                 let n = n.min(*end - *start);
                 *start += n;
@@ -156,13 +169,17 @@ impl<'a> Source<'a> {
     pub(crate) fn mem(&mut self) -> Option<(&[u8], &mut usize)> {
         match self {
             Source::Slice { data, pos } => Some((data, pos)),
+            Source::Mapped { map, pos } => {
+                map.consumed_up_to(*pos);
+                Some((map.bytes(), pos))
+            }
             Source::Stream { buf, start, end, .. } => Some((&buf[..*end], start)),
         }
     }
 
     pub(crate) fn offset(&self) -> u64 {
         match self {
-            Source::Slice { pos, .. } => *pos as u64,
+            Source::Slice { pos, .. } | Source::Mapped { pos, .. } => *pos as u64,
             Source::Stream { base, start, .. } => *base + *start as u64,
         }
     }
@@ -171,6 +188,7 @@ impl<'a> Source<'a> {
     pub(crate) fn len_hint(&self) -> Option<u64> {
         match self {
             Source::Slice { data, .. } => Some(data.len() as u64),
+            Source::Mapped { map, .. } => Some(map.bytes().len() as u64),
             Source::Stream { total, .. } => *total,
         }
     }
@@ -200,14 +218,27 @@ pub fn open_path(path: &Path) -> Result<Reader<'static>, TraceError> {
     let kind = decompress::detect(&magic[..n]);
     let src = match kind {
         decompress::Compression::None => {
-            // Plain reads into one reused 4 MiB buffer (like `cat`): memory stays bounded
-            // whatever the capture size, and records are parsed in place from the buffer.
+            // Mapped (no copy; `mapped` keeps the resident set bounded), or where that is not
+            // possible plain reads into one reused 4 MiB buffer (like `cat`); either way
+            // records are parsed in place.
             let f = File::open(path).map_err(|e| TraceError::Io(name.clone(), e))?;
-            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-            if len == 0 {
+            let meta = f.metadata().map_err(|e| TraceError::Io(name.clone(), e))?;
+            let len = meta.len();
+            if len == 0 && meta.is_file() {
                 return Err(TraceError::Format(name, "empty file".into()));
             }
-            Source::Stream { r: Box::new(f), buf: Vec::new(), start: 0, end: 0, eof: false, base: 0, total: Some(len) }
+            match meta.is_file().then(|| mapped::Mapping::new(&f, len)).flatten() {
+                Some(map) => Source::Mapped { map, pos: 0 },
+                None => Source::Stream {
+                    r: Box::new(f),
+                    buf: Vec::new(),
+                    start: 0,
+                    end: 0,
+                    eof: false,
+                    base: 0,
+                    total: (len > 0).then_some(len),
+                },
+            }
         }
         other => {
             let f = File::open(path).map_err(|e| TraceError::Io(name.clone(), e))?;
