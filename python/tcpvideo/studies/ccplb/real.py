@@ -43,8 +43,10 @@ import json
 import os
 import re
 import secrets
+import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -84,7 +86,7 @@ def missing(ccs: Sequence[str] = CCS) -> Optional[str]:
         check_privileges()
     except PrivilegeError as e:
         return str(e)
-    if shutil_which("ss") is None:
+    if shutil.which("ss") is None:
         return "needs `ss` (iproute2) for the cwnd samples"
     if find_origin_binary() is None:
         return "needs the origin binary: cargo build -p tcpvideo-origin --release"
@@ -93,12 +95,6 @@ def missing(ccs: Sequence[str] = CCS) -> Optional[str]:
         if why:
             return why
     return None
-
-
-def shutil_which(name: str) -> Optional[str]:
-    import shutil
-
-    return shutil.which(name)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -234,14 +230,12 @@ def run_sim(point: Point, media_s: float, seed: int) -> dict:
             "body_done": summary["body_done"], "cwnd_samples": len(cw)}
 
 
-def run_real(point: Point, media_s: float, seed: int, work: Path, log: Callable[[str], None] = lambda s: None,
-             sample_interval_s: float = 0.1) -> dict:
+def run_real(point: Point, media_s: float, seed: int, work: Path, sample_interval_s: float = 0.1) -> dict:
     """The same testbed on real Linux TCP; the kernel CC must be registered (``tcpvideo bpf load``)."""
     from tcpvideo import bpf
     from tcpvideo.cli.origin import find_origin_binary
     from tcpvideo.emulate import network as netmod
     from tcpvideo.emulate.plan import make_plan
-
     from tcpvideo.studies.ccplb import real_client
     from tcpvideo.studies.ccplb.frame_player import progressive_frames
 
@@ -290,8 +284,6 @@ def run_real(point: Point, media_s: float, seed: int, work: Path, log: Callable[
         retrans0 = _retrans_segs(ns_server)
         sampler = SsSampler(ns_server, ORIGIN_PORT, sample_interval_s)
         sampler.start()
-        import sys
-
         cli = net.popen(client, [sys.executable, "-u", real_client.__file__, str(work / "client.spec.json")],
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
@@ -363,11 +355,19 @@ def format_row(r: dict) -> str:
             "  ".join(f"{k} {_fmt(r['sim_' + k])}/{_fmt(r['real_' + k])}" for k in METRICS) + " (sim/real)")
 
 
+def cwnd_ratio(r: dict) -> Optional[float]:
+    """Median real cwnd over median simulated cwnd (the kernel-vs-simulator figure of merit)."""
+    if not r["sim_cwnd_median"] or r["real_cwnd_median"] is None:
+        return None
+    return r["real_cwnd_median"] / r["sim_cwnd_median"]
+
+
 def markdown(rows: Sequence[dict]) -> str:
-    head = "| CC | kernel | RTT ms | " + " | ".join(f"{k} sim | real" for k in METRICS) + " |"
-    sep = "|" + "---|" * (3 + 2 * len(METRICS))
+    head = "| CC | kernel | RTT ms | " + " | ".join(f"{k} sim | real" for k in METRICS) + " | cwnd real/sim |"
+    sep = "|" + "---|" * (4 + 2 * len(METRICS))
     body = ["| " + " | ".join([r["cc"], r["kernel_cc"], f"{r['rtt_ms']:g}"] +
-                              [_fmt(r[f"{w}_{k}"]) for k in METRICS for w in ("sim", "real")]) + " |" for r in rows]
+                              [_fmt(r[f"{w}_{k}"]) for k in METRICS for w in ("sim", "real")] +
+                              ["-" if cwnd_ratio(r) is None else f"{cwnd_ratio(r):.2f}"]) + " |" for r in rows]
     return "\n".join([head, sep, *body]) + "\n"
 
 
