@@ -94,8 +94,9 @@ def _pushback_line(runs: pd.DataFrame) -> str:
     m = a.groupby(["rtt_ms", "cc", "pob_rate"])[["picture_discards", "underflows", "retransmissions"]].mean()
     parts = [f"{rtt} ms {cc}{'' if cc != 'ccplb' else f'({r:g})'} d {row.picture_discards:.1f} "
              f"r {row.retransmissions:.0f}" for (rtt, cc, r), row in m.iterrows()]
-    return (" Second experiment (pushback_experiment table), a client with a POB-sized receive buffer read at "
-            "1.05x the video rate: " + "; ".join(parts) + ".")
+    return (" Second experiment (pushback_experiment table), a client that reads only while its frame player "
+            "holds less than POB of media ahead of the playout clock, over a POB-sized receive buffer: "
+            + "; ".join(parts) + ".")
 
 
 def _apq_line(runs: pd.DataFrame) -> str:
