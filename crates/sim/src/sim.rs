@@ -900,7 +900,10 @@ impl Simulation {
         };
         let Some(e) = self.eps[ep as usize].ep.as_mut() else { return };
         let flow = &mut self.flows[f];
-        let (n, outcome) = flow.reader.read(now, e);
+        let (n, outcome) = match &flow.app {
+            AppState::Progressive(c) if c.client.reads_by_player() => c.client.read_by_player(now, e),
+            _ => flow.reader.read(now, e),
+        };
         if let AppState::Bulk(b) = &flow.app {
             if let (Some(total), None) = (b.total, flow.completed_at) {
                 if e.stats().bytes_received >= total {

@@ -194,10 +194,22 @@ def ccplb_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    real: bool = typer.Option(False, "--real", help="Instead: the testbed on real Linux TCP next to the simulator "
+                              "(root; every variant at 3/100/200 ms, --real-media s of video) → OUT/sim_vs_real.md."),
+    real_media: float = typer.Option(8.0, "--real-media", help="Video length of each --real run, s."),
 ) -> None:
     """Seed 001's Figs 4–9, the CCP sensitivity table and the paper-vs-ours table → OUT/report/report.html."""
     from tcpvideo.studies import ccplb
 
+    if real:
+        from tcpvideo.studies.ccplb import real as real_mod
+
+        why = real_mod.missing()
+        if why:
+            raise typer.BadParameter(why, param_hint="--real")
+        real_mod.compare(real_mod.default_points(), real_media, 1, out, log=print)
+        print(f"table: {out / 'sim_vs_real.md'}")
+        return
     res = _run_swept(ccplb.run, full, out, jobs, ray, quiet)
     _print_claims("seed 001: paper vs ours", res)
 

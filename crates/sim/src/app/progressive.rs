@@ -54,6 +54,10 @@ pub struct ProgressiveSpec {
     pub rebuffer_threshold: Option<Qty>,
     /// Granularity at which the buffer player receives media (default 1 s).
     pub chunk: Option<Qty>,
+    /// Frame player only: the client reads from its socket only while it holds less than this
+    /// much media ahead of the playout clock (VLC's playout buffer, seed 001's POB, pushing back
+    /// through TCP flow control when full); at least `startup_threshold`. Default: reads at once.
+    pub read_ahead: Option<Qty>,
 }
 
 /// How the client plays what it reads.
@@ -77,6 +81,8 @@ pub struct ProgressiveDef {
     pub startup_media: Duration,
     pub chunk: Duration,
     pub playback: PlaybackDef,
+    /// Media the frame player's reader holds at most ahead of the playout clock (None: no limit).
+    pub read_ahead: Option<Duration>,
 }
 
 /// The path the client asks for (a YouTube-like progressive MP4).
@@ -140,7 +146,20 @@ pub fn progressive_of(spec: Option<&ProgressiveSpec>, path: &str) -> Result<Prog
         }
         Some(o) => return Err(ScenarioError(format!("{}: unknown playback {o:?} (buffer, frames)", p("playback")))),
     };
-    Ok(ProgressiveDef { mode_name, mode, rate, media, startup_media, chunk, playback })
+    let read_ahead = match (&s.read_ahead, playback) {
+        (None, _) => None,
+        (Some(_), PlaybackDef::Buffer { .. }) => {
+            return Err(ScenarioError(format!("{}: only with playback \"frames\"", p("read_ahead"))));
+        }
+        (Some(q), PlaybackDef::Frames { startup_threshold }) => {
+            let r = q.duration(&p("read_ahead"))?;
+            if r < startup_threshold {
+                return Err(ScenarioError(format!("{}: must be at least startup_threshold ({:?})", p("read_ahead"), startup_threshold)));
+            }
+            Some(r)
+        }
+    };
+    Ok(ProgressiveDef { mode_name, mode, rate, media, startup_media, chunk, playback, read_ahead })
 }
 
 /// Both ends of one progressive connection (the request is one GET, so the "wire" is its length).

@@ -11,6 +11,15 @@
 //!   discards and underflows (seed 001).
 //!
 //! Both take "body bytes read at t", so any delivery mode of the server can feed either.
+//!
+//! Reading: at once by default (the flow's reader). With `progressive.read_ahead` (frame player
+//! only) the client is VLC with a bounded playout buffer: once playback has started it reads only
+//! up to the end of the frames due within `read_ahead` of the playout clock (frame deadlines from
+//! the start, `start + i/fps`: the decoder drains the buffer at the presentation clock), so a full
+//! buffer stops reads, the receive buffer fills and TCP's window closes — seed 001's "frames whose
+//! playout time is in the future may clog the playout buffer". Before playback starts it reads
+//! at once (the network caching fills). Blocked with data waiting, it wakes at the next frame
+//! deadline, when the buffer has drained by one frame.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +31,7 @@ use tcpvideo_model::Time;
 
 use super::http;
 use super::progressive::{PlaybackDef, ProgressiveDef, FILE_PATH};
+use super::reader::ReadOutcome;
 use crate::payload::{ChunkData, SharedPayloads};
 use crate::tcp::TcpEndpoint;
 
@@ -148,6 +158,8 @@ pub struct ProgressiveClient {
     pub body_bytes: u64,
     pub first_byte_at: Option<Time>,
     pub body_done_at: Option<Time>,
+    /// Bounded reading (`read_ahead`): the bound, each frame's end offset in the body, the frame period.
+    read_ahead: Option<(Duration, Vec<u64>, Duration)>,
 }
 
 impl ProgressiveClient {
@@ -162,6 +174,53 @@ impl ProgressiveClient {
             body_bytes: content_bytes(content),
             first_byte_at: None,
             body_done_at: None,
+            read_ahead: def.read_ahead.map(|r| {
+                let mut end = 0;
+                let ends = content
+                    .progressive_frames(0)
+                    .iter()
+                    .map(|s| {
+                        end += s;
+                        end
+                    })
+                    .collect();
+                (r, ends, Duration::from_nanos(1_000_000_000 / content.frame_rate().max(1) as u64))
+            }),
+        }
+    }
+
+    /// Whether this client reads by its player's buffer (`read_ahead`) instead of the flow's reader.
+    pub fn reads_by_player(&self) -> bool {
+        self.read_ahead.is_some()
+    }
+
+    /// Response bytes the player's buffer admits by `now` (None: no bound yet) and, when that is
+    /// less than the whole response, the next frame deadline (the buffer drains by a frame).
+    fn read_bound(&self, now: Time) -> Option<(u64, Option<Time>)> {
+        let (ahead, ends, period) = self.read_ahead.as_ref()?;
+        let start = self.playback.started_at()?;
+        let clock = now.saturating_since(start);
+        // frames whose deadline is within `ahead` of the playout clock: ceil((clock + ahead)/period)
+        let due = (clock + *ahead).as_nanos().div_ceil(period.as_nanos().max(1)) as usize;
+        if due >= ends.len() {
+            return Some((u64::MAX, None));
+        }
+        let passed = (clock.as_nanos() / period.as_nanos().max(1)) as u32;
+        Some((self.head_len + ends[due.max(1) - 1], Some(start + *period * (passed + 1))))
+    }
+
+    /// Read what the playout buffer admits (with `read_ahead`); the caller feeds it to `on_read`.
+    pub fn read_by_player(&self, now: Time, ep: &mut TcpEndpoint) -> (u64, ReadOutcome) {
+        let avail = ep.readable_bytes();
+        if avail == 0 {
+            return (0, ReadOutcome::Idle);
+        }
+        let Some((bound, wake)) = self.read_bound(now) else { return (ep.recv(avail), ReadOutcome::Idle) };
+        let room = bound.saturating_sub(self.read);
+        let got = if room > 0 { ep.recv(room.min(avail)) } else { 0 };
+        match wake {
+            Some(t) if ep.readable_bytes() > 0 => (got, ReadOutcome::WakeAt(t)),
+            _ => (got, ReadOutcome::Idle),
         }
     }
 
@@ -231,6 +290,33 @@ mod tests {
         let (n, total) = c.playback.rebuffers(Time::from_millis(5200));
         assert_eq!(n, 1);
         assert_eq!(total, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn a_bounded_reader_admits_the_frames_due_within_read_ahead_of_the_playout_clock() {
+        // 1 Mbit/s, 25 fps: 1 s = 25 frames = 125 000 bytes; head 100 bytes; read_ahead 2 s.
+        let mut c = client("rate = \"1Mbps\"\nmedia = \"10s\"\nplayback = \"frames\"\nread_ahead = \"2s\"");
+        assert!(c.reads_by_player());
+        assert_eq!(c.read_bound(Time::ZERO), None, "no bound before playback starts");
+        // 1 s of media: playback starts at 0
+        c.on_read(Time::ZERO, 100 + 125_000);
+        // at 0: frames due by 2 s = 50 frames = 250 000 bytes; blocked until the next deadline (40 ms)
+        assert_eq!(c.read_bound(Time::ZERO), Some((100 + 250_000, Some(Time::from_millis(40)))));
+        // at 1.01 s: frames due by 3.01 s = ceil(75.25) = 76 frames: three chunks and the fourth's
+        // I-frame (125 000 − 24·⌊125 000/29⌋ = 21 560 bytes); next deadline 1.04 s
+        assert_eq!(c.read_bound(Time::from_millis(1010)), Some((100 + 375_000 + 21_560, Some(Time::from_millis(1040)))));
+        // at 8 s every frame is due within 2 s: no bound left
+        assert_eq!(c.read_bound(Time::from_secs(8)), Some((u64::MAX, None)));
+    }
+
+    #[test]
+    fn read_ahead_is_refused_with_the_buffer_player_and_below_the_startup_threshold() {
+        let spec = toml::from_str("read_ahead = \"2s\"").unwrap();
+        let e = progressive_of(Some(&spec), "flow[0].progressive").unwrap_err();
+        assert_eq!(e.to_string(), "flow[0].progressive.read_ahead: only with playback \"frames\"");
+        let spec = toml::from_str("playback = \"frames\"\nstartup_threshold = \"2s\"\nread_ahead = \"1s\"").unwrap();
+        let e = progressive_of(Some(&spec), "p").unwrap_err();
+        assert!(e.to_string().starts_with("p.read_ahead: must be at least startup_threshold"), "{e}");
     }
 
     #[test]

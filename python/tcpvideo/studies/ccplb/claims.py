@@ -94,8 +94,9 @@ def _pushback_line(runs: pd.DataFrame) -> str:
     m = a.groupby(["rtt_ms", "cc", "pob_rate"])[["picture_discards", "underflows", "retransmissions"]].mean()
     parts = [f"{rtt} ms {cc}{'' if cc != 'ccplb' else f'({r:g})'} d {row.picture_discards:.1f} "
              f"r {row.retransmissions:.0f}" for (rtt, cc, r), row in m.iterrows()]
-    return (" Second experiment (pushback_experiment table), a client with a POB-sized receive buffer read at "
-            "1.05x the video rate: " + "; ".join(parts) + ".")
+    return (" Second experiment (pushback_experiment table), a client that reads only while its frame player "
+            "holds less than POB of media ahead of the playout clock, over a POB-sized receive buffer: "
+            + "; ".join(parts) + ".")
 
 
 def _apq_line(runs: pd.DataFrame) -> str:
@@ -149,20 +150,24 @@ def _explain(found: list[Claim], runs: pd.DataFrame) -> None:
         "C1": (f"In our testbed a run has discards and underflows only when TCP's goodput falls below the video rate "
                f"({vr:.2f} Mbit/s): a loss-based CC's rate at {WIFI_LOSS:.1%} random loss is about 1.22·MSS/(RTT·√p) "
                f"= {loss_limit} Mbit/s (Mathis), so CUBIC and Compound fall behind at 100 and 200 ms, while the "
-               f"CCP family ignores random loss and keeps the WiFi link busy. CCP and CCPLCA tie with CCPLB at 0 — "
-               f"the paper's CCP(1) had discards there; see the loss_sensitivity table for how this depends on our loss rate."),
+               f"CCP family ignores random loss and keeps the WiFi link busy — except CCP after an early slow-start "
+               f"exit, whose law is neutral and may drift below the video rate (the paper's CCP(1) had discards too); "
+               f"CCPLCA's VR·RTT floor and CCPLB's POB term prevent that. See the loss_sensitivity table for how this "
+               f"depends on our loss rate."),
         "C2": f"At 3 ms the loss-limited rate ({mathis_mbps(3):.0f} Mbit/s) is above the WiFi link: every variant keeps up.",
         "C3": (f"CCPLCA's window is max(VR·rtt, CCP's): CCP's window is already above VR·rtt on this path, so CCPLCA "
                f"ran the same packets as CCP in {int(same.sum())} of {len(same)} runs (identical retransmissions). "
                f"The paper's CCPLCA was worse than CCP; its mechanism ('being liberal in sizing cwnd' clogging the "
-               f"playout buffer) needs a client whose full buffer pushes back, which our player (it reads every byte "
-               f"at once) does not model."),
+               f"playout buffer) needs a client whose full buffer pushes back: the main runs' player reads every byte "
+               f"at once, and in the push-back experiment (below) the receive window bounds what is in flight, so "
+               f"an oversized cwnd only overflows the AP queue, repaired in an RTT, far within the POB."),
         "C4": ("Every POBRate plays without discards or underflows: CCPLB's largest window (mean " +
                ", ".join(f"POBRate {r:g}: {pr[pr['pob_rate'] == r]['max_cwnd_segments'].mean():.0f}" for r in POB_RATES) +
                f" segments) is far above what the 100 ms path holds (~{path_storage_packets(100):.0f} packets), so "
                f"goodput stays above the video rate whatever the share; POBRate changes only how much overflows "
-               f"(retransmissions in figs7_9_pobrate). Overbooking cannot hurt the player here because the client "
-               f"never refuses data (no receive-window push-back from a full VLC buffer)."),
+               f"(retransmissions in figs7_9_pobrate). In the main runs the client never refuses data; with a "
+               f"client that pushes back (experiment below) overbooking still costs only retransmissions: the WiFi "
+               f"link carries several times the video rate, so no frame is late."),
         "C5": (f"CCPLB adds POB/POBRate = 495 MSS-sized segments (448 × 1600 B) to CCP's law; the paths hold only "
                f"{storage} packets (BDP + AP queue), so its window (mean max {cw.get((3, 'ccplb'), float('nan')):.0f} "
                f"segments at 3 ms) overflows the AP queue every round (seed-faithful Eq. 5; the model keeps no cap)."),

@@ -50,9 +50,9 @@ LOSS_SENSITIVITY = (0.001, 0.02)
 # the 100 ms variants and CCPLB(0.5), CCPLB(2) with a queue that holds CCPLB(1)'s window.
 LARGE_AP_QUEUE_PACKETS = 2000
 # The second explaining experiment: a client that pushes back, as VLC does when its buffer is full:
-# a receive buffer of POB bytes (SO_RCVBUF, no autotuning) read at a little above the video rate
-# (the catch-up margin; 1.05 is our choice). The seed does not say how VLC reads its socket.
-PUSHBACK_READ_FACTOR = 1.05
+# the frame player reads from its socket only while it holds less than POB of media ahead of the
+# playout clock (``progressive.read_ahead``), over a receive buffer of POB bytes (SO_RCVBUF, no
+# autotuning; our choice: the seed does not say how VLC reads its socket or sizes the buffer).
 
 
 @dataclass(frozen=True)
@@ -86,10 +86,8 @@ def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_r
     if params:
         tcp["cc_params"] = params
     path_delay_ms = rtt_ms / 2 - 2 * EDGE_DELAY_MS
-    flow_extra: dict = {}
     if client_pushback:
         tcp["rcv_buf"] = pob_packets * PACKET_BYTES
-        flow_extra["reader"] = {"rate": f"{round(VIDEO_RATE_BPS * PUSHBACK_READ_FACTOR)}bps"}
     return {
         "name": f"ccplb-testbed-{cc}-{rtt_ms:g}ms-pob{pob_packets}",
         "duration": f"{scale.media_s + pob_s + scale.slack_s:.3f}s",
@@ -105,9 +103,9 @@ def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_r
             "name": "vlc", "client": "client", "server": "server", "app": "progressive",
             "progressive": {"mode": "bulk", "rate": f"{VIDEO_RATE_BPS}bps", "media": f"{scale.media_s:g}s",
                             "startup_media": "0s", "chunk": "1s", "playback": "frames",
-                            "startup_threshold": f"{pob_s:.4f}s"},
+                            "startup_threshold": f"{pob_s:.4f}s",
+                            **({"read_ahead": f"{pob_s:.4f}s"} if client_pushback else {})},
             "tcp": tcp,
-            **flow_extra,
         }],
         "record": {"sample_interval": "100ms", "events": False},
     }
