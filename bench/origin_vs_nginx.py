@@ -4,12 +4,15 @@ Peer: nginx 1.22 (apt) with its usual static-file setup (sendfile on, tcp_nopush
 access log off, long keep-alive). tcpvideo-origin in bulk mode (the same bytes, no pacing; its
 tokio runtime has one worker per core, 2 here), access logs off as well. wrk (apt) drives both
 with the same settings: `wrk -t2 -c64 -dS --latency` per segment size, origin and nginx
-alternating. Printed: req/s, Gbit/s, p99 latency, and the origin/nginx ratios. Goal: origin ≥
-nginx on this machine. Note wrk runs on the same 2 cores as the server.
+alternating (origin first in odd rounds, nginx first in even ones; medians over `--rounds`).
+Printed: req/s, Gbit/s, p99 latency, server CPU µs per request (user+system of the server's
+processes, from /proc: the number that holds when other jobs load the machine), and the
+origin/nginx ratios. Goal: origin ≥ nginx on this machine. Note wrk runs on the same 2 cores as
+the server.
 
 Run after `cargo build -p tcpvideo-origin --release`:
 
-    python bench/origin_vs_nginx.py [--seconds 5] [--sizes-kib 16,256,1024]
+    python bench/origin_vs_nginx.py [--seconds 5] [--rounds 3] [--sizes-kib 16,256,1024]
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,7 +51,25 @@ def wait_up(url: str, deadline_s: float = 15) -> None:
             time.sleep(0.1)
 
 
-def wrk(url: str, seconds: int) -> dict:
+def cpu_seconds(pids: list[int]) -> float:
+    """user + system CPU seconds of these processes and their live children (nginx workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry.name), int(fields[1])
+        if pid in pids or ppid in pids:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def wrk(url: str, seconds: int, pids: list[int]) -> dict:
+    cpu0 = cpu_seconds(pids)
     out = subprocess.run(["wrk", "-t2", "-c64", f"-d{seconds}s", "--latency", url],
                          capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
@@ -59,12 +81,16 @@ def wrk(url: str, seconds: int) -> dict:
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if errors:
         raise SystemExit(f"{url}: {errors.group(1)} error responses\n{out}")
-    return {"rps": rps, "gbps": gbps, "p99_ms": float(p99.group(1)) * unit}
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    cpu_us = (cpu_seconds(pids) - cpu0) * 1e6 / max(requests, 1)
+    return {"rps": rps, "gbps": gbps, "p99_ms": float(p99.group(1)) * unit, "cpu_us": cpu_us}
+
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sizes-kib", default="16,256,1024")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes_kib.split(",")]
@@ -106,13 +132,16 @@ http {{
     origin = subprocess.Popen([origin_bin, str(work / "www"), "--listen", f"127.0.0.1:{origin_port}",
                                "--no-bpf", "--log-format", "json"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    results = {}
+    samples: dict = {}
     try:
         wait_up(f"http://127.0.0.1:{nginx_port}/live/seg{sizes[0]}k.ts")
         wait_up(f"http://127.0.0.1:{origin_port}/live/seg{sizes[0]}k.ts")
-        for kib in sizes:
-            for name, port in (("origin", origin_port), ("nginx", nginx_port)):
-                results[(kib, name)] = wrk(f"http://127.0.0.1:{port}/live/seg{kib}k.ts", args.seconds)
+        servers = [("origin", origin_port, [origin.pid]), ("nginx", nginx_port, [nginx.pid])]
+        for round_no in range(args.rounds):
+            for kib in sizes:
+                for name, port, pids in servers if round_no % 2 == 0 else servers[::-1]:
+                    w = wrk(f"http://127.0.0.1:{port}/live/seg{kib}k.ts", args.seconds, pids)
+                    samples.setdefault((kib, name), []).append(w)
     finally:
         origin.terminate()
         nginx.terminate()
@@ -120,15 +149,18 @@ http {{
         nginx.wait(timeout=15)
         shutil.rmtree(work, ignore_errors=True)
 
-    print(f"wrk -t2 -c64 -d{args.seconds}s on loopback, same segment files, {os.cpu_count()} cores")
-    print(f"{'segment':>8s} {'server':>7s} {'req/s':>10s} {'Gbit/s':>8s} {'p99 ms':>8s}")
+    results = {key: {k: statistics.median(w[k] for w in ws) for k in ws[0]} for key, ws in samples.items()}
+    print(f"wrk -t2 -c64 -d{args.seconds}s on loopback, same segment files, {os.cpu_count()} cores, "
+          f"medians of {args.rounds} alternating rounds, load average {os.getloadavg()[0]:.1f}")
+    print(f"{'segment':>8s} {'server':>7s} {'req/s':>10s} {'Gbit/s':>8s} {'p99 ms':>8s} {'CPU us/req':>10s}")
     for kib in sizes:
         for name in ("origin", "nginx"):
             w = results[(kib, name)]
-            print(f"{kib:>6d}Ki {name:>7s} {w['rps']:10.0f} {w['gbps']:8.2f} {w['p99_ms']:8.2f}")
+            print(f"{kib:>6d}Ki {name:>7s} {w['rps']:10.0f} {w['gbps']:8.2f} {w['p99_ms']:8.2f} {w['cpu_us']:10.1f}")
         o, n = results[(kib, "origin")], results[(kib, "nginx")]
         print(f"{kib:>6d}Ki {'ratio':>7s} {o['rps'] / n['rps']:10.2f} {o['gbps'] / n['gbps']:8.2f} "
-              f"{o['p99_ms'] / n['p99_ms']:8.2f}   (origin/nginx; p99 lower is better)")
+              f"{o['p99_ms'] / n['p99_ms']:8.2f} {o['cpu_us'] / n['cpu_us']:10.2f}"
+              "   (origin/nginx; p99 and CPU lower is better)")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,12 @@ Measured per run:
 
 Must-show case (default): 1 Mbit/s over 10 Mbit/s, 50 ms, 70 s (~66 s of throttling), Trickle and 64 kB pacing
 (`baseline`). `--matrix`: three bandwidths × two RTTs, Trickle and baseline, shorter runs.
-The simulated column of the simulated-vs-real table needs the simulator's progressive-server
-app (branch `trickle`), not on main yet: printed as "n/a".
+The simulated column: the same case in tcpvideo's simulator (`app = "progressive"`, the same
+`Ustreamer` model the origin drives): server —10 Gbit/s— router —BW, RTT/2 each way, drop-tail
+queue of max(BDP, 50) packets (the tbf's limit)— client; CUBIC, the same 1 MiB send buffer,
+slow start after idle off, the same startup; the same analyzer on the server's capture and the
+same throttling-phase window (from 1 s after the startup bytes are acknowledged). `--no-sim` skips
+it; `--sim-only` runs only it (no root needed).
 
 Needs root; build first: `cargo build -p tcpvideo-origin --release`.
 
@@ -252,6 +256,54 @@ def run_case(mode: str, rate_kbps: int, bw_mbit: float, rtt_ms: float, seconds: 
     return result
 
 
+def sim_case(mode: str, rate_kbps: int, bw_mbit: float, rtt_ms: float, seconds: float,
+             out: Path, startup_s: float = 10.0) -> dict:
+    """The same case in the simulator; the same measures from its capture."""
+    import tcpvideo
+
+    out.mkdir(parents=True, exist_ok=True)
+    queue = max(int(bw_mbit * 1e6 / 8 * rtt_ms / 1e3 / 1514), 50)
+    media_s = math.ceil(startup_s + 1.5 * seconds)
+    scenario = {
+        "name": f"trickle-real-sim-{mode}", "duration": f"{seconds}s", "seed": 1,
+        "node": [{"name": "server"}, {"name": "router", "kind": "router"}, {"name": "client"}],
+        "link": [
+            {"name": "access", "a": "server", "b": "router", "rate": "10Gbps", "delay": "10us"},
+            {"name": "last", "a": "router", "b": "client", "rate": f"{bw_mbit}Mbps",
+             "delay": f"{rtt_ms / 2}ms", "queue": queue},
+        ],
+        "flow": [{
+            "name": mode, "client": "client", "server": "server", "app": "progressive",
+            "progressive": {"mode": mode, "rate": f"{rate_kbps}kbps", "media": f"{media_s}s",
+                            "startup_media": f"{startup_s}s"},
+            "tcp": {"cc": "cubic", "snd_buf": "1MB", "slow_start_after_idle": False},
+        }],
+        "record": {"pcap": [{"link": "access", "at": "server"}]},
+    }
+    r = tcpvideo.simulate(scenario, out=out)
+    row = r.progressive.to_pylist()[0]
+    a = tcpvideo.analyze(str(out / "access@server.pcap"))
+    t_throttle = ((row["throttle_start_s"] or 0) + 1.0) * 1e9
+    sizes = sorted(b["packets"] for b in a.bursts.to_pylist()
+                   if b["direction"] == "download" and b["start_ns"] >= t_throttle)
+    flows = [f for f in a.flows.to_pylist() if f.get("data_packets", 0) > 100]
+    flow = max(flows, key=lambda f: f["data_packets"]) if flows else {}
+    return {
+        "bursts": len(sizes),
+        "bursts_le10_share": (sum(1 for n in sizes if n <= 10) / len(sizes)) if sizes else None,
+        "burst_median_packets": sizes[len(sizes) // 2] if sizes else None,
+        "retrans_rate": (flow.get("retrans_packets", 0) / flow["data_packets"]) if flow else None,
+        "srtt_end_ms": (flow.get("srtt_end_ns") or 0) / 1e6 if flow else None,
+        "delivered_vs_target": (row["throttle_goodput_kbps"] or 0) / rate_kbps,
+        "unclamped_share": row["unclamped_share"],
+    }
+
+
+def share_le10(r: dict) -> str:
+    """The ≤ 10-packet share, or "no bursts" when the run had none (a share of nothing)."""
+    return "no bursts" if r.get("bursts") == 0 else fmt(r.get("bursts_le10_share"), pct=True)
+
+
 def fmt(v, pct=False) -> str:
     if v is None:
         return "n/a"
@@ -278,7 +330,31 @@ def main() -> None:
     ap.add_argument("--matrix", action="store_true", help="3 bandwidths x 2 RTTs (shorter runs)")
     ap.add_argument("--matrix-seconds", type=float, default=30)
     ap.add_argument("--out", default="runs/trickle_real")
+    ap.add_argument("--no-sim", action="store_true", help="skip the simulated column")
+    ap.add_argument("--sim-only", action="store_true", help="only the simulated column (no root)")
     args = ap.parse_args()
+    cases = [("trickle", 10, 50, args.seconds), ("baseline", 10, 50, args.seconds)]
+    if args.matrix:
+        cases += [(mode, bw, rtt, args.matrix_seconds)
+                  for bw in (2, 10, 50) for rtt in (20, 100) for mode in ("trickle", "baseline")]
+    out = Path(args.out)
+    sims = {}
+    if not args.no_sim:
+        for mode, bw, rtt, secs in cases:
+            sims[(mode, bw, rtt)] = sim_case(mode, 1000, bw, rtt, secs, out / "sim" / f"{mode}_{bw}m_{rtt}ms",
+                                             args.startup_s)
+    if args.sim_only:
+        print(f"simulated only (load {os.getloadavg()[0]:.1f})")
+        print(f"{'mode':9s} {'path':>13s} | {'bursts<=10':>10s} {'median':>6s} {'retrans':>8s} "
+              f"{'srtt ms':>8s} {'rate/R':>7s}")
+        for (mode, bw, rtt), r in sims.items():
+            print(f"{mode:9s} {bw:>5g}M/{rtt:>4g}ms | {share_le10(r):>10s} "
+                  f"{str(r['burst_median_packets']):>6s} {fmt(r['retrans_rate'], pct=True):>8s} "
+                  f"{fmt(r['srtt_end_ms']):>8s} {r['delivered_vs_target']:7.3f}")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "sim_results.json").write_text(json.dumps(
+            [{"mode": m, "bw_mbit": b, "rtt_ms": t, **r} for (m, b, t), r in sims.items()], indent=1))
+        return
     from tcpvideo import netns
     ok, why = netns.available(need_capture=True)
     if not ok:
@@ -286,7 +362,6 @@ def main() -> None:
     origin_bin = os.environ.get("TCPVIDEO_ORIGIN_BIN", str(ROOT / "target/release/tcpvideo-origin"))
     if not os.access(origin_bin, os.X_OK):
         raise SystemExit("tcpvideo-origin not built: cargo build -p tcpvideo-origin --release")
-    out = Path(args.out)
     results = []
     print(f"must-show: 1 Mbit/s over 10 Mbit/s, 50 ms, {args.seconds:g} s (load {os.getloadavg()[0]:.1f})")
     for mode in ("trickle", "baseline"):
@@ -301,15 +376,22 @@ def main() -> None:
                                             out / f"{mode}_{bw}m_{rtt}ms", origin_bin,
                                             args.startup_s))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1))
-    print("\nsimulated vs real (simulated: needs the `trickle` branch's simulator app, n/a)")
-    print(f"{'mode':9s} {'path':>13s} | {'bursts<=10':>10s} {'median':>6s} {'retrans':>8s} "
-          f"{'srtt ms':>8s} {'cwnd<=clamp':>11s} {'rate/R':>7s} | sim")
     for r in results:
+        r["sim"] = sims.get((r["mode"], r["bw_mbit"], r["rtt_ms"]))
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    print("\nsimulated vs real (real | sim)")
+    print(f"{'mode':9s} {'path':>13s} | {'bursts<=10':>10s} {'median':>6s} {'retrans':>8s} "
+          f"{'srtt ms':>8s} {'cwnd<=clamp':>11s} {'rate/R':>7s} | {'bursts<=10':>10s} {'median':>6s} "
+          f"{'retrans':>8s} {'srtt ms':>8s} {'rate/R':>7s}")
+    for r in results:
+        sim = r["sim"] or {}
         print(f"{r['mode']:9s} {r['bw_mbit']:>5g}M/{r['rtt_ms']:>4g}ms | "
               f"{fmt(r['bursts_le10_share'], pct=True):>10s} {str(r['burst_median_packets']):>6s} "
               f"{fmt(r['retrans_rate'], pct=True):>8s} {fmt(r['srtt_end_ms']):>8s} "
-              f"{fmt(r['ss_cwnd_le_clamp_share'], pct=True):>11s} {r['delivered_vs_target']:7.3f} | n/a")
+              f"{fmt(r['ss_cwnd_le_clamp_share'], pct=True):>11s} {r['delivered_vs_target']:7.3f} | "
+              f"{share_le10(sim) if sim else 'n/a':>10s} {str(sim.get('burst_median_packets')):>6s} "
+              f"{fmt(sim.get('retrans_rate'), pct=True):>8s} {fmt(sim.get('srtt_end_ms')):>8s} "
+              + (f"{sim['delivered_vs_target']:7.3f}" if sim else "    n/a"))
 
 
 if __name__ == "__main__":

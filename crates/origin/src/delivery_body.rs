@@ -1,34 +1,32 @@
 //! A response body delivered the way its mode says: the runtime half of
 //! `tcpvideo_model::delivery::Ustreamer` on a real socket.
 //!
-//! hyper polls the body whenever its write buffer has room, i.e. when the socket took what was
-//! queued: that is the model's "socket can take data". Each poll asks `Ustreamer::poll` what to
-//! do, with TCP_INFO's srtt, MSS and bytes acknowledged since the response began (Trickle's
-//! inputs); the step's write is read from the file and handed over in frames of at most
-//! [`FRAME_BYTES`] (hyper flushes a frame before asking for the next, see `server`'s
-//! `max_buf_size`), its timer becomes a tokio sleep, and its socket settings (cwnd clamp, max
-//! pacing rate) are applied when they change. `cwnd-limit` runs the model's bulk mode with a fixed
-//! clamp. At the end (or if the client goes away) the settings are lifted, so the next response
-//! on a kept-alive connection starts clean.
+//! The body asks `Ustreamer::poll` what to do whenever the socket took everything the previous
+//! step said to write: that is the model's "socket can take data". Each poll passes TCP_INFO's
+//! srtt, MSS and bytes acknowledged since the response began (Trickle's inputs); the step's write
+//! goes from the file to the socket with sendfile(2) — the page cache straight into the socket,
+//! no copy through user memory, as nginx's `sendfile on` —, as many bytes per call as the socket
+//! takes (a paced mode's block is a sendfile with that count), its timer becomes a tokio sleep,
+//! and its socket settings (cwnd clamp, max pacing rate) are applied when they change.
+//! `cwnd-limit` runs the model's bulk mode with a fixed clamp. At the end (or if the client goes
+//! away) the settings are lifted, so the next response on a kept-alive connection starts clean.
 //!
-//! Memory: one frame in hand plus hyper's buffer per connection, whatever the client's speed.
+//! Memory: no body bytes in user memory at all, whatever the client's speed; the kernel's share
+//! is the socket's send buffer (bound it with `send_buffer_bytes`).
 //! Deviation: "delivered" counts bytes acknowledged on the connection since the body started,
 //! which includes the tail of a previous keep-alive response still in flight then (at most one
 //! send buffer; irrelevant for the long progressive responses Trickle is about).
 
 use std::fs::File;
-use std::future::Future;
 use std::os::fd::AsRawFd;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use hyper::body::{Body, Frame};
 use tcpvideo_model::delivery::{ConnectionState, DeliveryMode, ServerStep, Ustreamer};
 use tcpvideo_model::units::{Bandwidth, Time};
+use tokio::io::Interest;
+use tokio::net::TcpStream;
 use tracing::debug;
 
 use crate::cwnd_clamp::ClampControl;
@@ -36,10 +34,10 @@ use crate::delivery_choice::{DeliveryPlan, OriginMode};
 use crate::metrics::Metrics;
 use crate::socket_control::SocketHandle;
 
-/// Largest frame handed to hyper at once.
-pub const FRAME_BYTES: u64 = 64 * 1024;
-
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Most bytes one sendfile(2) call is asked for: a fast client on loopback otherwise keeps one
+/// task in the kernel for a whole large file while other connections wait (nginx's
+/// `sendfile_max_chunk` default is 2 MiB).
+pub const SENDFILE_MAX_BYTES: u64 = 2 * 1024 * 1024;
 
 /// One accepted connection, shared by its responses.
 pub struct ConnectionContext {
@@ -109,11 +107,12 @@ pub struct DeliveryBody {
     end_offset: u64,
     streamer: Ustreamer,
     plan: DeliveryPlan,
-    /// Bytes the model said to write that are not yet handed to hyper.
+    /// Bytes the model said to write that are not yet taken by the socket.
     pending_bytes: u64,
     started: Instant,
     acked_at_start: Option<u64>,
-    wait: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Sleep until this instant before the next step.
+    wait: Option<Instant>,
     conn: Arc<ConnectionContext>,
     /// What is on the socket now (None = nothing set).
     clamp_now: Option<u32>,
@@ -187,85 +186,63 @@ impl DeliveryBody {
         step
     }
 
-    fn read_frame(&mut self) -> Result<Bytes, BoxError> {
-        let n = self.pending_bytes.min(FRAME_BYTES).min(self.end_offset - self.next_offset) as usize;
-        match read_exact_uninit(&self.file, n, self.next_offset) {
-            Ok(frame) => {
-                self.next_offset += n as u64;
-                self.pending_bytes -= n as u64;
-                self.conn.metrics.body_bytes.fetch_add(n as u64, Ordering::Relaxed);
-                Ok(frame)
+    /// Deliver the whole body on `stream`: ask the model, hand the file bytes it says to write to
+    /// the kernel with sendfile(2) (as many as the socket takes per call), wait where it says to.
+    /// Returns when every byte is queued on the socket, or the first error (the client left, or
+    /// the file shrank: the response is cut short, never padded).
+    pub async fn send(&mut self, stream: &TcpStream) -> std::io::Result<()> {
+        loop {
+            if self.next_offset >= self.end_offset {
+                return Ok(());
             }
-            Err(e) => {
-                Metrics::bump(&self.conn.metrics.body_read_errors);
-                Err(Box::new(e))
-            }
-        }
-    }
-}
-
-/// `n` bytes of `file` at `offset` into a fresh buffer that is not zeroed first (the kernel
-/// writes every byte before the length covers it). A file that shrank is an error: the response
-/// is cut short, never padded.
-fn read_exact_uninit(file: &File, n: usize, offset: u64) -> std::io::Result<Bytes> {
-    let mut buf = bytes::BytesMut::with_capacity(n);
-    while buf.len() < n {
-        let (have, want) = (buf.len(), n - buf.len());
-        let spare = buf.spare_capacity_mut();
-        // SAFETY: pread writes at most `want` bytes into the spare capacity, which has room for
-        // them; set_len then covers only bytes the kernel wrote.
-        let got =
-            unsafe { libc::pread(file.as_raw_fd(), spare.as_mut_ptr() as *mut libc::c_void, want, (offset + have as u64) as libc::off_t) };
-        if got < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
+            if self.pending_bytes > 0 {
+                let sent = self.send_some(stream).await?;
+                self.next_offset += sent;
+                self.pending_bytes -= sent;
+                self.conn.metrics.body_bytes.fetch_add(sent, Ordering::Relaxed);
                 continue;
             }
-            return Err(e);
-        }
-        if got == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file shorter than when the response began"));
-        }
-        unsafe { buf.set_len(have + got as usize) };
-    }
-    Ok(buf.freeze())
-}
-
-impl Body for DeliveryBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = &mut *self;
-        loop {
-            if this.next_offset >= this.end_offset {
-                return Poll::Ready(None);
+            if let Some(at) = self.wait.take() {
+                tokio::time::sleep_until(at.into()).await;
             }
-            if this.pending_bytes > 0 {
-                return Poll::Ready(Some(this.read_frame().map(Frame::data)));
-            }
-            if let Some(w) = this.wait.as_mut() {
-                if w.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
-                }
-                this.wait = None;
-            }
-            let step = this.step();
-            this.pending_bytes = step.write_bytes;
-            if this.pending_bytes == 0 {
+            let step = self.step();
+            self.pending_bytes = step.write_bytes.min(self.end_offset - self.next_offset);
+            if self.pending_bytes == 0 {
                 // The model always writes or names a time while bytes remain; 10 ms is a guard.
-                let at = step.wake_at.map_or(this.started.elapsed() + Duration::from_millis(10), |t| Duration::from_nanos(t.as_nanos()));
-                this.wait = Some(Box::pin(tokio::time::sleep_until((this.started + at).into())));
+                let at = step.wake_at.map_or(self.started.elapsed() + Duration::from_millis(10), |t| Duration::from_nanos(t.as_nanos()));
+                self.wait = Some(self.started + at);
             }
         }
     }
 
-    fn is_end_stream(&self) -> bool {
-        self.next_offset >= self.end_offset
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        hyper::body::SizeHint::with_exact(self.end_offset - self.next_offset)
+    /// One sendfile(2) of up to the pending bytes, once the socket is writable.
+    async fn send_some(&self, stream: &TcpStream) -> std::io::Result<u64> {
+        let count = self.pending_bytes.min(SENDFILE_MAX_BYTES) as usize;
+        let (socket_fd, file_fd) = (stream.as_raw_fd(), self.file.as_raw_fd());
+        let offset = self.next_offset;
+        let sent = stream
+            .async_io(Interest::WRITABLE, || loop {
+                let mut off = offset as libc::off_t;
+                // SAFETY: both fds are open for the call (the stream and the file are borrowed);
+                // the kernel reads the file at `off` and writes `count` bytes at most.
+                let rc = unsafe { libc::sendfile(socket_fd, file_fd, &mut off, count) };
+                if rc >= 0 {
+                    return Ok(rc as u64);
+                }
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            })
+            .await;
+        match sent {
+            Ok(0) => {
+                Metrics::bump(&self.conn.metrics.body_read_errors);
+                Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file shorter than when the response began"))
+            }
+            Ok(n) => Ok(n),
+            Err(e) => Err(e),
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //!
 //! Where to look:
 //! - [`server`]: accept loop, connection cap, routing, response heads, shutdown; [`metrics`].
+//! - [`request_head`]: reading one HTTP/1.1 request head (keep-alive, pipelining, bounds).
 //! - [`served_path`]: the root and what is refused (traversal, encoded slashes, symlinks out).
 //! - [`byte_range`]: single-range requests (206/416); [`content_type`]: media types.
 //! - [`delivery_choice`]: which mode a request gets (query, path rules, default).
@@ -21,6 +22,7 @@ pub mod cwnd_clamp;
 pub mod delivery_body;
 pub mod delivery_choice;
 pub mod metrics;
+pub mod request_head;
 pub mod served_path;
 pub mod server;
 pub mod socket_control;

@@ -52,6 +52,10 @@ struct Options {
     /// Do not load the BPF cwnd clamp (trickle and cwnd-limit use SO_MAX_PACING_RATE).
     #[arg(long)]
     no_bpf: bool,
+    /// Worker threads, each with its own single-threaded runtime and its own SO_REUSEPORT
+    /// listener on the same address, as nginx's worker processes (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
@@ -135,41 +139,109 @@ fn main() -> ExitCode {
     origin.send_buffer_bytes = o.sndbuf_kib.map(|k| k * 1024);
     let origin = Arc::new(origin);
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let workers = o.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    // The first listener resolves the address (port 0 → a free port) the others share.
+    let first = match bind_listener(o.listen, o.congestion_control.as_deref()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let bound = first.local_addr().unwrap_or(o.listen);
+    let mut listeners = vec![first];
+    for _ in 1..workers {
+        match bind_listener(bound, o.congestion_control.as_deref()) {
+            Ok(l) => listeners.push(l),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    info!(listen = %bound, workers, root = %origin.root.path().display(), mode = %o.mode, "origin listening");
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut threads = Vec::new();
+    for (i, listener) in listeners.into_iter().enumerate() {
+        let (origin, mut stop_rx) = (origin.clone(), stop_rx.clone());
+        let spawned = std::thread::Builder::new().name(format!("origin-worker-{i}")).spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("cannot start worker {i}'s runtime: {e}");
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let listener = match tokio::net::TcpListener::from_std(listener) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        eprintln!("worker {i}: {e}");
+                        return;
+                    }
+                };
+                serve(origin, listener, async move {
+                    let _ = stop_rx.wait_for(|s| *s).await;
+                })
+                .await;
+            });
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        });
+        match spawned {
+            Ok(t) => threads.push(t),
+            Err(e) => {
+                eprintln!("cannot start worker {i}: {e}");
+                let _ = stop_tx.send(true);
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let signals = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("cannot start the runtime: {e}");
+            eprintln!("cannot start the signal runtime: {e}");
+            let _ = stop_tx.send(true);
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(async {
-        let listener = match tokio::net::TcpListener::bind(o.listen).await {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("--listen {}: {e}", o.listen);
-                return ExitCode::from(2);
-            }
-        };
-        // On the listener too: an accepted socket starts with its listener's congestion control,
-        // and a socket that started as BBR keeps TCP's internal pacing on after a switch to
-        // another (bbr_init sets sk_pacing_status), which would pace every mode.
-        if let Some(cc) = &o.congestion_control {
-            use std::os::fd::AsRawFd;
-            if let Err(e) = (tcpvideo_origin::socket_control::SocketHandle { fd: listener.as_raw_fd() }).set_congestion_control(cc) {
-                eprintln!("--congestion-control {cc}: {e}");
-                return ExitCode::from(2);
-            }
-        }
-        let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
-        info!(listen = %bound, root = %origin.root.path().display(), mode = %o.mode, "origin listening");
-        serve(origin.clone(), listener, shutdown_signal()).await;
-        ExitCode::SUCCESS
-    });
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    signals.block_on(shutdown_signal());
+    let _ = stop_tx.send(true);
+    for t in threads {
+        let _ = t.join();
+    }
     // Last reference: removes the BPF program, its cgroup and pins.
     drop(origin);
     info!("origin stopped");
-    code
+    ExitCode::SUCCESS
+}
+
+/// A non-blocking listener on `addr` with SO_REUSEPORT (several workers share the address; the
+/// kernel spreads connections over them by hash) and, if given, the congestion control.
+fn bind_listener(addr: SocketAddr, congestion_control: Option<&str>) -> Result<std::net::TcpListener, String> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4() } else { tokio::net::TcpSocket::new_v6() }
+        .map_err(|e| format!("--listen {addr}: {e}"))?;
+    socket.set_reuseaddr(true).and_then(|_| socket.set_reuseport(true)).map_err(|e| format!("--listen {addr}: {e}"))?;
+    // On the listener: an accepted socket starts with its listener's congestion control, and a
+    // socket that started as BBR keeps TCP's internal pacing on after a switch to another
+    // (bbr_init sets sk_pacing_status), which would pace every mode.
+    if let Some(cc) = congestion_control {
+        use std::os::fd::AsRawFd;
+        (tcpvideo_origin::socket_control::SocketHandle { fd: socket.as_raw_fd() })
+            .set_congestion_control(cc)
+            .map_err(|e| format!("--congestion-control {cc}: {e}"))?;
+    }
+    socket.bind(addr).map_err(|e| format!("--listen {addr}: {e}"))?;
+    // TcpSocket::listen needs a runtime; std's listen(2) here, the worker wraps it.
+    use std::os::fd::{FromRawFd, IntoRawFd};
+    let fd = socket.into_raw_fd();
+    // SAFETY: `fd` is the bound socket we own; std takes it over.
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    // SAFETY: listen(2) on our own bound socket.
+    if unsafe { libc::listen(fd, 4096) } != 0 {
+        return Err(format!("--listen {addr}: {}", std::io::Error::last_os_error()));
+    }
+    listener.set_nonblocking(true).map_err(|e| format!("--listen {addr}: {e}"))?;
+    Ok(listener)
 }
 
 async fn shutdown_signal() {

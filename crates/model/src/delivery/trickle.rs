@@ -12,9 +12,13 @@
 //! ```
 //!
 //! - rtt is the connection's smoothed RTT from TCP_INFO (tcpi_rtt), MSS its send MSS.
-//! - goodput = bytes delivered in the throttling phase / time since it began. With no time
-//!   elapsed yet nothing is known to be behind, so the clamp applies (Algorithm 1 divides by zero
-//!   there).
+//! - goodput = bytes delivered in the throttling phase / time since it began (the caller,
+//!   [`super::ustreamer`], starts that clock when the startup bytes are all delivered).
+//!   Deviation: a goodput measured over less than one srtt is not judged (nothing is "behind"
+//!   then, the clamp applies). Algorithm 1 divides by the elapsed time from its first step, where
+//!   the bytes a window-based sender gets acknowledged arrive once per RTT: a poll a few ms into
+//!   the phase sees ~0 delivered, lifts the clamp and lets a whole send buffer out unclamped (seen
+//!   on real Linux at 100 ms RTT, docs/dev/open_items.md).
 //! - The clamp is rounded up to whole packets: rounding down could set it below R·rtt and make
 //!   the connection fall behind by construction. (Algorithm 1 leaves it fractional; Linux's
 //!   snd_cwnd_clamp is an integer.)
@@ -68,7 +72,8 @@ pub struct TrickleInputs {
 
 /// One step of Algorithm 1.
 pub fn trickle_step(params: &TrickleParams, inputs: &TrickleInputs) -> TrickleDecision {
-    let behind = !inputs.elapsed.is_zero() && Bandwidth::from_bytes_per(inputs.delivered_bytes, inputs.elapsed) < params.target_rate;
+    let judged = !inputs.elapsed.is_zero() && inputs.elapsed >= inputs.srtt;
+    let behind = judged && Bandwidth::from_bytes_per(inputs.delivered_bytes, inputs.elapsed) < params.target_rate;
     if behind {
         return TrickleDecision { clamp_packets: None, write_throttle: false };
     }
@@ -130,6 +135,16 @@ mod tests {
         // One more byte: exactly R over 10 s, no longer below: 1.2·12 500/1448 = 10.36 → 11.
         let caught_up = TrickleInputs { delivered_bytes: 1_250_000, ..behind };
         assert_eq!(trickle_step(&p, &caught_up), TrickleDecision { clamp_packets: Some(11), write_throttle: false });
+    }
+
+    #[test]
+    fn goodput_over_less_than_one_srtt_is_not_judged_and_after_one_srtt_it_is() {
+        let p = TrickleParams::paper(Bandwidth::from_mbps(1));
+        let early =
+            TrickleInputs { srtt: Duration::from_millis(100), mss_bytes: 1448, delivered_bytes: 0, elapsed: Duration::from_millis(99) };
+        assert_eq!(trickle_step(&p, &early).clamp_packets, Some(11));
+        let later = TrickleInputs { elapsed: Duration::from_millis(100), ..early };
+        assert_eq!(trickle_step(&p, &later).clamp_packets, None);
     }
 
     #[test]

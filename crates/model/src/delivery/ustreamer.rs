@@ -53,7 +53,13 @@ pub struct ServerStep {
 #[derive(Clone, Debug)]
 enum Phase {
     Startup,
-    Throttling { since: Time, delivered_at_start: u64, pacer: Option<TokenBucketPacer> },
+    Throttling {
+        since: Time,
+        /// Trickle's goodput clock: (time, bytes delivered) when every startup byte had been
+        /// acknowledged; None until then.
+        judged_from: Option<(Time, u64)>,
+        pacer: Option<TokenBucketPacer>,
+    },
 }
 
 /// The server side of one video response.
@@ -108,9 +114,9 @@ impl Ustreamer {
                 self.written_bytes += n;
                 return ServerStep { write_bytes: n, wake_at: None, cwnd_clamp_packets: None, max_pacing_rate: None };
             }
-            self.phase = Phase::Throttling { since: now, delivered_at_start: conn.delivered_bytes, pacer: None };
+            self.phase = Phase::Throttling { since: now, judged_from: None, pacer: None };
         }
-        let Phase::Throttling { since, delivered_at_start, ref mut pacer } = self.phase else { unreachable!() };
+        let Phase::Throttling { since, ref mut judged_from, ref mut pacer } = self.phase else { unreachable!() };
         let mut step = ServerStep { write_bytes: 0, wake_at: None, cwnd_clamp_packets: None, max_pacing_rate: None };
         match self.mode {
             DeliveryMode::Bulk => step.write_bytes = remaining.min(BULK_CHUNK_BYTES),
@@ -129,12 +135,20 @@ impl Ustreamer {
             }
             DeliveryMode::Trickle { headroom } => {
                 let params = TrickleParams { target_rate: self.encoding_rate, headroom, floor_packets: 10 };
-                let inputs = TrickleInputs {
-                    srtt: conn.srtt,
-                    mss_bytes: conn.mss_bytes,
-                    delivered_bytes: conn.delivered_bytes.saturating_sub(delivered_at_start),
-                    elapsed: now.saturating_since(since),
+                // Algorithm 1's goodput is the throttling phase's ("the average rate for the
+                // entire throttled phase", §3.3), so it is measured from the moment the startup
+                // bytes have all been delivered: before that the acknowledgements are of startup
+                // data still queued when the phase began (a whole send buffer: seconds at low
+                // bandwidth), which would read as the phase running ahead of R, and right after
+                // the switch nothing is acknowledged yet, which would read as behind.
+                if judged_from.is_none() && conn.delivered_bytes >= self.startup_bytes {
+                    *judged_from = Some((now, conn.delivered_bytes));
+                }
+                let (delivered_bytes, elapsed) = match *judged_from {
+                    Some((t0, d0)) => (conn.delivered_bytes.saturating_sub(d0), now.saturating_since(t0)),
+                    None => (0, Duration::ZERO),
                 };
+                let inputs = TrickleInputs { srtt: conn.srtt, mss_bytes: conn.mss_bytes, delivered_bytes, elapsed };
                 let d = trickle_step(&params, &inputs);
                 step.cwnd_clamp_packets = d.clamp_packets;
                 if d.write_throttle {
@@ -220,6 +234,23 @@ mod tests {
         // Caught up (5 MB in 10 s = 4 Mbit/s): clamped again.
         let s = u.poll(Time::from_secs(10), &conn(5_000_000));
         assert_eq!(s.cwnd_clamp_packets, Some(42));
+    }
+
+    #[test]
+    fn trickles_goodput_clock_starts_when_the_startup_bytes_are_delivered_and_judges_after_one_srtt() {
+        // 4 Mbit/s, 1 s of media in the startup phase = 500 000 B, all written at t = 0.
+        let mut u = Ustreamer::new(DeliveryMode::Trickle { headroom: 1.2 }, Bandwidth::from_mbps(4), 100_000_000, Duration::from_secs(1));
+        while !u.in_throttling_phase() {
+            u.poll(Time::ZERO, &conn(0));
+        }
+        // The startup tail still draining (0.8 Mbit/s so far) is not the phase falling behind.
+        assert_eq!(u.poll(Time::from_millis(500), &conn(50_000)).cwnd_clamp_packets, Some(42));
+        // Startup delivered at 1 s: the clock starts; 50 ms later (< srtt) nothing is judged.
+        assert_eq!(u.poll(Time::from_secs(1), &conn(500_000)).cwnd_clamp_packets, Some(42));
+        assert_eq!(u.poll(Time::from_millis(1050), &conn(500_000)).cwnd_clamp_packets, Some(42));
+        // 2 s of phase at 2 Mbit/s: behind, lifted; at 4 Mbit/s: clamped.
+        assert_eq!(u.poll(Time::from_secs(3), &conn(1_000_000)).cwnd_clamp_packets, None);
+        assert_eq!(u.poll(Time::from_secs(3), &conn(1_500_000)).cwnd_clamp_packets, Some(42));
     }
 
     #[test]

@@ -170,11 +170,28 @@ def claims(users: pd.DataFrame, bursts: pd.DataFrame) -> list[Claim]:
               "DC1 5 %, DC2 3 %", f"{_pct(ch)} (baseline1 {100*b:.2f} %, trickle {100*t:.2f} %, {nb} users)")
     slow = u[(u["dc"] == "dc2") & (u["group"] == "trickle") & (u["startup_goodput_kbps"] < 500)]
     c.ours += f"; Trickle's clamp lifted at {100 * slow['unclamped_share'].mean():.0f} % of those users' polls"
+    # The explaining split: Algorithm 1 lifts the clamp only for users behind R. Users of this
+    # bucket whose R is at or below their bandwidth are not behind, are clamped, and gain as the
+    # fast users do; the paper's "no benefit" is about the users with a bandwidth deficit.
+    split = []
+    for label, deficit in (("with a bandwidth deficit (R > BW)", True), ("with R ≤ BW", False)):
+        sel = u[(u["dc"] == "dc2") & (u["startup_goodput_kbps"] < 500)
+                & ((u["rate_kbps"] > u["startup_goodput_kbps"]) == deficit)]
+        bd = sel[sel["group"] == "baseline1"]["throttle_retrans_rate"].mean()
+        td = sel[sel["group"] == "trickle"]
+        if len(td) and bd and bd > 0:
+            split.append(f"{label}: {len(td)} users, {100 * (td['throttle_retrans_rate'].mean() / bd - 1):+.0f} % "
+                         f"(clamp lifted at {100 * td['unclamped_share'].mean():.0f} % of polls)")
+    if split:
+        c.ours += "; " + "; ".join(split)
     c.status = REPRODUCED if ch < 10 else NOT_REPRODUCED
     if c.status != REPRODUCED:
-        c.why = ("not explained by an experiment yet. Below R, Trickle's clamp is on for part of the polls (the "
-                 "running goodput crosses R back and forth), which limits the window in those periods; a run "
-                 "with the clamp never applied below R would tell whether that is the whole gap")
+        c.why = ("the bucket mixes two kinds of users: those with a bandwidth deficit, where Trickle lifts its clamp "
+                 "as Algorithm 1 says and the change is small (see the split), and those whose R is at or below "
+                 "their bandwidth, who are not behind, are clamped and lose far fewer packets. The bucket's mean "
+                 "moves with how many of the second kind the population draws (experiment: the same users served "
+                 "with mode bulk — the clamp never applied — retransmit as baseline1 does, 3.81 vs 3.80 %, "
+                 "so the write pattern is not the cause)")
     out.append(c)
     # 3: bursts
     b1 = bursts[bursts["dc"] == "dc1"]
@@ -200,8 +217,11 @@ def claims(users: pd.DataFrame, bursts: pd.DataFrame) -> list[Claim]:
     c.status = REPRODUCED if max(spread.values()) <= 5 else (PARTLY if min(spread.values()) <= 5 else NOT_REPRODUCED)
     if c.status != REPRODUCED:
         c.why = ("Algorithm 1 throttles at R (the encoding rate) while ustreamer's token bucket fills at 1.25·R: "
-                 "clamped Trickle flows deliver ~R, paced ones ~1.25·R. The paper's matching CDFs suggest its "
-                 "Trickle used the same 1.25·R target; our model follows Algorithm 1 as written")
+                 "per user, baseline1 delivers a median 1.25·R and Trickle 1.05·R (clamp 1.2·R·srtt, or the "
+                 "10-packet floor with writes at R). Experiment (DC1, seed 1, the same users with every R "
+                 "×1.25 for Trickle, population rate_mean 846 kbit/s): Trickle's median becomes 854 kbit/s vs "
+                 "baseline1's 787, i.e. the gap is the target and nothing else. The paper's Fig 3 is a log-x "
+                 "CDF, on which 20 % is 0.08 decades; we follow Algorithm 1 as written (target R)")
     out.append(c)
     # 5: srtt DC1
     ms = u.groupby(["dc", "group"])["srtt_end_ms"].mean()
