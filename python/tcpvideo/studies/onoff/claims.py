@@ -447,7 +447,7 @@ def _liveness_parts(agg: Agg, a: str, b: str, n: int) -> str:
 def cwnd_adapt(ev: Evidence, c: Claim) -> None:
     reg, lim = _adapt("cubic+2s"), _adapt("cubic+2s+cwnd20")
     ns = _counts(ev.agg, reg)
-    if not ns:
+    if not ns or not _counts(ev.agg, lim):  # a reduced run without the limited clients: not run
         return
     spread = lambda lab: max(_v(ev.agg, lab, n) for n in ns) - min(_v(ev.agg, lab, n) for n in ns)  # noqa: E731
     n0 = ns[0]
