@@ -124,7 +124,7 @@ def main() -> None:
             measure(scenario(a.clients, a.minutes, "live"), perf_out=out)
             rep = subprocess.run(["perf", "report", "-i", out, "--no-children", "--stdio", "--percent-limit", "2",
                                   "--sort", "symbol", "-g", "none"], capture_output=True, text=True)
-            lines = [ln for ln in rep.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
+            lines = [ln.rstrip(" -") for ln in rep.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
             print("profile (self time, symbols ≥ 2 %):")
             print("\n".join(lines[:25]))
             print("by area (self time):")
