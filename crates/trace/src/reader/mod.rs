@@ -291,14 +291,11 @@ impl<'a> Reader<'a> {
     /// copy (a memory-mapped file or a slice in memory); `None` for decompressed streams. Lets
     /// several threads each scan the whole capture (`shard`).
     pub fn replica(&self) -> Option<Result<Reader<'a>, TraceError>> {
-        match &self.src {
-            Source::Slice { data, .. } => {
-                let data: &'a [u8] = *data;
-                Some(Reader::from_slice(data).map(|mut r| {
-                    r.name = self.name.clone();
-                    r
-                }))
-            }
+        match self.src {
+            Source::Slice { data, .. } => Some(Reader::from_slice(data).map(|mut r| {
+                r.name = self.name.clone();
+                r
+            })),
             Source::Mapped { .. } => self.path.as_deref().map(open_path),
             Source::Stream { .. } => None,
         }
