@@ -213,42 +213,17 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
     // Span-port / merge copies are dropped before anything counts them (`dedup`).
     let mut dedup = DuplicateFilter::default();
 
+    // Every thread scans the whole input when it can be read again without a copy (mapped
+    // files, slices): see `scan`.
+    let replicas = if threads > 1 { replicate(&readers, threads) } else { None };
+    if let Some(sets) = replicas {
+        drop(readers);
+        return run_scanning(sets, opts, progress);
+    }
     let flows = if threads <= 1 {
-        let mut table = FlowTable::new(opts);
-        for (fi, mut r) in readers.into_iter().enumerate() {
-            let mut next_report = 0u64;
-            while let Some(raw) = r.next_packet()? {
-                packets += 1;
-                if raw.ts_ns < last_ts {
-                    dstats.ts_backwards += 1;
-                }
-                last_ts = last_ts.max(raw.ts_ns);
-                if dedup.is_duplicate(raw.ts_ns, raw.data, raw.orig_len) {
-                    dstats.duplicates += 1;
-                    continue;
-                }
-                match decode::decode(raw.linktype, raw.data) {
-                    Ok(p) => {
-                        dstats.tcp += 1;
-                        table.process(&p, raw.ts_ns);
-                    }
-                    Err(s) => count_skip(s, &mut dstats),
-                }
-                if packets & 0xffff == 0 {
-                    let (done, total) = r.progress();
-                    if done >= next_report {
-                        next_report = done + (64 << 20);
-                        progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
-                    }
-                }
-            }
-            let (done, total) = r.progress();
-            progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
-            file_damage_warning(&r, &mut warnings);
-            merge_read(&mut rstats, &r.stats);
-            warnings.append(&mut r.warnings);
-        }
-        table.finish()
+        let s = scan(readers, opts, None, Some(progress))?;
+        (dstats, rstats, warnings, packets) = (s.dstats, s.rstats, s.warnings, s.packets);
+        s.flows
     } else {
         let workers = (threads - 1).max(1);
         let copy_payload = opts.app_parse;
@@ -355,6 +330,18 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
             Ok(all)
         })?
     };
+    finish_run(flows, opts, rstats, dstats, warnings, packets)
+}
+
+/// The analysis's tables from the flows and the reading statistics.
+fn finish_run(
+    flows: Vec<FlowOut>,
+    opts: &AnalyzeOptions,
+    rstats: ReadStats,
+    mut dstats: DecodeStats,
+    mut warnings: Vec<Warning>,
+    packets: u64,
+) -> Result<Analysis, TraceError> {
     dstats.packets = packets;
     // Records that were read but could not be decoded down to TCP: one warning per kind.
     for (n, what) in [
@@ -367,6 +354,127 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
         }
     }
     Ok(output::build(flows, opts, rstats, dstats, warnings))
+}
+
+/// What one scan of the input produced.
+struct Scanned {
+    flows: Vec<FlowOut>,
+    dstats: DecodeStats,
+    rstats: ReadStats,
+    warnings: Vec<Warning>,
+    packets: u64,
+}
+
+/// One pass over every reader: dedup, decode and hand each segment to a flow table. With
+/// `shard = Some((w, n))` only the flows whose 5-tuple hashes to `w` of `n` are analysed; every
+/// other counter (records, duplicates, decode skips) covers the whole input, so each shard's
+/// counters are the same and the first shard's are the run's.
+fn scan(
+    readers: Vec<Reader<'_>>,
+    opts: &AnalyzeOptions,
+    shard: Option<(usize, usize)>,
+    progress: Option<&(dyn Fn(Progress) + Sync)>,
+) -> Result<Scanned, TraceError> {
+    let mut dstats = DecodeStats::default();
+    let mut rstats = ReadStats::default();
+    let mut warnings: Vec<Warning> = Vec::new();
+    let files = readers.len();
+    let mut packets: u64 = 0;
+    let mut last_ts: u64 = 0;
+    // Span-port / merge copies are dropped before anything counts them (`dedup`).
+    let mut dedup = DuplicateFilter::default();
+    let hasher = Hasher::default();
+    let mut table = FlowTable::new(opts);
+    for (fi, mut r) in readers.into_iter().enumerate() {
+        let mut next_report = 0u64;
+        while let Some(raw) = r.next_packet()? {
+            packets += 1;
+            if raw.ts_ns < last_ts {
+                dstats.ts_backwards += 1;
+            }
+            last_ts = last_ts.max(raw.ts_ns);
+            if dedup.is_duplicate(raw.ts_ns, raw.data, raw.orig_len) {
+                dstats.duplicates += 1;
+                continue;
+            }
+            // Options are parsed only for the segments this shard analyses.
+            match decode::decode_deferred(raw.linktype, raw.data) {
+                Ok((mut p, raw_opts)) => {
+                    dstats.tcp += 1;
+                    let mine = match shard {
+                        None => true,
+                        Some((w, n)) => (hasher.hash_one(FlowKey::of(&p)) % n as u64) as usize == w,
+                    };
+                    if mine {
+                        decode::parse_options(raw_opts, &mut p.opts);
+                        table.process(&p, raw.ts_ns);
+                    }
+                }
+                Err(s) => count_skip(s, &mut dstats),
+            }
+            if let Some(progress) = progress {
+                if packets & 0xffff == 0 {
+                    let (done, total) = r.progress();
+                    if done >= next_report {
+                        next_report = done + (64 << 20);
+                        progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+                    }
+                }
+            }
+        }
+        if let Some(progress) = progress {
+            let (done, total) = r.progress();
+            progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
+        }
+        file_damage_warning(&r, &mut warnings);
+        merge_read(&mut rstats, &r.stats);
+        warnings.append(&mut r.warnings);
+    }
+    Ok(Scanned { flows: table.finish(), dstats, rstats, warnings, packets })
+}
+
+/// `n` independent readers per input, or `None` if some input cannot be re-read without a copy.
+fn replicate<'a>(readers: &[Reader<'a>], n: usize) -> Option<Vec<Vec<Reader<'a>>>> {
+    let mut sets: Vec<Vec<Reader<'a>>> = (0..n).map(|_| Vec::with_capacity(readers.len())).collect();
+    for r in readers {
+        for set in sets.iter_mut() {
+            set.push(r.replica()?.ok()?);
+        }
+    }
+    Some(sets)
+}
+
+/// Parallel analysis by scanning: each of `sets.len()` threads reads the whole input (mapped,
+/// so the bytes are shared through the page cache and nothing is copied between threads) and
+/// analyses only its shard of the flows. Reading, dedup and header decoding are repeated per
+/// thread, which costs less than handing decoded packets to another core (the pipeline below
+/// moved ~120 bytes per packet between caches and cost 70 % more CPU than one thread, issue 16).
+/// The calling thread runs shard 0 and reports progress.
+fn run_scanning(sets: Vec<Vec<Reader<'_>>>, opts: &AnalyzeOptions, progress: &(dyn Fn(Progress) + Sync)) -> Result<Analysis, TraceError> {
+    let n = sets.len();
+    let results: Vec<Result<Scanned, TraceError>> = std::thread::scope(|scope| {
+        let mut it = sets.into_iter();
+        let first = it.next().expect("at least one shard");
+        let handles: Vec<_> = it
+            .enumerate()
+            .map(|(i, set)| {
+                std::thread::Builder::new()
+                    .name("trace-scan".into())
+                    .spawn_scoped(scope, move || scan(set, opts, Some((i + 1, n)), None))
+                    .expect("spawn analysis thread")
+            })
+            .collect();
+        let mut out = vec![scan(first, opts, Some((0, n)), Some(progress))];
+        out.extend(handles.into_iter().map(|h| h.join().expect("analysis thread panicked")));
+        out
+    });
+    let mut results = results.into_iter();
+    let head = results.next().expect("shard 0")?;
+    let mut flows = head.flows;
+    for r in results {
+        flows.extend(r?.flows);
+    }
+    finish_run(flows, opts, head.rstats, head.dstats, head.warnings, head.packets)
 }
 
 /// Drop the payload borrow so the header can travel to a worker (the payload goes separately

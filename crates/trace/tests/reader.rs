@@ -256,6 +256,72 @@ fn threads_do_not_change_results() {
     assert!(!a1.stalls.is_empty());
 }
 
+/// The same interleaved capture analysed in one thread, by two threads that each scan a
+/// memory-mapped file (plain input) and through the reading pipeline (gzip input, which cannot
+/// be re-read without decompressing again): identical flows, stalls and counters.
+#[test]
+fn mapped_scanning_threads_and_the_pipeline_give_the_one_thread_result() {
+    use std::io::Write;
+    let mut w = CaptureWriter::new(Link::Ethernet);
+    let mut conns: Vec<Conn> = (0..5)
+        .map(|i| {
+            let mut c = Conn::new();
+            c.client.1 = 41000 + i;
+            c.now += i as u64 * 700_000;
+            c.handshake(20.0 + 3.0 * i as f64);
+            for k in 0..4 {
+                c.server_burst(3 + k, MSS);
+                c.wait_ms(20.0 + i as f64);
+                c.client_ack(c.s_nxt);
+                c.wait_ms(150.0 * (k % 2) as f64);
+            }
+            c
+        })
+        .collect();
+    let mut frames: Vec<(u64, usize, Vec<u8>)> = Vec::new();
+    for (i, c) in conns.iter_mut().enumerate() {
+        let b = c.pcap();
+        let mut r = Reader::from_slice(&b).unwrap();
+        while let Some(p) = r.next_packet().unwrap() {
+            frames.push((p.ts_ns, i, p.data.to_vec()));
+        }
+    }
+    frames.sort_by_key(|f| (f.0, f.1));
+    for (t, _, d) in frames {
+        w.frame(t, d);
+    }
+    let b = w.to_bytes(Container::PcapMicros);
+    let dir = std::env::temp_dir().join(format!("tv_scan_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("c.pcap");
+    std::fs::write(&plain, &b).unwrap();
+    let gz = dir.join("c.pcap.gz");
+    let mut e = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    e.write_all(&b).unwrap();
+    e.finish().unwrap();
+    let two = AnalyzeOptions { threads: 2, ..Default::default() };
+    let one = analyze_bytes(&b, &opts1()).unwrap();
+    let json = |a: &tcpvideo_trace::Analysis| {
+        (
+            serde_json::to_string(&a.flows).unwrap(),
+            serde_json::to_string(&a.stalls).unwrap(),
+            a.decode.packets,
+            a.decode.tcp,
+            a.read.records,
+        )
+    };
+    for (what, a) in [
+        ("mapped, 2 scanning threads", tcpvideo_trace::analyze_paths(std::slice::from_ref(&plain), &two).unwrap()),
+        ("mapped, 1 thread", tcpvideo_trace::analyze_paths(std::slice::from_ref(&plain), &opts1()).unwrap()),
+        ("gzip, pipeline", tcpvideo_trace::analyze_paths(std::slice::from_ref(&gz), &two).unwrap()),
+    ] {
+        assert_eq!(json(&a), json(&one), "{what}");
+    }
+    assert_eq!(one.flows.len(), 5);
+    assert!(!one.stalls.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn idle_flows_leave_memory() {
     use tcpvideo_trace::decode::decode;

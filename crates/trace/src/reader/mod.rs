@@ -207,6 +207,8 @@ pub struct Reader<'a> {
     pub stats: ReadStats,
     pub warnings: Vec<Warning>,
     warned: u32,
+    /// The file a mapped reader came from (so that [`Reader::replica`] can map it again).
+    path: Option<std::path::PathBuf>,
 }
 
 /// Open a capture file: detects gzip/zstd by magic bytes, then pcap or pcapng.
@@ -228,7 +230,11 @@ pub fn open_path(path: &Path) -> Result<Reader<'static>, TraceError> {
                 return Err(TraceError::Format(name, "empty file".into()));
             }
             match meta.is_file().then(|| mapped::Mapping::new(&f, len)).flatten() {
-                Some(map) => Source::Mapped { map, pos: 0 },
+                Some(map) => {
+                    let mut r = Reader::new(Source::Mapped { map, pos: 0 }, name)?;
+                    r.path = Some(path.to_path_buf());
+                    return Ok(r);
+                }
                 None => Source::Stream {
                     r: Box::new(f),
                     buf: Vec::new(),
@@ -278,7 +284,21 @@ impl<'a> Reader<'a> {
         };
         let meta_bytes = if matches!(fmt, Format::Pcap(_)) { 24 } else { 0 };
         let stats = ReadStats { meta_bytes, ..Default::default() };
-        Ok(Reader { src, fmt, name, stats, warnings: Vec::new(), warned: 0 })
+        Ok(Reader { src, fmt, name, stats, warnings: Vec::new(), warned: 0, path: None })
+    }
+
+    /// A second, independent reader over the same input from its start, when that costs no
+    /// copy (a memory-mapped file or a slice in memory); `None` for decompressed streams. Lets
+    /// several threads each scan the whole capture (`shard`).
+    pub fn replica(&self) -> Option<Result<Reader<'a>, TraceError>> {
+        match self.src {
+            Source::Slice { data, .. } => Some(Reader::from_slice(data).map(|mut r| {
+                r.name = self.name.clone();
+                r
+            })),
+            Source::Mapped { .. } => self.path.as_deref().map(open_path),
+            Source::Stream { .. } => None,
+        }
     }
 
     /// The file's name (for messages).
