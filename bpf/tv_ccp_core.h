@@ -73,7 +73,7 @@ struct tv_ccp {
 	__u32 round_count;		/* RoundCounter.count */
 	__u32 next_round_delivered;	/* RoundCounter.next_round_delivered (packets) */
 	__u32 base_rtt_us;		/* minimum RTT sample (TV_RTT_NONE: none) */
-	__u32 rtt_max_us;		/* largest explained RTT outside the RTO episode (0: none) */
+	__u32 rtt_max_us;		/* largest explained RTT outside recovery (0: none) */
 	__u32 rtt_us;			/* latest explained RTT sample, the law's rtt_k (TV_RTT_NONE) */
 	__u32 round_min_us;		/* minimum explained sample of this round (TV_RTT_NONE) */
 	__u32 prev_round_min_us;	/* ... of the previous round (TV_RTT_NONE) */
@@ -96,7 +96,7 @@ struct tv_ccp_diag {
 	__u32 in_ca;
 	__u32 acks;
 	__u32 variant_milli;	/* what the variant added to Eq. 4 last (tv_ccplb: POB/POBRate) */
-	__u32 above_max_in_recovery;	/* explained samples above rtt_max seen in Recovery (taken since 2026-11-24) */
+	__u32 above_max_in_recovery;	/* explained samples above rtt_max seen in Recovery (not taken) */
 	__u32 above_max_unexplained;	/* samples above rtt_max dropped as unexplained */
 	__u32 retrans_samples_dropped;	/* samples of ACKs covering retransmitted data (dropped) */
 };
@@ -271,8 +271,7 @@ static __always_inline void observe(struct sock *sk, const struct rate_sample *r
 			c->rtt_us = r;
 			if (r < c->round_min_us)
 				c->round_min_us = r;
-			/* Recovery's samples count, the RTO episode's do not (model: CcpCore::observe) */
-			if (tp->delivered >= c->rto_episode_end && r > c->rtt_max_us)
+			if (!in_recovery && tp->delivered >= c->rto_episode_end && r > c->rtt_max_us)
 				c->rtt_max_us = r;
 		}
 	}

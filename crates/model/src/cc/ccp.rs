@@ -42,11 +42,8 @@
 //!   0 (default) the explained RTT sample of this ACK; 1 the minimum explained sample of the
 //!   previous round (Vegas' filter against delayed-ACK and jitter noise, one round older).
 //! - storage B = C · rtt_max / MSS: pipe (BDP) plus the bottleneck buffer, which slow start's
-//!   overshoot fills before the first loss. rtt_max is the largest RTT sample (Karn's rule: none
-//!   from retransmitted data) outside the episode following an RTO; fast recovery's samples count
-//!   (until 2026-11-24 they did not: at 1 % loss Linux is in Recovery most of the time, so the
-//!   kernel twin's B froze at its first value — issue 15 — while a buffer overflow, which is what
-//!   B must see, always starts a recovery; Linux feeds those samples to srtt and min_rtt too).
+//!   overshoot fills before the first loss. rtt_max is the largest RTT sample taken outside loss
+//!   recovery and outside the episode following an RTO.
 //! - RTT samples whose queueing delay our own data cannot explain — C·(rtt − baseRTT) larger
 //!   than the bytes in flight before the ACK — are ignored for x_k and B. On a real stack such
 //!   samples (hundreds of ms to seconds) come from segments that waited for a retransmission;
@@ -252,11 +249,7 @@ impl CcpCore {
             if explained {
                 self.rtt = Some(r);
                 self.round_min_rtt = Some(self.round_min_rtt.map_or(r, |m| m.min(r)));
-                // Fast recovery's samples count (Linux takes them for srtt and min_rtt too): the
-                // buffer is full exactly when the overflow that starts a recovery happens, so
-                // leaving them out freezes B below BDP + buffer wherever losses are frequent.
-                // The RTO episode stays out: its samples follow a timeout's stall.
-                if ack.delivered_total_bytes >= self.rto_episode_end {
+                if !ack.in_recovery && ack.delivered_total_bytes >= self.rto_episode_end {
                     self.rtt_max = Some(self.rtt_max.map_or(r, |m| m.max(r)));
                 }
             }
