@@ -186,6 +186,13 @@ impl DeliveryBody {
         step
     }
 
+    /// Bulk bodies are sent corked (TCP_CORK around head and body, as nginx's `tcp_nopush`), so
+    /// the head and the file leave in full segments; paced modes are not, a cork would hold
+    /// their last partial segment of each step.
+    pub fn corked(&self) -> bool {
+        matches!(self.plan.mode, OriginMode::Model(DeliveryMode::Bulk))
+    }
+
     /// Deliver the whole body on `stream`: ask the model, hand the file bytes it says to write to
     /// the kernel with sendfile(2) (as many as the socket takes per call), wait where it says to.
     /// Returns when every byte is queued on the socket, or the first error (the client left, or

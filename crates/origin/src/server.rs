@@ -180,10 +180,17 @@ async fn serve_connection(
         reply.keep_alive = head.keep_alive && !*stopping.borrow();
         let head_bytes = reply.head_bytes(Some(&head));
         let sent = match reply.body.take() {
-            Some(mut body) => match send_with_more(&stream, &head_bytes).await {
-                Ok(()) => body.send(&stream).await,
-                Err(e) => Err(e),
-            },
+            Some(mut body) => {
+                let cork = body.corked() && conn.socket.set_cork(true).is_ok();
+                let sent = match send_with_more(&stream, &head_bytes).await {
+                    Ok(()) => body.send(&stream).await,
+                    Err(e) => Err(e),
+                };
+                if cork {
+                    let _ = conn.socket.set_cork(false);
+                }
+                sent
+            }
             None => {
                 let mut whole = head_bytes;
                 whole.extend_from_slice(&reply.text);

@@ -85,6 +85,13 @@ impl SocketHandle {
         self.set_option(libc::SOL_SOCKET, libc::SO_SNDBUF, &v.to_ne_bytes())
     }
 
+    /// TCP_CORK (nginx's `tcp_nopush`): hold partial segments while set; clearing it sends what
+    /// is queued at once.
+    pub fn set_cork(&self, on: bool) -> std::io::Result<()> {
+        let v: libc::c_int = on.into();
+        self.set_option(libc::IPPROTO_TCP, libc::TCP_CORK, &v.to_ne_bytes())
+    }
+
     fn set_option(&self, level: libc::c_int, name: libc::c_int, value: &[u8]) -> std::io::Result<()> {
         // SAFETY: value is a valid buffer of the given length.
         let rc = unsafe { libc::setsockopt(self.fd, level, name, value.as_ptr() as *const libc::c_void, value.len() as libc::socklen_t) };

@@ -61,6 +61,29 @@ fn playlists_and_segments_carry_their_media_types_and_head_has_no_body() {
 }
 
 #[test]
+fn pipelined_requests_are_answered_in_order_and_connection_close_ends_the_connection() {
+    let tree = MediaTree::new("pipeline");
+    let o = start(&tree.root(), DeliveryRules::bulk(), |_| {});
+    let mut s = TcpStream::connect(o.addr).unwrap();
+    use std::io::Write;
+    // Three requests in one write: the second a HEAD, the third asks to close.
+    s.write_all(
+        b"GET /hls/seg0.ts HTTP/1.1\r\nHost: o\r\n\r\nHEAD /hls/index.m3u8 HTTP/1.1\r\nHost: o\r\n\r\nGET /missing HTTP/1.1\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let first = exchange(&mut s, "", false);
+    assert_eq!((first.status, first.body.len()), (200, 100_000));
+    assert_eq!(first.body, std::fs::read(tree.root().join("hls/seg0.ts")).unwrap());
+    let second = exchange(&mut s, "", true);
+    assert_eq!((second.status, second.header("content-type")), (200, Some("application/vnd.apple.mpegurl")));
+    let third = exchange(&mut s, "", false);
+    assert_eq!((third.status, third.header("connection")), (404, Some("close")));
+    let mut rest = Vec::new();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(s.read_to_end(&mut rest).unwrap(), 0, "bytes after the last answer: {rest:?}");
+}
+
+#[test]
 fn a_single_range_gets_206_with_exactly_those_bytes() {
     let tree = MediaTree::new("range");
     let o = start(&tree.root(), DeliveryRules::bulk(), |_| {});
