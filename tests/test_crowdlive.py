@@ -72,3 +72,35 @@ def test_a_stall_floor_drops_the_gaps_shorter_than_it(scored):
     assert (plain["duration_ns"] <= 1e9).any(), "the scenario has short stalls to drop"
     assert len(floored) == (plain["duration_ns"] > 1e9).sum()
     assert (floored["threshold_ns"] >= 1e9).all()
+
+
+def _one_publisher(end: str, pauses: list) -> dict:
+    sc = scenario(publishers=1, subscribers=1, duration_s=20.0, seed=5, loss_p=0.0, reorder_p=0.0,
+                  pause_every_s=0.0)
+    pub = next(f for f in sc["flow"] if f["app"] == "publish")
+    pub["crowd"].update({"stream_for": "8s", "end": end, "pauses": pauses})
+    return sc
+
+
+def test_an_encoder_pause_is_a_normal_upload_stall_and_a_fin_end_leaves_no_keepalive_gaps(tmp_path):
+    sc = _one_publisher("fin", [{"at": "3s", "duration": "1.5s"}])
+    start = float(next(f for f in sc["flow"] if f["app"] == "publish")["start"].rstrip("s"))
+    tcpvideo.simulate(sc, out=tmp_path)
+    flows = pd.read_csv(tmp_path / "truth_flows.csv").set_index("flow")
+    st = pd.read_csv(tmp_path / "truth_stalls.csv")
+    up = st[st["flow"].map(flows["role"]) == "publish"]
+    # The pause [start+3, start+4.5) s is one normal stall of about its length.
+    in_pause = up[(up["start_ns"] >= (start + 2.9) * 1e9) & (up["end_ns"] <= (start + 4.7) * 1e9)]
+    assert list(in_pause["kind"]) == ["normal"], up
+    assert 1.3e9 < in_pause["duration_ns"].iloc[0] < 1.7e9
+    # Ending with FIN: no keep-alive gaps before a 20-s idle close.
+    assert not (up["kind"] == "keep_alive").any(), up
+    silent = tmp_path / "silent"
+    tcpvideo.simulate(_one_publisher("silence", []), out=silent)
+    st2 = pd.read_csv(silent / "truth_stalls.csv")
+    assert (st2["kind"] == "keep_alive").sum() >= 1  # the same run ending in silence has them
+
+
+def test_an_unknown_publisher_end_is_refused_naming_the_key(tmp_path):
+    with pytest.raises(Exception, match=r"crowd\.end"):
+        tcpvideo.simulate(_one_publisher("vanish", []), out=tmp_path)

@@ -305,6 +305,11 @@ pub struct PlayerSpec {
 pub struct CrowdSpec {
     pub channel: u32,
     pub stream_for: Qty,
+    /// Publisher: how the upload ends after `stream_for`: "silence" (default) or "fin".
+    pub end: Option<String>,
+    /// Publisher: encoder pauses `{at, duration}` (from the flow's start): no frames meanwhile.
+    #[serde(default)]
+    pub pauses: Vec<PauseSpec>,
 }
 
 /// Everything a flow has except its endpoints (shared by `[[flow]]` and `[dumbbell.flow]`).
@@ -553,7 +558,7 @@ pub enum AppDef {
     Progressive(crate::app::progressive::ProgressiveDef),
     /// Crowdsourced live streaming (seed 000, crate::app::crowd): a publisher uploading FLV to
     /// the front-end (`publish`) or a subscriber watching a channel over HTTP-FLV (`subscribe`).
-    Crowd { publisher: bool, channel: u32, stream_for: Duration },
+    Crowd { publisher: bool, channel: u32, stream_for: Duration, publish: crate::app::crowd::front_end::PublishStyle },
 }
 
 /// A client's player, validated.
@@ -874,6 +879,7 @@ pub(crate) fn flow_of(
                 publisher: app_name == "publish",
                 channel: c.channel,
                 stream_for: c.stream_for.duration(&p("crowd.stream_for"))?,
+                publish: crate::app::crowd::front_end::PublishStyle::of(c, &p("crowd"))?,
             }
         }
         other => return err(p("app"), format!("unknown app {other:?} (bulk, reqresp, live, vod, progressive, publish, subscribe)")),

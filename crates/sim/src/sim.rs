@@ -453,12 +453,19 @@ impl Simulation {
                     (AppState::Video(Box::new(conn)), 2 * i as u32 + 1, 2 * i as u32)
                 }
                 AppDef::Progressive(def) => (AppState::Progressive(Box::new(ProgressiveConn::new(def))), 2 * i as u32 + 1, 2 * i as u32),
-                AppDef::Crowd { publisher, channel, stream_for } => {
+                AppDef::Crowd { publisher, channel, stream_for, publish } => {
                     let fe = crowd.as_mut().expect("crowd front-end");
                     truth.as_mut().expect("crowd truth").track(i, *publisher, *channel);
                     let (c, s) = (2 * i as u32, 2 * i as u32 + 1);
                     if *publisher {
-                        fe.add_publisher(i, *channel, start, *stream_for, sub_rng(sc.seed, streams::CROWD_BASE + i as u64));
+                        fe.add_publisher(
+                            i,
+                            *channel,
+                            start,
+                            *stream_for,
+                            sub_rng(sc.seed, streams::CROWD_BASE + i as u64),
+                            publish.clone(),
+                        );
                         (AppState::Crowd, c, s)
                     } else {
                         fe.add_subscriber(i, *channel, start, *stream_for);

@@ -118,6 +118,8 @@ struct PendingTimeout {
     rtx_tsval: Option<u32>,
     ev: TimeoutEvidence,
     done: bool,
+    /// The same bytes were re-sent again after this timeout retransmission.
+    resent_again: bool,
 }
 
 /// One retransmission (output row before flow ids are assigned).
@@ -707,6 +709,7 @@ impl Flow {
             self.out.max_in_flight = self.out.max_in_flight.max(in_flight);
             let out_pkts = self.snd.segs.len() as u32 + 1;
             self.last_data_tx_ns = now;
+            self.rack.on_new_data(now);
             self.snd.segs.push_back(Seg {
                 start,
                 end,
@@ -819,6 +822,9 @@ impl Flow {
                 self.tlp.on_probe(self.snd.snd_max);
             }
         }
+        for pt in self.pending.iter_mut().filter(|pt| !pt.done && start < pt.end && end > pt.start) {
+            pt.resent_again = true;
+        }
         let mut rec =
             RetransOut { ts_ns: now, seq: start, len: (end - start) as u32, kind, prior, frame: f, timeout_type: None, evidence: None };
         if kind == RetransKind::Timeout {
@@ -840,6 +846,7 @@ impl Flow {
                     rtx_tsval: p.opts.ts.map(|t| t.0),
                     ev,
                     done: false,
+                    resent_again: false,
                 });
             }
             rec.evidence = Some(ev);
@@ -1044,7 +1051,10 @@ impl Flow {
                         s >= s2 && e <= e2
                     }));
             if dsack {
-                for pt in self.pending.iter_mut() {
+                // Only an unambiguous D-SACK: the timeout's copy was the last one sent and its
+                // covering ACK has not come yet (issue 16: a D-SACK for a later second re-send
+                // called a needed RTO spurious).
+                for pt in self.pending.iter_mut().filter(|pt| !pt.done && !pt.resent_again) {
                     if s < pt.end && e > pt.start {
                         pt.ev.spurious = true;
                     }

@@ -31,7 +31,8 @@
 //!   2883) reported the segment twice, or the ACK covering it echoed the original's TSval
 //!   (Eifel detection, RFC 3522), or, without timestamps, the covering ACK arrived sooner than
 //!   half the minimum RTT after the retransmission (it cannot be for the retransmission). Also
-//!   (below) when later segments evidently arrived but their dupacks never reached the server.
+//!   (below) when later segments evidently arrived but their dupacks never reached the server
+//!   (no SACK for them came after the timeout either: then they were late, not lost).
 //! - Less packet: "Insufficient number of dupacks to trigger fast retransmit may be also due to
 //!   that the server sends less than 4 packets out (limited by either congestion window (cwnd)
 //!   or rwnd)". Rule: at most 3 packets were outstanding at any time while the lost segment was
@@ -171,7 +172,10 @@ pub fn classify_timeout(e: &TimeoutEvidence) -> TimeoutType {
         if e.resolved && !e.ack_beyond && !e.later_arrived {
             return TimeoutType::ContinuousLoss;
         }
-        if e.ack_beyond {
+        // The later segments arrived and no dupack came: ACK delay/loss — unless their SACKs
+        // came after the timeout (they were late, not lost: the RTO fired within an RTT of the
+        // later segments' send; issue 16, a frame sent 59 ms before an RTO on a 95-ms path).
+        if e.ack_beyond && !e.later_arrived {
             return TimeoutType::AckDelayLoss;
         }
     }
@@ -235,6 +239,12 @@ mod tests {
     #[test]
     fn a_later_original_arriving_rules_out_continuous_loss() {
         let e = TimeoutEvidence { later_arrived: true, ..base() };
+        assert_eq!(classify_timeout(&e), TimeoutType::Other);
+    }
+
+    #[test]
+    fn dupacks_that_arrive_after_the_timeout_were_late_not_lost() {
+        let e = TimeoutEvidence { ack_beyond: true, later_arrived: true, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::Other);
     }
 

@@ -157,3 +157,48 @@ fn a_sack_for_a_later_original_after_the_rto_rules_out_continuous_loss() {
     let a = run(&c);
     assert_eq!(timeout_types(&a), vec![TimeoutType::Other]);
 }
+
+#[test]
+fn an_rto_within_an_srtt_of_a_sack_for_much_later_data_is_not_racks() {
+    let mut c = conn();
+    c.server_send(MSS); // a one-segment frame, lost
+    c.wait_ms(250.0);
+    c.server_burst(4, MSS); // the next frame, 250 ms later
+    c.wait_ms(50.0);
+    c.client_ack_sack(s(4), &[(s(5), s(9))]); // the first report of data sent after the lost one
+    c.wait_ms(28.0);
+    c.server_send(MSS); // new data
+    c.wait_ms(2.0); // the RTO, 30 ms (< SRTT) after that SACK, 2 ms after the new data
+    c.server_resend(s(4), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(10));
+    let a = run(&c);
+    // RACK would have marked it lost at the SACK (it was 250 ms older than the data the SACK
+    // reports, more than RTT + reo_wnd) and re-sent it before any new data.
+    assert_eq!(retrans_kinds(&a), vec!["timeout"]);
+}
+
+#[test]
+fn a_dsack_for_a_second_resend_does_not_make_the_rto_spurious() {
+    let mut c = conn();
+    c.server_send(351); // a small frame, lost
+    c.wait_ms(250.0);
+    c.server_burst(10, MSS); // the next frame
+    c.wait_ms(60.0);
+    let lost = s(4);
+    c.server_resend(lost, 351); // the RTO
+    c.wait_ms(40.0);
+    for k in 1..=3 {
+        c.client_ack_sack(lost, &[(lost + 351, lost + 351 + s(k))]);
+        c.wait_ms(0.5);
+    }
+    c.server_resend(lost, 351); // a second copy (RACK, after the SACKs)
+    c.wait_ms(55.0);
+    let end = c.s_nxt;
+    c.client_ack(end); // the RTO's copy arrived: covers everything
+    c.wait_ms(1.0);
+    c.client_ack_sack(end, &[(lost, lost + 351)]); // D-SACK: the second copy was a duplicate
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a), vec!["timeout", "fast"]);
+    assert_eq!(timeout_types(&a), vec![TimeoutType::Other]);
+}

@@ -9,6 +9,14 @@ with the front-end's 20 s idle close, flow completion times resemble Fig. 3 (abo
 under 30 s of activity, uploads nearly all above 20 s); the distributions are our choice — the
 seed gives only the figure.
 
+Publishers end by closing the connection (a user pressing stop) with probability
+``fin_share`` and otherwise go silent until the front-end's 20 s idle close (a phone left
+alone); while streaming, each pauses its encoder now and then (``pause_every_s``: mean time
+between pauses, exponential; 0.5–3 s each: the app sent to the background, the camera
+re-initialising, a radio outage the encoder waits out). Both are our choices, set before
+looking at the result (issue 16); they are drawn from their own random stream, so the rest of
+the population is the same with or without them.
+
 Capture: one pcap on the front-end's link, at the front-end (the seed's vantage point).
 """
 
@@ -26,9 +34,12 @@ def scenario(
     tcp: dict | None = None,
     reorder_p: float = 0.01,
     loss_p: float = 0.004,
+    fin_share: float = 0.7,
+    pause_every_s: float = 15.0,
 ) -> dict:
     """A scenario dict for `tcpvideo.simulate` (keys documented in docs/scenario.md)."""
     rng = random.Random(seed * 7919 + 16)
+    style_rng = random.Random(seed * 104729 + 3)  # publisher end and encoder pauses
     nodes = [{"name": "fe", "kind": "host"}, {"name": "r", "kind": "router"}]
     links = [{"name": "fe_link", "a": "fe", "b": "r", "rate": "1Gbps", "delay": "1ms", "queue": 2000}]
     base_tcp = {"keepalive_idle": "5s", "keepalive_interval": "5s", "keepalive_probes": 9}
@@ -51,8 +62,20 @@ def scenario(
         start = rng.uniform(0, duration_s * 0.25)
         length = min(rng.lognormvariate(3.2, 0.6), duration_s - start)  # median ~25 s of streaming
         live_until[i] = (start, start + length)
+        crowd = {"channel": i, "stream_for": f"{length:.3f}s",
+                 "end": "fin" if style_rng.random() < fin_share else "silence"}
+        pauses, t = [], 0.0
+        while pause_every_s > 0:
+            t += style_rng.expovariate(1.0 / pause_every_s)
+            d = style_rng.uniform(0.5, 3.0)
+            if t + d >= length:
+                break
+            pauses.append({"at": f"{t:.3f}s", "duration": f"{d:.3f}s"})
+            t += d
+        if pauses:
+            crowd["pauses"] = pauses
         flows.append({"name": name, "client": name, "server": "fe", "app": "publish", "start": f"{start:.3f}s",
-                      "crowd": {"channel": i, "stream_for": f"{length:.3f}s"}, "tcp": dict(base_tcp)})
+                      "crowd": crowd, "tcp": dict(base_tcp)})
     for j in range(subscribers):
         name = f"sub{j}"
         nodes.append({"name": name, "kind": "host"})

@@ -3,7 +3,12 @@
 //!
 //! - A publisher writes its request head, the FLV header, onMetaData and the AVC sequence header
 //!   when connected, then every 40 ms slot's frames ([`super::frames`]) until it stops
-//!   (`stream_for`); then it goes silent, as a phone whose user walked away.
+//!   (`stream_for`); then it goes silent, as a phone whose user walked away (`end = "silence"`,
+//!   the default), or closes its connection, as a user pressing stop (`end = "fin"`). During an
+//!   encoder pause (`pauses`: the app in the background, the camera re-initialising, a radio
+//!   outage that the phone's encoder waits out) it produces no frames (issue 16: the seed's upload
+//!   stalls are mostly "normal" — gaps without a hole — which a publisher sending a voice frame
+//!   every 40 ms never has).
 //! - The front-end reads upload bytes as they arrive; each tag whose last byte has been read joins
 //!   the channel's frame log at that moment, so an upload stall delays every subscriber of the
 //!   channel (seed §2.3: "about 40 % of TCP stalls in upload leads to no data transferring to
@@ -96,11 +101,47 @@ impl StreamOut {
     }
 }
 
+/// How a publisher streams: how its upload ends and when its encoder pauses.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PublishStyle {
+    /// Close with a FIN after `stream_for` (else go silent until the front-end's idle close).
+    pub end_with_fin: bool,
+    /// [start, end) from the flow's start, sorted.
+    pub pauses: Vec<(Duration, Duration)>,
+}
+
+impl PublishStyle {
+    /// From a flow's `crowd` table; errors name the key.
+    pub fn of(c: &crate::scenario::CrowdSpec, path: &str) -> Result<PublishStyle, crate::scenario::ScenarioError> {
+        let end_with_fin = match c.end.as_deref() {
+            None | Some("silence") => false,
+            Some("fin") => true,
+            Some(other) => return Err(crate::scenario::ScenarioError(format!("{path}.end: {other:?} is not \"silence\" or \"fin\""))),
+        };
+        let mut pauses = Vec::new();
+        for (i, ps) in c.pauses.iter().enumerate() {
+            let a = ps.at.duration(&format!("{path}.pauses[{i}].at"))?;
+            let d = ps.duration.duration(&format!("{path}.pauses[{i}].duration"))?;
+            pauses.push((a, a.saturating_add(d)));
+        }
+        pauses.sort();
+        Ok(PublishStyle { end_with_fin, pauses })
+    }
+
+    fn paused(&self, since_start: Duration) -> bool {
+        self.pauses.iter().any(|&(a, b)| a <= since_start && since_start < b)
+    }
+}
+
 /// A publisher's connection (both ends).
 #[derive(Clone, Debug)]
 pub struct Publisher {
     pub channel: u32,
+    pub start: Time,
     pub stop_at: Time,
+    pub style: PublishStyle,
+    /// The publisher closed its connection (`end = "fin"`).
+    pub client_closed: bool,
     source: FrameSource,
     next_slot: u64,
     frames: Vec<Frame>,
@@ -153,11 +194,14 @@ pub struct FrontEnd {
 }
 
 impl FrontEnd {
-    pub fn add_publisher(&mut self, f: usize, channel: u32, start: Time, stream_for: Duration, rng: Pcg64) {
+    pub fn add_publisher(&mut self, f: usize, channel: u32, start: Time, stream_for: Duration, rng: Pcg64, style: PublishStyle) {
         self.slot(f);
         self.flows[f] = Some(CrowdFlow::Publisher(Box::new(Publisher {
             channel,
+            start,
             stop_at: start + stream_for,
+            style,
+            client_closed: false,
             source: FrameSource::new(rng),
             next_slot: 0,
             frames: Vec::new(),
@@ -222,7 +266,15 @@ impl FrontEnd {
         let book = self.book.clone();
         let Some(CrowdFlow::Publisher(p)) = self.flows[f].as_mut() else { return None };
         if now >= p.stop_at {
+            if p.style.end_with_fin && !p.client_closed {
+                p.client_closed = true;
+                ep.close();
+            }
             return None;
+        }
+        if p.style.paused(now.saturating_since(p.start)) {
+            p.next_slot += 1;
+            return Some(now + SLOT);
         }
         let backlog = p.up.unsent + ep.unacked_bytes();
         p.frames.clear();
@@ -368,7 +420,7 @@ mod tests {
     #[test]
     fn frames_reach_the_channel_log_only_once_their_last_byte_is_read() {
         let mut fe = FrontEnd::default();
-        fe.add_publisher(0, 7, Time::ZERO, Duration::from_secs(10), crate::engine::sub_rng(1, 1));
+        fe.add_publisher(0, 7, Time::ZERO, Duration::from_secs(10), crate::engine::sub_rng(1, 1), PublishStyle::default());
         let Some(CrowdFlow::Publisher(p)) = fe.flows[0].as_mut() else { unreachable!() };
         p.up.header_tags(None, 0, 0);
         p.tag_info.extend([(0, 0); 3]);
