@@ -6,10 +6,13 @@
 //! model builds the stream's [`StreamPolicy`]; the receiver is placed (hold-0 / hold-x / 301) as
 //! for HLS and a hold-x receiver gets [`hold_back_mpd`]'s MPD.
 //!
-//! Not yet: prefetch of the held `$Number$` segments (the URLs are
-//! [`crate::mpd_rewrite::segment_url`]'s; segments are fetched when asked, coalesced as usual),
-//! and the "never go back" rule of the HLS path (a hold-0 receiver moved to hold-x sees an MPD
-//! whose live edge is x segments earlier; dash.js then waits at its position).
+//! Serving a held MPD also prefetches the segments it hides (number-based templates, the top
+//! Representation of each adaptation set: [`held_segment_urls`]), resolved against the MPD's
+//! directory, through the coalescing fetcher (fetched once however many receivers follow).
+//!
+//! Not yet: the "never go back" rule of the HLS path (a hold-0 receiver moved to hold-x sees an
+//! MPD whose live edge is x segments earlier; dash.js then waits at its position), prefetch for
+//! SegmentTimeline / `$Time$` templates and absolute media URLs (skipped).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -21,8 +24,9 @@ use tracing::{info, warn};
 
 use crate::edge::{Edge, PlaylistAnswer, Receiver};
 use crate::metrics::Metrics;
-use crate::mpd_rewrite::{hold_back_mpd, stream_facts};
+use crate::mpd_rewrite::{held_segment_urls, hold_back_mpd, stream_facts};
 use crate::request_path::EdgePath;
+use crate::segment_cache::SegmentKey;
 use crate::upstream::BackhaulSample;
 
 pub const MPD_TYPE: &str = "application/dash+xml";
@@ -110,11 +114,34 @@ pub async fn answer_mpd(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> Pl
         Group::Redirected => edge.redirect(path),
         Group::Hold0 => PlaylistAnswer::Body { bytes: raw, content_type: MPD_TYPE },
         Group::HoldX { x, .. } => match hold_back_mpd(text, x) {
-            Ok(held) => PlaylistAnswer::Body { bytes: Bytes::from(held.text), content_type: MPD_TYPE },
+            Ok(held) => {
+                prefetch_held(edge, path, text, held.held);
+                PlaylistAnswer::Body { bytes: Bytes::from(held.text), content_type: MPD_TYPE }
+            }
             Err(e) => {
                 warn!(mpd = %path.path, error = %e, "MPD cannot be held: served unchanged");
                 PlaylistAnswer::Body { bytes: raw, content_type: MPD_TYPE }
             }
         },
+    }
+}
+
+/// Fetch the `x` segments a held MPD hides (relative media URLs only, against the MPD's directory).
+fn prefetch_held(edge: &Edge, path: &EdgePath, mpd: &str, x: u32) {
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let Some(now) = chrono::DateTime::from_timestamp(since_epoch.as_secs() as i64, since_epoch.subsec_nanos()) else { return };
+    let urls = match held_segment_urls(mpd, x, now) {
+        Ok(u) => u,
+        Err(e) => {
+            warn!(mpd = %path.path, error = %e, "held DASH segments not prefetched");
+            return;
+        }
+    };
+    let dir = &path.path[..path.path.rfind('/').map_or(0, |i| i + 1)];
+    for (_, url) in urls {
+        if url.starts_with('/') || url.contains("://") {
+            continue;
+        }
+        edge.fetcher.prefetch(&SegmentKey { path_and_query: format!("{dir}{url}"), range: None }, None);
     }
 }

@@ -155,6 +155,42 @@ pub fn stream_facts(xml: &str) -> Result<(bool, Option<u64>, Option<Duration>), 
     Ok((dynamic, bandwidth, length))
 }
 
+/// The segments a receiver held back by `x` cannot see yet, which the edge prefetches: for each
+/// adaptation set of the first period, its highest-bandwidth Representation (the one the hold
+/// decision's b_seg is; the others are not fetched ahead) with a number-based template, the `x`
+/// newest segments available at `now` as (number, URL as the template writes it). Segment n is
+/// available at availabilityStartTime + Period@start + (n − startNumber + 1)·duration
+/// (§5.3.9.5.3, availabilityTimeOffset ignored). Empty for static MPDs, timelines and before the
+/// first segment.
+pub fn held_segment_urls(xml: &str, x: u32, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<(u64, String)>, MpdRewriteError> {
+    let mpd = dash_mpd_core::parse(xml).map_err(|e| MpdRewriteError::Parse(e.to_string()))?;
+    if mpd.mpdtype.as_deref() != Some("dynamic") || x == 0 {
+        return Ok(Vec::new());
+    }
+    let ast = mpd.availabilityStartTime.ok_or(MpdRewriteError::NoAvailabilityStart)?;
+    let Some(period) = mpd.periods.first() else { return Ok(Vec::new()) };
+    let since_start = now.signed_duration_since(ast).to_std().unwrap_or_default().saturating_sub(period.start.unwrap_or_default());
+    let mut out = Vec::new();
+    for a in &period.adaptations {
+        let Some(r) = a.representations.iter().max_by_key(|r| r.bandwidth.unwrap_or(0)) else { continue };
+        let Some(t) = r.SegmentTemplate.as_ref().or(a.SegmentTemplate.as_ref()).or(period.SegmentTemplate.as_ref()) else { continue };
+        let (Some(media), Some(length), None) = (t.media.as_deref(), template_segment_length(t), t.SegmentTimeline.as_ref()) else {
+            continue;
+        };
+        let complete = (since_start.as_secs_f64() / length.as_secs_f64()).floor() as u64;
+        if complete == 0 {
+            continue;
+        }
+        let first_number = t.startNumber.unwrap_or(1);
+        let newest = first_number + complete - 1;
+        let oldest_held = newest.saturating_sub(x as u64 - 1).max(first_number);
+        for n in oldest_held..=newest {
+            out.push((n, segment_url(media, r.id.as_deref().unwrap_or(""), r.bandwidth.unwrap_or(0), n)));
+        }
+    }
+    Ok(out)
+}
+
 /// The URL of segment `number` of a number-based template's `media` (ISO/IEC 23009-1 §5.3.9.4.4).
 pub fn segment_url(media: &str, representation_id: &str, bandwidth: u64, number: u64) -> String {
     let mut out = String::with_capacity(media.len() + 16);
@@ -292,6 +328,24 @@ mod tests {
     fn the_decision_inputs_are_read_from_both_kinds_of_mpd() {
         assert_eq!(stream_facts(FFMPEG_LIVE).unwrap(), (true, Some(15_000_000), Some(Duration::from_secs(2))));
         assert_eq!(stream_facts(TIMELINE_LIVE).unwrap(), (true, Some(50_000_000), Some(Duration::from_secs(4))));
+    }
+
+    #[test]
+    fn the_held_segments_to_prefetch_are_the_x_newest_available_of_the_top_representation() {
+        let at = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&chrono::Utc);
+        // AST 02:00:00, 2-s segments from number 1: at 02:01:00.5 thirty are complete (1..=30).
+        let got = held_segment_urls(FFMPEG_LIVE, 2, at("2026-11-24T02:01:00.5Z")).unwrap();
+        assert_eq!(got, vec![(29, "chunk-stream0-00029.m4s".to_string()), (30, "chunk-stream0-00030.m4s".to_string())]);
+        // exactly at a boundary segment 31 becomes available
+        assert_eq!(held_segment_urls(FFMPEG_LIVE, 1, at("2026-11-24T02:01:02Z")).unwrap()[0].0, 31);
+        // before the first segment, for hold-0, timelines and static MPDs: nothing
+        assert!(held_segment_urls(FFMPEG_LIVE, 2, at("2026-11-24T02:00:01Z")).unwrap().is_empty());
+        assert!(held_segment_urls(FFMPEG_LIVE, 0, at("2026-11-24T02:01:00Z")).unwrap().is_empty());
+        assert!(held_segment_urls(TIMELINE_LIVE, 2, at("2026-11-24T02:01:00Z")).unwrap().is_empty());
+        let on_demand = FFMPEG_LIVE.replace("type=\"dynamic\"", "type=\"static\"");
+        assert!(held_segment_urls(&on_demand, 2, at("2026-11-24T02:01:00Z")).unwrap().is_empty());
+        // no more than the stream has: early on, x = 4 gives the 2 that exist
+        assert_eq!(held_segment_urls(FFMPEG_LIVE, 4, at("2026-11-24T02:00:05Z")).unwrap().len(), 2);
     }
 
     #[test]

@@ -235,12 +235,13 @@ async fn cache_memory_stays_under_its_bound_and_old_segments_leave_with_the_wind
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn garbage_and_huge_playlists_are_rejected_while_other_streams_are_served() {
+async fn garbage_and_huge_playlists_and_mpds_are_rejected_while_other_streams_are_served() {
     let source = Source::start(10, 1000, 0).await;
     let edge = start_edge(&source, |c| c.max_playlist_bytes = 1 << 20).await;
     assert_eq!(get(edge.addr, "/bad/stream.m3u8", &[]).await.status, 502);
     assert_eq!(get(edge.addr, "/huge/stream.m3u8", &[]).await.status, 502);
-    assert_eq!(edge.edge.metrics.playlists_rejected.load(Ordering::Relaxed), 2);
+    assert_eq!(get(edge.addr, "/bad/stream.mpd", &[]).await.status, 502);
+    assert_eq!(edge.edge.metrics.playlists_rejected.load(Ordering::Relaxed), 3);
     let ok = get(edge.addr, "/live/stream.m3u8", &[]).await;
     assert_eq!(ok.status, 200);
     assert_eq!(ok.text(), source.media_playlist());
@@ -291,6 +292,22 @@ async fn a_dash_receiver_far_from_the_source_sees_the_stream_start_x_segment_tim
     let served = dash_mpd_core::parse(&r.text()).unwrap();
     assert_eq!(served.availabilityStartTime.unwrap().to_rfc3339(), "2026-11-24T02:00:04+00:00");
     assert_eq!(served.periods, dash_mpd_core::parse(common::LIVE_MPD).unwrap().periods);
+    // The two segments the held MPD hides are fetched without anyone asking: with the MPD's
+    // AST of 02:00:00 today and 2-s segments from number 1, the newest available now is
+    // (seconds since then) / 2.
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs().saturating_sub(1_795_485_600);
+    let newest = since / 2;
+    let chunk = |n: u64| format!("/live/chunk-0-{n:05}.m4s");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let fetched = || (newest - 3..=newest + 1).filter(|&n| source.fetches(&chunk(n)) > 0).collect::<Vec<_>>();
+    while fetched().len() < 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let got = fetched();
+    assert_eq!(got.len(), 2, "held segments fetched around {newest}: {got:?}");
+    assert_eq!(got[1], got[0] + 1);
+    // newest was computed after the edge served the MPD: the edge's newest is it or one before
+    assert!(got[1] + 1 >= newest && got[1] <= newest, "{got:?} vs newest {newest}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

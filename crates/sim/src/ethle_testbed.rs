@@ -5,10 +5,11 @@
 //!
 //! Topology (node: kind):
 //! ```text
-//!   source(host) ──backhaul── pgw(router) ──RAN── receiver(host)
-//!                                  │
-//!                               edge(host)   (10 Gbit/s, 50 µs: the VNF sits at the P-GW)
+//!   source(host) ──backhaul── pgw(router; the edge's sockets live here) ──RAN── receiver(host)
 //! ```
+//! The edge (a VNF at the P-GW, §V-A) terminates its TCP connections on the P-GW node itself: a
+//! separate edge host behind a 10 Gbit/s, 50-µs link (the first version) added two packet hops
+//! per packet for ~0.1 ms of RTT and ~40 % of the run's events, and changed no result visibly.
 //! - backhaul: `backhaul_rtt` / 2 each way (§V-A: 137, 224, 302, 334 ms from US West, Japan,
 //!   Australia, India to the UK), 1 Gbit/s, a queue of 2 BDP — public Internet with no loss; the
 //!   source runs BBR (§V-A), every other socket the Linux default CUBIC;
@@ -91,6 +92,31 @@ pub struct TestbedConfig {
     /// "persistent" (x + 1 kept open and reused).
     #[serde(default = "default_upstream")]
     pub upstream: String,
+    /// How the edge answers a request for a segment it is still fetching: "store_and_forward"
+    /// (only once the whole segment is in: the paper's edge "retrieves the file from the live
+    /// source over the backhaul and serves it afterwards", §III-B, and inequality 1 adds the two
+    /// legs) or "cut_through" (each upstream byte goes on to the receiver as it arrives, as
+    /// `crates/edge` and any streaming reverse proxy do).
+    #[serde(default = "default_forwarding")]
+    pub edge_forwarding: String,
+    /// Largest receive buffer of the receiving sockets (the receiver's and the edge's upstream
+    /// ones; Linux `tcp_rmem[2]`, 6 MiB by default: a 3-MiB window at Linux < 6.6's space/window
+    /// ratio of ½). An experiment knob: the backhaul's throughput ceiling is window / RTT.
+    #[serde(default)]
+    pub rcv_buf_max_bytes: Option<u64>,
+    /// Random loss probability of each packet on the backhaul, both ways (§V-E's "packet
+    /// errors"; the paper gives no rate, so 0 by default).
+    #[serde(default)]
+    pub backhaul_loss: f64,
+    /// The source's BBR restarts cwnd from IW after an idle period longer than the RTO, as
+    /// kernels did before `tcp_slow_start_after_idle_check` skipped `cong_control` algorithms
+    /// (an experiment knob for why E2E buffers less than in the paper; off = today's Linux).
+    #[serde(default)]
+    pub source_cwnd_restart: bool,
+}
+
+fn default_forwarding() -> String {
+    "store_and_forward".into()
 }
 
 fn default_upstream() -> String {
@@ -133,11 +159,20 @@ impl TestbedConfig {
         if !(self.ran_extra_ms.is_finite() && self.ran_extra_ms >= 0.0) {
             return Err(format!("ran_extra_ms: must be zero or more, got {}", self.ran_extra_ms));
         }
+        if !(self.backhaul_loss.is_finite() && (0.0..0.5).contains(&self.backhaul_loss)) {
+            return Err(format!("backhaul_loss: must be in [0, 0.5), got {}", self.backhaul_loss));
+        }
+        if self.rcv_buf_max_bytes.is_some_and(|b| b < 65_536) {
+            return Err("rcv_buf_max_bytes: at least 65536".into());
+        }
         if self.segment_bytes == 0 {
             return Err("segment_bytes: must be positive".into());
         }
         if !matches!(self.scheme.as_str(), "e2e" | "hold" | "model") {
             return Err(format!("scheme: must be e2e, hold or model, got {:?}", self.scheme));
+        }
+        if !matches!(self.edge_forwarding.as_str(), "cut_through" | "store_and_forward") {
+            return Err(format!("edge_forwarding: must be cut_through or store_and_forward, got {:?}", self.edge_forwarding));
         }
         if !matches!(self.upstream.as_str(), "transient" | "persistent") {
             return Err(format!("upstream: must be transient or persistent, got {:?}", self.upstream));
@@ -260,8 +295,9 @@ struct Conn {
 
 const SOURCE: u32 = 0;
 const PGW: u32 = 1;
-const EDGE: u32 = 2;
-const RECEIVER: u32 = 3;
+/// The edge's sockets are on the P-GW node.
+const EDGE: u32 = PGW;
+const RECEIVER: u32 = 2;
 
 const WAKE_RECEIVER: u32 = 0;
 const WAKE_EDGE: u32 = 1;
@@ -294,6 +330,11 @@ pub struct Testbed {
     content: Content,
     edge: Option<EdgeNode>,
     edge_pending: VecDeque<Msg>,
+    /// Segment → bytes of its upstream response (head + body) that reached the edge so far.
+    edge_arrived: std::collections::BTreeMap<u64, u64>,
+    /// Cut-through: the segment being relayed to the receiver while it arrives, and the bytes
+    /// of its response released to the downstream socket so far.
+    edge_relaying: Option<(u64, u64)>,
     edge_playlist_asked: bool,
     edge_wake_at: Option<Time>,
     receiver: Receiver,
@@ -326,22 +367,21 @@ impl Testbed {
         let ran_down = Bandwidth::from_bps((cfg.ran_rate_mbps * 1e6) as u64);
         let ran_up = Bandwidth::from_mbps(50);
         let ran_delay = Duration::from_millis(10);
-        let nodes = ["source", "pgw", "edge", "receiver"]
+        let nodes = ["source", "pgw", "receiver"]
             .iter()
             .enumerate()
             .map(|(i, n)| Node {
                 name: n.to_string(),
-                kind: if i as u32 == PGW { NodeKind::Router } else { NodeKind::Host },
+                // E2E: the P-GW forwards. With the edge every connection ends at the P-GW (the
+                // edge's sockets), and the simulator routes only to hosts.
+                kind: if i as u32 == PGW && cfg.scheme == "e2e" { NodeKind::Router } else { NodeKind::Host },
                 ip: Network::ip_of(i as u32),
                 out: vec![],
             })
             .collect::<Vec<_>>();
         let mut nodes = nodes;
-        let specs = [
-            ("backhaul", SOURCE, PGW, bh_rate, bh_rate, one_way, bh_queue),
-            ("vnf", PGW, EDGE, Bandwidth::from_mbps(10_000), Bandwidth::from_mbps(10_000), Duration::from_micros(50), 4 << 20),
-            ("ran", PGW, RECEIVER, ran_down, ran_up, ran_delay, 2 << 20),
-        ];
+        let specs =
+            [("backhaul", SOURCE, PGW, bh_rate, bh_rate, one_way, bh_queue), ("ran", PGW, RECEIVER, ran_down, ran_up, ran_delay, 2 << 20)];
         let mut links = Vec::new();
         let mut chans = Vec::new();
         for (li, (name, a, b, ab_rate, ba_rate, delay, limit)) in specs.into_iter().enumerate() {
@@ -353,10 +393,15 @@ impl Testbed {
             nodes[b as usize].out.push(ba);
             links.push(Link { name: name.to_string(), a, b, ab, ba });
         }
-        // RAN downlink (pgw → receiver) is channel 4.
+        // RAN downlink (pgw → receiver) is channel 2.
         let extra = Duration::from_secs_f64(cfg.ran_extra_ms / 1000.0);
         let epoch = Duration::from_secs_f64(cfg.ran_epoch_ms / 1000.0);
-        chans[4].ran_latency = Some(RanLatency::new(epoch, extra, sub_rng(cfg.seed, streams::LOSS_BASE + 4)));
+        if cfg.backhaul_loss > 0.0 {
+            for (i, ch) in chans.iter_mut().take(2).enumerate() {
+                ch.loss = LossModel::new(LossSpec::Bernoulli { p: cfg.backhaul_loss }, sub_rng(cfg.seed, streams::LOSS_BASE + i as u64));
+            }
+        }
+        chans[2].ran_latency = Some(RanLatency::new(epoch, extra, sub_rng(cfg.seed, streams::LOSS_BASE + 4)));
         let net = Network::new(nodes, links, chans);
 
         let bitrate = Bandwidth::from_bps((cfg.bitrate_mbps * 1e6) as u64);
@@ -369,9 +414,13 @@ impl Testbed {
         let ladder = Ladder::from_kbps("bitrate_mbps", &[cfg.bitrate_mbps * 1000.0]).map_err(e)?;
         let content = Content::from_table(ladder, l, vec![vec![cfg.segment_bytes]; segment_count as usize]).map_err(e)?;
 
-        let tcp_default = TcpConfig { cc: "cubic".into(), ..TcpConfig::default() };
+        let mut tcp_default = TcpConfig { cc: "cubic".into(), ..TcpConfig::default() };
+        if let Some(b) = cfg.rcv_buf_max_bytes {
+            tcp_default.rcv_buf_bytes = b;
+        }
         let mut tcp_source = tcp_default.clone();
         tcp_source.cc = cfg.source_cc.clone();
+        tcp_source.cwnd_restart_with_cong_control = cfg.source_cwnd_restart;
         let edge = match cfg.scheme.as_str() {
             "e2e" => None,
             scheme => {
@@ -399,6 +448,8 @@ impl Testbed {
             content,
             edge,
             edge_pending: VecDeque::new(),
+            edge_arrived: Default::default(),
+            edge_relaying: None,
             edge_playlist_asked: false,
             edge_wake_at: None,
             receiver: Receiver { player: None, arrived: join, wake_at: None, hold: 0, joined: None, segments: Vec::new(), current: None },
@@ -632,6 +683,7 @@ impl Testbed {
             let take = n.min(len - w.response_read);
             let first = w.response_read == 0;
             w.response_read += take;
+            let arrived = w.response_read;
             n -= take;
             let done = w.response_read == len;
             if done {
@@ -640,8 +692,18 @@ impl Testbed {
             }
             match self.conns[c].role {
                 Role::Downstream => self.receiver_bytes(now, msg, first, take, done),
-                Role::Upstream if done => self.edge_fetched(now, c, msg),
-                Role::Upstream => {}
+                Role::Upstream => {
+                    if let Msg::Segment(k) = msg {
+                        self.edge_arrived.insert(k, arrived);
+                        self.relay(now, k);
+                        if first && self.edge_relaying.is_none() {
+                            self.serve_downstream(now);
+                        }
+                    }
+                    if done {
+                        self.edge_fetched(now, c, msg);
+                    }
+                }
             }
         }
     }
@@ -812,13 +874,19 @@ impl Testbed {
         }
     }
 
-    /// Answer the receiver's requests in order, each once the edge can.
+    /// Answer the receiver's requests in order, each once the edge can: a cached segment at
+    /// once; with cut-through, a segment whose upstream response has begun to arrive too (its
+    /// bytes are released as they come, [`Self::relay`]).
     fn serve_downstream(&mut self, now: Time) {
         while let Some(&msg) = self.edge_pending.front() {
+            if self.edge_relaying.is_some() {
+                return; // responses leave in order: the next waits for the one being relayed
+            }
             let Some(edge) = self.edge.as_ref() else { return };
+            let cut_through = self.cfg.edge_forwarding == "cut_through";
             let ready = match msg {
                 Msg::Playlist { .. } => edge.choice.is_some(),
-                Msg::Segment(k) => edge.is_cached(k),
+                Msg::Segment(k) => edge.is_cached(k) || (cut_through && self.edge_arrived.contains_key(&k)),
             };
             if !ready {
                 break;
@@ -828,7 +896,35 @@ impl Testbed {
                 m => m,
             };
             self.edge_pending.pop_front();
-            self.respond(now, 0, reply);
+            match reply {
+                Msg::Segment(k) if !edge.is_cached(k) => {
+                    // Queue the whole response but hand the socket only what has arrived.
+                    let len = RESPONSE_HEAD_BYTES + self.content.segment_bytes(k, 0).unwrap_or(0);
+                    self.conns[0].wire.responses.push_back((len, reply));
+                    self.edge_relaying = Some((k, 0));
+                    self.relay(now, k);
+                }
+                _ => self.respond(now, 0, reply),
+            }
+        }
+    }
+
+    /// Release to the receiver's connection the bytes of `segment` that reached the edge since
+    /// the last release (cut-through).
+    fn relay(&mut self, now: Time, segment: u64) {
+        let Some((k, released)) = self.edge_relaying else { return };
+        if k != segment {
+            return;
+        }
+        let arrived = self.edge_arrived.get(&k).copied().unwrap_or(0);
+        let len = RESPONSE_HEAD_BYTES + self.content.segment_bytes(k, 0).unwrap_or(0);
+        if arrived > released {
+            self.conns[0].wire.response_unsent += arrived - released;
+            self.push(now, 0, 1);
+        }
+        self.edge_relaying = (arrived < len).then_some((k, arrived.max(released)));
+        if self.edge_relaying.is_none() {
+            self.serve_downstream(now);
         }
     }
 
@@ -931,6 +1027,41 @@ mod tests {
     }
 
     #[test]
+    fn cut_through_overlaps_the_backhaul_and_ran_legs_of_a_hold_0_fetch() {
+        // Japan 15M-4s, hold-0: each segment is fetched when asked. Store and forward starts the
+        // RAN leg (7.2 MB at ≤ 112 Mbit/s: ≥ 0.51 s; ~1.6 s measured, the edge's CUBIC socket
+        // restarting after idle over the jittery RAN) when the last backhaul byte is in;
+        // cut-through has relayed most of the segment by then (~0.4 s left on average, the
+        // first three back-to-back start-up segments included).
+        let lag = |forwarding: &str| {
+            let mut c = cfg("hold", 0, 224.0, 15.0, 4.0, 7_200_000, 40.0);
+            c.edge_forwarding = forwarding.into();
+            let r = Testbed::new(c).unwrap().run();
+            let fetched: std::collections::HashMap<u64, f64> = r.fetches.iter().map(|f| (f.segment, f.done_s)).collect();
+            let lags: Vec<f64> = r.segments.iter().filter_map(|s| Some(s.done_s - fetched.get(&s.segment)?)).collect();
+            assert!(lags.len() >= 4, "{forwarding}: {lags:?}");
+            lags.iter().sum::<f64>() / lags.len() as f64
+        };
+        let (saf, ct) = (lag("store_and_forward"), lag("cut_through"));
+        assert!(saf > 0.9, "store and forward: last receiver byte {saf:.3} s after the last backhaul byte");
+        assert!(ct * 2.0 < saf, "cut-through: last receiver byte {ct:.3} s after the last backhaul byte (store and forward {saf:.3} s)");
+    }
+
+    #[test]
+    fn a_source_that_restarts_cwnd_after_idle_slows_e2e_segments_after_each_pause() {
+        // US West 15M-4s E2E: the player idles between segments (each is published 4 s apart and
+        // takes well under 4 s), longer than the RTO, so with the restart each segment starts
+        // again from IW10 over 137 ms + the RAN (measured: 44 vs 61 Mbit/s).
+        let run = |restart: bool| {
+            let mut c = cfg("e2e", 0, 137.0, 15.0, 4.0, 7_200_000, 40.0);
+            c.source_cwnd_restart = restart;
+            Testbed::new(c).unwrap().run().summary.receiver_throughput_mbps.unwrap()
+        };
+        let (kept, restarted) = (run(false), run(true));
+        assert!(restarted < 0.85 * kept, "restart {restarted:.1} vs kept {kept:.1} Mbit/s");
+    }
+
+    #[test]
     fn each_segment_crosses_the_backhaul_once_and_reaches_the_receiver_in_order() {
         let r = Testbed::new(cfg("hold", 2, 302.0, 15.0, 2.0, 3_700_000, 30.0)).unwrap().run();
         let mut fetched: Vec<u64> = r.fetches.iter().map(|f| f.segment).collect();
@@ -963,6 +1094,12 @@ mod tests {
         let mut c = cfg("e2e", 0, 224.0, 15.0, 2.0, 3_700_000, 20.0);
         c.backhaul_rtt_ms = -1.0;
         assert!(Testbed::new(c).err().unwrap().starts_with("backhaul_rtt_ms:"));
+        let mut c = cfg("e2e", 0, 224.0, 15.0, 2.0, 3_700_000, 20.0);
+        c.edge_forwarding = "teleport".into();
+        assert!(Testbed::new(c).err().unwrap().starts_with("edge_forwarding:"));
+        let mut c = cfg("e2e", 0, 224.0, 15.0, 2.0, 3_700_000, 20.0);
+        c.backhaul_loss = 0.7;
+        assert!(Testbed::new(c).err().unwrap().starts_with("backhaul_loss:"));
         let e = run_json(r#"{"seed":1,"bogus":2}"#).err().unwrap();
         assert!(e.contains("bogus"), "{e}");
     }

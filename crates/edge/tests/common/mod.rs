@@ -159,6 +159,8 @@ impl SourceState {
             (b"#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=15000000,RESOLUTION=3840x2160\nstream.m3u8\n".to_vec(), "application/vnd.apple.mpegurl")
         } else if path == "/bad/stream.m3u8" {
             (b"<html>not a playlist</html>\n".to_vec(), "text/html")
+        } else if path == "/bad/stream.mpd" {
+            (b"<MPD type=\"dynamic\"><Period><unclosed></MPD>\n".to_vec(), "application/dash+xml")
         } else if path == "/huge/stream.m3u8" {
             let mut p = String::from("#EXTM3U\n#EXT-X-TARGETDURATION:2\n");
             while p.len() < 3 << 20 {

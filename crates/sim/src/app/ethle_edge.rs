@@ -15,9 +15,13 @@
 //!   fetched once;
 //! - hold-0 is a plain reverse proxy: a segment is fetched when a receiver asks for it.
 //!
-//! Store and forward: a segment is answered once the edge has all of it (inequality 1's model,
-//! s/th_bh + s/th_ran). The real edge (`crates/edge`) streams an in-flight body to its readers
-//! chunk by chunk, which can only be faster for hold-0; held segments are complete before asked.
+//! Forwarding: by default the testbed answers a segment request once the whole segment is at
+//! the edge (store and forward, `edge_forwarding = "store_and_forward"`): the paper's edge
+//! "retrieves the file from the live source over the backhaul and serves it afterwards" (§III-B)
+//! and inequality 1 adds the two legs (s/th_bh + s/th_ran). `"cut_through"` relays a segment
+//! that is still arriving byte by byte, as `crates/edge` and any streaming reverse proxy do, so
+//! the two legs of a hold-0 fetch overlap. Held segments are complete before they are asked for
+//! either way.
 //! The edge learns a new segment at the moment the source publishes it (as if it polled the
 //! source's playlist continuously); the real edge learns it from the playlists it forwards.
 

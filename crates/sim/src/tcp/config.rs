@@ -95,6 +95,11 @@ pub struct TcpConfig {
     /// tcp_frto = 2 and the timestamp-based undo of tcp_try_undo_loss; RFC 5682 §3 step 3b with
     /// SACK, RFC 3522 Eifel detection with timestamps).
     pub frto: bool,
+    /// Run the after-idle cwnd restart for algorithms that set cwnd themselves (BBR) too. Off:
+    /// today's Linux skips `tcp_cwnd_restart` when the algorithm has `cong_control`. On: the
+    /// older kernels without that check (an experiment knob, `ethle_testbed`'s
+    /// `source_cwnd_restart`); the algorithm then regrows cwnd from the restart window.
+    pub cwnd_restart_with_cong_control: bool,
 }
 
 impl Default for TcpConfig {
@@ -126,6 +131,7 @@ impl Default for TcpConfig {
             dsack: true,
             rack_tlp: true,
             frto: true,
+            cwnd_restart_with_cong_control: false,
         }
     }
 }

@@ -125,7 +125,10 @@ impl TcpEndpoint {
             if self.pacing_blocks(now) {
                 break;
             }
-            if self.sb.packets_out.pkts == 0 && self.cfg.slow_start_after_idle && !self.cc.owns_recovery() {
+            if self.sb.packets_out.pkts == 0
+                && self.cfg.slow_start_after_idle
+                && (!self.cc.owns_recovery() || self.cfg.cwnd_restart_with_cong_control)
+            {
                 self.restart_after_idle(now, log);
             }
             self.send_new_segment(now, len, is_fin, out, log);
@@ -384,6 +387,10 @@ impl TcpEndpoint {
         }
         let w = w.max(restart);
         self.cc.on_restart_after_idle(now, w);
+        if self.cc.owns_recovery() {
+            // Only with `cwnd_restart_with_cong_control`: what tcp_cwnd_restart did to snd_cwnd.
+            self.cc.set_cwnd(w);
+        }
         self.cwnd_stamp = now;
         self.cwnd_used = 0;
         log.push(TcpLogEvent::RestartAfterIdle { at: now, flow: self.flow, from_node: self.local.node, cwnd_bytes: self.cc.cwnd() });

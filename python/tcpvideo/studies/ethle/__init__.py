@@ -57,8 +57,8 @@ def run(full: bool = False, out: os.PathLike | str = "studies/ethle", jobs: Opti
         "RTT 20–180 ms, in-order delivery).",
         "Total live latency is the paper's stack (initial delay + buffering + x·l_seg); player_latency_s in the "
         "runs table adds the three segments hls.js starts behind the live edge.",
-        "The edge is store-and-forward and learns each new segment at publication; the receiver's playlist reloads "
-        "are modeled by their phase, not sent.",
+        "The edge is store-and-forward (the paper's §III-B; edge_forwarding = cut_through relays bytes as they arrive) "
+        "and learns each new segment at publication; the receiver's playlist reloads are modeled by their phase, not sent.",
     ]
     report = write_report(out / "report", "Seed 002 (ETHLE) — paper vs ours (simulated)",
                           "E2E vs the ETHLE edge holding 0–4 segments, for six live streams from four source "
