@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tcpvideo_model::units::Bandwidth;
 
-use crate::upstream::UpstreamBase;
+use crate::upstream::{BackhaulSample, UpstreamBase};
 
 #[derive(Clone, Debug)]
 pub struct EdgeConfig {
@@ -34,6 +34,9 @@ pub struct EdgeConfig {
     pub retries: u32,
     /// Use this backhaul RTT instead of TCP_INFO's (for emulated paths measured elsewhere, tests).
     pub backhaul_rtt_override: Option<Duration>,
+    /// Use this source MSS (bytes) instead of TCP_INFO's (an emulated path's MTU, tests on
+    /// loopback whose 65 483-byte MSS is no backhaul's).
+    pub backhaul_mss_override: Option<u64>,
 }
 
 impl EdgeConfig {
@@ -52,6 +55,40 @@ impl EdgeConfig {
             body_idle_timeout: Duration::from_secs(10),
             retries: 1,
             backhaul_rtt_override: None,
+            backhaul_mss_override: None,
         }
+    }
+}
+
+impl EdgeConfig {
+    /// The backhaul the model uses: the TCP_INFO measurement with the operator's overrides on
+    /// top (an RTT override without a measurement assumes Ethernet's 1448-byte MSS).
+    pub fn backhaul(&self, measured: Option<BackhaulSample>) -> Option<BackhaulSample> {
+        let rtt = self.backhaul_rtt_override.or(measured.map(|b| b.rtt))?;
+        let mss_bytes = self.backhaul_mss_override.or(measured.map(|b| b.mss_bytes)).unwrap_or(1448);
+        Some(BackhaulSample { rtt, mss_bytes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> EdgeConfig {
+        EdgeConfig::new(UpstreamBase::parse("http://127.0.0.1:9/").unwrap(), "127.0.0.1:0".parse().unwrap())
+    }
+
+    #[test]
+    fn overrides_replace_only_their_own_field_of_the_measured_backhaul() {
+        let measured = Some(BackhaulSample { rtt: Duration::from_micros(800), mss_bytes: 1448 });
+        let mut c = config();
+        assert_eq!(c.backhaul(measured), measured);
+        assert_eq!(c.backhaul(None), None);
+        c.backhaul_rtt_override = Some(Duration::from_millis(302));
+        assert_eq!(c.backhaul(measured), Some(BackhaulSample { rtt: Duration::from_millis(302), mss_bytes: 1448 }));
+        c.backhaul_mss_override = Some(1228);
+        assert_eq!(c.backhaul(None), Some(BackhaulSample { rtt: Duration::from_millis(302), mss_bytes: 1228 }));
+        c.backhaul_rtt_override = None;
+        assert_eq!(c.backhaul(measured), Some(BackhaulSample { rtt: Duration::from_micros(800), mss_bytes: 1228 }));
     }
 }

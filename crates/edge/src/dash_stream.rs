@@ -82,10 +82,7 @@ pub async fn answer_mpd(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> Pl
         let mut all = edge.dash.streams.lock().unwrap();
         let s = all.entry(key.clone()).or_default();
         if s.backhaul.is_none() {
-            s.backhaul = match (edge.config.backhaul_rtt_override, response.backhaul) {
-                (Some(rtt), b) => Some(BackhaulSample { rtt, mss_bytes: b.map_or(1448, |b| b.mss_bytes) }),
-                (None, b) => b,
-            };
+            s.backhaul = edge.config.backhaul(response.backhaul);
         }
         if let (None, Some(b), Some(bps), Some(l_seg), true) = (&s.policy, s.backhaul, bandwidth, length, dynamic) {
             let bitrate = Bandwidth::from_bps(bps);

@@ -236,10 +236,7 @@ impl Edge {
         self.fetcher.evict_left_window(&stream_key, media.media_sequence);
         let mut s = stream.state.lock().unwrap();
         if s.backhaul.is_none() {
-            let sample = match (self.config.backhaul_rtt_override, backhaul) {
-                (Some(rtt), b) => Some(BackhaulSample { rtt, mss_bytes: b.map_or(1448, |b| b.mss_bytes) }),
-                (None, b) => b,
-            };
+            let sample = self.config.backhaul(backhaul);
             if let Some(b) = sample {
                 info!(stream = %stream_key, rtt_us = b.rtt.as_micros() as u64, mss = b.mss_bytes, "backhaul measured");
                 self.metrics.set_stream(&stream_key, |g| g.backhaul_rtt_us = b.rtt.as_micros() as u64);

@@ -52,6 +52,9 @@ struct Options {
     /// Use this backhaul RTT (ms) instead of the TCP_INFO measurement.
     #[arg(long)]
     backhaul_rtt_ms: Option<f64>,
+    /// Use this source MSS (bytes) instead of the TCP_INFO measurement.
+    #[arg(long)]
+    backhaul_mss_bytes: Option<u64>,
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
@@ -81,6 +84,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    if o.backhaul_mss_bytes.is_some_and(|m| !(88..=65535).contains(&m)) {
+        eprintln!("--backhaul-mss-bytes: expected 88..65535 (Linux TCP_MIN_MSS .. 16-bit MSS option)");
+        return ExitCode::from(2);
+    }
     let mut config = EdgeConfig::new(upstream, o.listen);
     config.cache_bytes = o.cache_mib << 20;
     config.max_x = (o.max_x > 0).then_some(o.max_x);
@@ -92,6 +99,7 @@ fn main() -> ExitCode {
     config.body_idle_timeout = Duration::from_millis(o.body_idle_timeout_ms);
     config.retries = o.retries;
     config.backhaul_rtt_override = o.backhaul_rtt_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+    config.backhaul_mss_override = o.backhaul_mss_bytes;
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

@@ -5,7 +5,8 @@
 //! the BBR STARTUP model predicts (§IV). The edge owns the socket so it can read the kernel's
 //! TCP_INFO on it (`getsockopt(TCP_INFO)`, Linux `tcp_get_info`): after the response headers have
 //! arrived, `tcpi_rtt` (the smoothed RTT, µs) has samples from the handshake and the request, and
-//! `tcpi_rcv_mss` is the source's segment size as the receiver side sees it. The paper measured
+//! the source's sending MSS (see [`source_send_mss`]: not `tcpi_rcv_mss`, which after a small
+//! first reply is still Linux's 536-byte start value or that reply's size). The paper measured
 //! the RTT with a patched tcpdump on SEQ/ACK timestamps; TCP_INFO gives the same quantity from the
 //! kernel without capturing.
 //!
@@ -190,7 +191,34 @@ impl Drop for OwnedFd {
     }
 }
 
-/// TCP_INFO's smoothed RTT and receive MSS for a connected TCP socket.
+/// Linux `TCPI_OPT_TIMESTAMPS` (include/uapi/linux/tcp.h); libc does not export it for Linux.
+const TCPI_OPT_TIMESTAMPS: u8 = 1;
+/// Bytes the timestamp option (10, padded to 12) takes from every segment's payload.
+const TIMESTAMP_OPTION_BYTES: u32 = 12;
+
+/// The MSS the source sends with, from the edge's (receiving) socket's TCP_INFO.
+///
+/// Linux: `tcpi_rcv_mss` is the receiver's *estimate* (`tcp_initialize_rcv_mss` starts it at
+/// ≤ 536 bytes, `tcp_measure_rcv_mss` raises it only as larger segments arrive), so right after
+/// a small playlist reply it reads 536 or that reply's size. The source's MSS is bounded by what
+/// the edge announced in its SYN (`tcpi_advmss`, no options deducted) and, on a symmetric path,
+/// by the source's own announced MSS, which is what limits the edge's sending size
+/// (`tcpi_snd_mss`, options already deducted). Both sides carry the same options (timestamps
+/// are negotiated for the connection), so the source's MSS is
+/// `min(advmss − options, snd_mss)`; a segment actually seen larger (`rcv_mss`) wins (asymmetric
+/// path). 0 fields (not connected) fall back to 1448 (Ethernet with timestamps).
+pub fn source_send_mss(rcv_mss: u32, snd_mss: u32, advmss: u32, options: u8) -> u64 {
+    let overhead = if options & TCPI_OPT_TIMESTAMPS != 0 { TIMESTAMP_OPTION_BYTES } else { 0 };
+    let bound = match (advmss.checked_sub(overhead).filter(|m| *m > 0), snd_mss) {
+        (Some(a), 0) => a,
+        (None, 0) => return if rcv_mss > 0 { rcv_mss as u64 } else { 1448 },
+        (Some(a), s) => a.min(s),
+        (None, s) => s,
+    };
+    bound.max(rcv_mss) as u64
+}
+
+/// TCP_INFO's smoothed RTT and the source's sending MSS for a connected TCP socket.
 fn tcp_info(fd: i32) -> Option<BackhaulSample> {
     // SAFETY: tcp_info is plain old data; getsockopt writes at most `len` bytes into it.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
@@ -202,7 +230,7 @@ fn tcp_info(fd: i32) -> Option<BackhaulSample> {
     }
     Some(BackhaulSample {
         rtt: Duration::from_micros(info.tcpi_rtt as u64),
-        mss_bytes: if info.tcpi_rcv_mss > 0 { info.tcpi_rcv_mss as u64 } else { 1448 },
+        mss_bytes: source_send_mss(info.tcpi_rcv_mss, info.tcpi_snd_mss, info.tcpi_advmss, info.tcpi_options),
     })
 }
 
@@ -217,6 +245,46 @@ mod tests {
         assert_eq!(b.prefix, "/live");
         assert_eq!(b.url_for("/hd/s.m3u8"), "http://10.0.0.2:8080/live/hd/s.m3u8");
         assert_eq!(UpstreamBase::parse("http://origin").unwrap().authority, "origin:80");
+    }
+
+    #[test]
+    fn source_mss_after_a_small_first_reply_is_the_full_ethernet_segment_not_the_536_start_value() {
+        // Ethernet path, timestamps on, the first reply was a 582-byte playlist (the demo's case).
+        assert_eq!(source_send_mss(582, 1448, 1460, TCPI_OPT_TIMESTAMPS), 1448);
+        assert_eq!(source_send_mss(536, 1448, 1460, TCPI_OPT_TIMESTAMPS), 1448);
+        // Without timestamps the whole announced MSS is payload.
+        assert_eq!(source_send_mss(536, 1460, 1460, 0), 1460);
+    }
+
+    #[test]
+    fn source_mss_is_capped_by_the_smaller_side_and_raised_by_a_larger_segment_seen() {
+        // The source announced 1400 (a tunnel on its side): the edge's snd_mss shows it.
+        assert_eq!(source_send_mss(536, 1388, 1460, TCPI_OPT_TIMESTAMPS), 1388);
+        // The edge's own MTU is smaller: its advmss bounds what the source may send.
+        assert_eq!(source_send_mss(536, 1448, 1240, TCPI_OPT_TIMESTAMPS), 1228);
+        // Asymmetric path: a segment larger than the bound was actually received.
+        assert_eq!(source_send_mss(1448, 1388, 1460, TCPI_OPT_TIMESTAMPS), 1448);
+        // Not connected yet: nothing known.
+        assert_eq!(source_send_mss(0, 0, 0, 0), 1448);
+    }
+
+    #[tokio::test]
+    async fn source_mss_read_on_a_loopback_connection_after_a_tiny_reply_exceeds_536() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            s.write_all(b"#EXTM3U\n").await.unwrap();
+            s
+        });
+        let mut c = TcpStream::connect(addr).await.unwrap();
+        let mut buf = [0u8; 8];
+        c.read_exact(&mut buf).await.unwrap();
+        let sample = tcp_info(c.as_raw_fd()).expect("TCP_INFO on a connected socket");
+        // Loopback's MTU is 65536: the source may send far more than Linux's 536-byte start value.
+        assert!(sample.mss_bytes > 536, "{sample:?}");
+        drop(server.await.unwrap());
     }
 
     #[test]

@@ -300,6 +300,8 @@ pub async fn start_edge(source: &Source, tune: impl FnOnce(&mut EdgeConfig)) -> 
     config.playlist_ttl = Duration::ZERO;
     config.header_timeout = Duration::from_millis(500);
     config.body_idle_timeout = Duration::from_millis(300);
+    // An Ethernet backhaul's MSS, not loopback's 65 483 bytes (the tests' x follow from it).
+    config.backhaul_mss_override = Some(1448);
     tune(&mut config);
     let edge = Edge::new(config);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
