@@ -10,9 +10,10 @@
 //! Representation of each adaptation set: [`held_segment_urls`]), resolved against the MPD's
 //! directory, through the coalescing fetcher (fetched once however many receivers follow).
 //!
-//! Not yet: the "never go back" rule of the HLS path (a hold-0 receiver moved to hold-x sees an
-//! MPD whose live edge is x segments earlier; dash.js then waits at its position), prefetch for
-//! SegmentTimeline / `$Time$` templates and absolute media URLs (skipped).
+//! A receiver moved from hold-0 to hold-x is never shown an earlier live edge than before
+//! (`dash_never_back`: its hold grows by one segment per segment time up to x; number-based
+//! templates only). Not yet: prefetch for SegmentTimeline / `$Time$` templates and absolute
+//! media URLs (skipped).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,6 +23,7 @@ use tcpvideo_model::ethle::{BackhaulModel, Group, HoldInputs, StartupReading, St
 use tcpvideo_model::units::Bandwidth;
 use tracing::{info, warn};
 
+use crate::dash_never_back::ShownEdges;
 use crate::edge::{Edge, PlaylistAnswer, Receiver};
 use crate::metrics::Metrics;
 use crate::mpd_rewrite::{held_segment_urls, hold_back_mpd, stream_facts};
@@ -35,6 +37,7 @@ pub const MPD_TYPE: &str = "application/dash+xml";
 struct DashStream {
     backhaul: Option<BackhaulSample>,
     policy: Option<StreamPolicy>,
+    shown: ShownEdges,
 }
 
 /// Per-MPD state of the edge.
@@ -78,6 +81,7 @@ pub async fn answer_mpd(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> Pl
             return PlaylistAnswer::Error { status: 502, reason: "upstream MPD is not parsable".into() };
         }
     };
+    let upstream_edge = newest_segment_number(text);
     let group = {
         let mut all = edge.dash.streams.lock().unwrap();
         let s = all.entry(key.clone()).or_default();
@@ -102,9 +106,20 @@ pub async fn answer_mpd(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> Pl
             edge.metrics.set_stream(&key, |g| g.hold_x = x);
             s.policy = Some(policy);
         }
-        match s.policy.as_mut() {
+        let group = match s.policy.as_mut() {
             Some(p) => p.on_request(receiver.key(), receiver.ran.unwrap_or(Bandwidth::from_bps(u64::MAX))),
             None => Group::Hold0,
+        };
+        match group {
+            Group::Hold0 => {
+                s.shown.serve(receiver.key(), 0, upstream_edge);
+                group
+            }
+            Group::HoldX { x, assured } => match s.shown.serve(receiver.key(), x, upstream_edge) {
+                0 => Group::Hold0,
+                held => Group::HoldX { x: held, assured },
+            },
+            Group::Redirected => group,
         }
     };
     match group {
@@ -121,6 +136,13 @@ pub async fn answer_mpd(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> Pl
             }
         },
     }
+}
+
+/// The upstream live edge: the newest complete segment's number (number-based templates only).
+fn newest_segment_number(mpd: &str) -> Option<u64> {
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = chrono::DateTime::from_timestamp(since_epoch.as_secs() as i64, since_epoch.subsec_nanos())?;
+    held_segment_urls(mpd, 1, now).ok()?.into_iter().map(|(n, _)| n).max()
 }
 
 /// Fetch the `x` segments a held MPD hides (relative media URLs only, against the MPD's directory).

@@ -18,6 +18,7 @@
 
 pub mod coalescing_lock;
 pub mod config;
+pub mod dash_never_back;
 pub mod dash_stream;
 pub mod edge;
 pub mod in_flight;

@@ -321,3 +321,36 @@ async fn a_dash_receiver_with_a_fast_ran_near_the_source_gets_the_upstream_mpd_u
     let served = dash_mpd_core::parse(&slow.text()).unwrap();
     assert_eq!(served.availabilityStartTime.unwrap().to_rfc3339(), "2026-11-24T02:00:02+00:00");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dash_receiver_moved_from_hold_0_to_hold_x_never_sees_an_earlier_live_edge() {
+    // Backhaul 50 ms: 100 Mbit/s RAN → hold-0, 20 Mbit/s → hold-1 (x = 1, AST + 2 s). A receiver
+    // first served hold-0 and then moved keeps the upstream AST until the source has produced
+    // one more segment, then moves to the held AST (its live edge stays where it was).
+    let source = Source::start(30, 10_000, 0).await;
+    let edge = start_edge(&source, |c| c.backhaul_rtt_override = Some(Duration::from_millis(50))).await;
+    // The LIVE_MPD's newest complete segment (AST 02:00:00 today, 2-s segments).
+    let newest = || (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 1_795_485_600) / 2;
+    let ast_for = |id: &'static str, kbps: &'static str| {
+        let addr = edge.addr;
+        async move {
+            let r = get(addr, "/live/stream.mpd", &[("X-Receiver-Id", id), ("X-Ran-Throughput-Kbps", kbps)]).await;
+            assert_eq!(r.status, 200);
+            dash_mpd_core::parse(&r.text()).unwrap().availabilityStartTime.unwrap().to_rfc3339()
+        }
+    };
+    let (upstream, held) = ("2026-11-24T02:00:00+00:00", "2026-11-24T02:00:02+00:00");
+    let before = newest();
+    assert_eq!(ast_for("mover", "100000").await, upstream);
+    let moved = ast_for("mover", "20000").await;
+    if newest() == before {
+        assert_eq!(moved, upstream, "moved receiver's live edge went back by a segment");
+    }
+    assert_eq!(ast_for("fresh", "20000").await, held, "a new hold-1 receiver is held at once");
+    // One segment time later the mover is held too.
+    let start = newest();
+    while newest() == start {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(ast_for("mover", "20000").await, held);
+}
