@@ -237,7 +237,11 @@ def main() -> None:
         # TAPO tracks every connection and classifies its stalls (the same job as ours); it
         # prints per-flow text only when a connection closes.
         add("TAPO", "tapo -f FILE -s IP -p PORT",
-            best_of(1, [a.tapo, "-f", str(path), "-s", a.server_ip, "-p", str(a.server_port)]))
+            # TAPO frees list entries before unlinking them (bench/tapo_vs_tcpvideo.py's header has
+            # the backtrace); with glibc's tcache off the freed entry keeps its next pointer and the
+            # run finishes. `env` execs TAPO, so the rusage is still TAPO's own.
+            best_of(1, ["env", "GLIBC_TUNABLES=glibc.malloc.tcache_count=0", a.tapo, "-f", str(path),
+                        "-s", a.server_ip, "-p", str(a.server_port)]))
     if a.skip_tshark:
         add("tshark", "tshark -q -z conv,tcp -r FILE", None, "skipped (--skip-tshark)")
     else:
