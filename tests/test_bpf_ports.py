@@ -229,6 +229,9 @@ def loss_runs(kernel, tmp_path_factory):
                 sc = _loss_case(cc, params, loss) | {"seed": seed}
                 runs[key].append((tcpvideo.simulate(dict(sc), out=out / f"{key}-{seed}-sim"),
                                   emulate(dict(sc), out=out / f"{key}-{seed}-real", log=lambda m: None)))
+        # the simulator's own spread over loss draws: nine more seeds (simulator only, ~0.2 s each)
+        runs["compound_sim_more"] = [tcpvideo.simulate(dict(_loss_case("compound") | {"seed": seed}),
+                                                       out=out / f"compound-{seed}-sim") for seed in range(4, 13)]
         # what tv_ccplb added to Eq. 4, per peer, from its diagnostic array
         dump = subprocess.run(["bpftool", "-j", "map", "dump", "name", "tv_ccplb.bss"], capture_output=True, text=True)
         runs["ccplb_terms"] = [e["variant_milli"] for e in _diag_entries(dump.stdout) if e["acks"] > 0]
@@ -247,11 +250,16 @@ def _diag_entries(dump_json: str) -> list[dict]:
     return out
 
 
-# Compound on the 1 % loss case is the must-show not met yet (issue 15, open_items): on an idle
-# machine the kernel twin's cwnd ran 1.18/1.19/1.00 × the simulator's over seeds 1–3 (median
-# 1.18 > 1.15); under load 0.91–1.00. Kept running so the day it holds it shows as XPASS.
-_COMPOUND_LOSS_GAP = pytest.mark.xfail(reason="issue 15: kernel Compound's cwnd on the loss case is ~1.18x the "
-                                              "simulator's on an idle machine (bound 1.15)", strict=False)
+# Compound on the 1 % loss case: the median of real/sim cwnd paired by time cannot be held to
+# ±15 % in 12 s runs, whoever runs it. cwnd is ~12 segments and follows the random losses, which
+# linkem and the simulator draw from different generators: the simulator against itself on
+# another loss draw gives 0.67–1.50 (54 % of seed pairs outside ±15 %; 15 % at 60 s), and the
+# kernel twin 1.18/1.19/1.00 on an idle machine, 1.000/1.155/0.941 at load 17 (20 s). The loss
+# reaction itself agrees exactly (window after/before each episode: kernel 0.500 over 58
+# episodes, simulator 0.500 over 59) and so does the mean window (12/14/14 vs 12/14/14
+# segments); the two tests below hold those strictly. Kept running so it shows as XPASS.
+_COMPOUND_LOSS_GAP = pytest.mark.xfail(reason="issue 15: one loss draw's cwnd path; the simulator against itself on "
+                                              "another draw is outside ±15 % in 54 % of 12 s pairs", strict=False)
 
 
 @pytest.mark.parametrize("cc", ["ccp", pytest.param("compound", marks=_COMPOUND_LOSS_GAP), "ccplb"])
@@ -277,3 +285,32 @@ def test_ccplb_adds_the_pob_the_server_handed_its_socket(loss_runs):
     # port's default is 448. Its diagnostic array records the term it added to Eq. 5.
     assert loss_runs["ccplb_terms"], "no tv_ccplb connection in the diagnostic array"
     assert set(loss_runs["ccplb_terms"]) == {600_000}, loss_runs["ccplb_terms"]
+
+
+def test_kernel_compound_halves_its_window_per_loss_episode_as_its_model(loss_runs):
+    # Reno and Compound at the loss case's ~12-segment windows (dwnd is 0 below ~41 segments):
+    # each loss episode ends at half the window it started from, 0.25 for two back to back.
+    from bpf_vs_sim_cwnd import cwnd_series, loss_reductions
+
+    import statistics
+
+    real = [x for _, r in loss_runs["compound"] for x in loss_reductions(cwnd_series(r), 2.0)]
+    sim = [x for s, _ in loss_runs["compound"] for x in loss_reductions(cwnd_series(s), 2.0)]
+    assert len(real) >= 15 and len(sim) >= 15, (len(real), len(sim))
+    assert abs(statistics.median(real) - statistics.median(sim)) <= 0.05, (statistics.median(real), statistics.median(sim))
+    assert 0.45 <= statistics.median(real) <= 0.55, statistics.median(real)
+
+
+def test_kernel_compound_mean_window_on_the_loss_case_is_within_15_percent_of_its_model(loss_runs):
+    # Means over the pooled runs: the simulator's 3-seed pooled means differ from each other by
+    # 0.87–1.15 (30 seeds), so ±15 % is the bound a correct twin meets; the reference pools 12.
+    from bpf_vs_sim_cwnd import cwnd_series
+
+    import statistics
+
+    def mean_cwnd(results):
+        return statistics.mean(c for res in results for t, c in cwnd_series(res) if t >= 2.0)
+
+    real = mean_cwnd([r for _, r in loss_runs["compound"]])
+    sim = mean_cwnd([s for s, _ in loss_runs["compound"]] + loss_runs["compound_sim_more"])
+    assert abs(real / sim - 1) <= 0.15, f"kernel {real / 1448:.1f} vs simulator {sim / 1448:.1f} segments"
