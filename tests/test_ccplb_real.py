@@ -1,5 +1,5 @@
-"""Seed 001's real testbed (issue 15, build item 4): the real client's frame player restates the
-model's rules (checked on the Rust tests' worked examples), the harness's parsers, and — as root
+"""Seed 001's real testbed (issue 15, build item 4): the real client's frame player is the model's,
+bound through tcpvideo._core (checked here on the Rust tests' worked examples), the harness's parsers, and — as root
 with the origin built — one short real run of the testbed next to its simulated twin."""
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ mod sim;
 mod topology;
 mod trace;
 mod tun;
+mod video;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -26,5 +27,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linkem::register(m)?;
     topology::register(m)?;
     qdisc_sampler::register(m)?;
+    video::register(m)?;
     Ok(())
 }

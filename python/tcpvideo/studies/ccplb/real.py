@@ -18,7 +18,7 @@ The same testbed as :mod:`.scenario` (Fig. 3 / Table I): server — 1 Gbit/s acc
   runs: per socket, in the kernel, written by the server side, as the issue asks. (In the seed the
   server learns POB from the client; one client per run makes "set on the listener" the same.)
 * **client**: :mod:`.real_client` in the client's namespace: one GET, read as data arrives, the
-  frame-deadline player (:mod:`.frame_player`, the model's rules restated) on the read times;
+  frame-deadline player (:mod:`.frame_player`, the model's own, bound) on the read times;
 * **cwnd**: ``ss -tin`` in the server's namespace every ``sample_interval`` (the kernel's
   ``tcp_info``; ``cwnd:`` in segments, ``retrans:cur/total``); retransmissions are the server
   namespace's ``RetransSegs`` (``/proc/net/snmp``) over the run, which counts fast, timeout and

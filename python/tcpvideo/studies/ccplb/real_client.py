@@ -1,12 +1,13 @@
 """The real testbed's client (seed 001's VLC): one HTTP/1.1 GET of the video file over a real
 Linux TCP socket, the body fed to the frame-deadline player as it is read.
 
-Run inside the client's namespace by :mod:`tcpvideo.studies.ccplb.real` as a plain script
-(``python -u real_client.py SPEC.json``), so it imports nothing but the player. It reads as data
+Run inside the client's namespace by :mod:`tcpvideo.studies.ccplb.real` as a script
+(``python -u real_client.py SPEC.json``, with the harness's Python, so that it imports only the
+player: the model's, bound through ``tcpvideo._core``). It reads as data
 arrives, like the simulated testbed's client (``progressive_client.rs``: every byte is read when
 it comes, no push-back from a full VLC buffer), and stamps each read with ``CLOCK_MONOTONIC``;
 the player's counts (picture discards, underflows) are then decided on those times by the same
-rules as the simulator's (:mod:`.frame_player`).
+code as the simulator's (:mod:`.frame_player`).
 
 Spec keys: ``host``, ``port``, ``path``, ``rate_bps``, ``media_s``, ``chunk_s``,
 ``startup_threshold_s``, ``timeout_s``, ``out`` (where the JSON result goes). The result: the
