@@ -50,6 +50,13 @@ def test_a_zero_frame_rate_is_refused_with_the_field_named():
         FramePlayer([100], frame_rate=0)
 
 
+def test_a_zero_chunk_or_a_negative_media_length_is_refused_with_the_field_named():
+    with pytest.raises(ValueError, match="^chunk_s: "):
+        progressive_frames(5_240_000, 2.5, 0.0)
+    with pytest.raises(ValueError, match="^media_s: "):
+        progressive_frames(5_240_000, -1.0, 1.0)
+
+
 def test_ss_output_gives_the_connections_cwnd_and_retransmissions():
     line = ("ESTAB 0 0 10.0.0.1:8000 10.0.0.4:41234\n\t cubic wscale:7,7 rto:304 rtt:101.2/0.5 mss:1448 "
             "cwnd:37 ssthresh:20 bytes_sent:1 retrans:0/12 lost:0")

@@ -92,8 +92,13 @@ fn split_into_frames(total_bytes: u64, frames: u64, i_to_p_ratio: f64) -> Vec<u6
 #[pyfunction]
 #[pyo3(signature = (rate_bps, media_s, chunk_s = 1.0))]
 fn progressive_frames(rate_bps: u64, media_s: f64, chunk_s: f64) -> PyResult<Vec<u64>> {
-    if !(chunk_s.is_finite() && chunk_s > 0.0) || !(media_s.is_finite() && media_s >= 0.0) {
-        return Err(value_error(format!("chunk_s / media_s: must be positive and finite, got {chunk_s} / {media_s}")));
+    let chunk_ok = chunk_s.is_finite() && chunk_s > 0.0;
+    if !chunk_ok {
+        return Err(value_error(format!("chunk_s: must be positive and finite, got {chunk_s}")));
+    }
+    let media_ok = media_s.is_finite() && media_s >= 0.0;
+    if !media_ok {
+        return Err(value_error(format!("media_s: must be zero or positive and finite, got {media_s}")));
     }
     let chunk = Duration::from_secs_f64(chunk_s);
     let media = Duration::from_secs_f64(media_s);
