@@ -194,3 +194,53 @@ def test_a_claim_without_runs_in_a_reduced_run_is_not_run_rather_than_judged_on_
     found = {c.id: c for c in evaluate(cl.Evidence(agg=agg))}
     for cid in ("seg10", "adapt_vegas_q", "adapt_seg10", "seg10_drops", "adapt_dist5", "combos"):
         assert found[cid].status == NOT_RUN, (cid, found[cid])
+
+
+def test_full_is_the_papers_groups_and_explain_adds_our_experiments_without_changing_the_papers_runs():
+    from dataclasses import replace
+
+    from tcpvideo.studies.onoff.plan import DEFAULT, EXPLAIN_GROUPS, FULL, PAPER_GROUPS, configs, unexplained_rows
+
+    paper, both = configs(FULL), configs(replace(FULL, explain=True))
+    assert set(paper) == set(PAPER_GROUPS)
+    assert set(both) == set(PAPER_GROUPS) | set(EXPLAIN_GROUPS) - {"long"}  # long: default scale only
+    keys = lambda sc: {(json.dumps(p.scenario, sort_keys=True), p.seed) for p, _ in plan_points(sc)}  # noqa: E731
+    full, full_explain = keys(FULL), keys(replace(FULL, explain=True))
+    assert full < full_explain and len(full) == 1185  # the paper's: Figs 3–8, 10–16, queue samples, 10 seeds
+    # the default scale keeps both (its report's "why" column needs them); a group named is always run
+    assert set(EXPLAIN_GROUPS) <= set(configs(DEFAULT))
+    assert set(configs(replace(FULL, groups=("ssai_off",)))) == {"ssai_off"}
+    # each suspect of the unexplained rows is those rows' configurations with one thing changed
+    rows = unexplained_rows(FULL)
+    for group, change in (("newreno", {"sack": False}), ("vbr", {"vbr": True}), ("poisson", {"poisson": True}),
+                          ("per_segment", {"per_segment": True})):
+        assert [replace(c, segments=0) for c in both[group]] == [replace(c, segments=0, **change) for c in rows]
+    sc = scenario(OnOffConfig(50, vbr=True, poisson=True), seed=1)
+    assert sc["video"]["sizes"] == "vbr" and sc["dumbbell"]["arrivals"] == "poisson"
+    assert "arrivals" not in scenario(OnOffConfig(50), seed=1)["dumbbell"]  # the main runs' keys do not move
+    r = subprocess.run(CLI + ["study", "onoff", "--help"], capture_output=True, text=True,
+                       env={**os.environ, "COLUMNS": "200"})
+    assert "--explain" in r.stdout and "--no-explain" in r.stdout
+
+
+def test_a_suspect_under_which_an_unexplained_claim_holds_is_named_and_without_one_it_stays_not_explained():
+    import pandas as pd
+
+    from tcpvideo.studies.onoff import claims as cl
+
+    def agg(rows):
+        return pd.DataFrame([{"config": c, "clients": n, "drops_mean": d, "steady_retx_per_period_mean": d / 10}
+                             for c, n, d in rows])
+
+    grows = [("cubic+10s", 50, 100), ("cubic+10s", 175, 1000), ("cubic+10s+nosack", 50, 100),
+             ("cubic+10s+nosack", 175, 900)]
+    judge = dict((c[0].id, (c[0], c[1])) for c in cl.claims())["seg10_drops"]
+    claim, test = judge
+    test(cl.Evidence(agg=agg(grows + [("cubic+10s+vbr", 50, 100), ("cubic+10s+vbr", 175, 150)])), claim)
+    assert claim.status == "not reproduced"
+    assert "with VBR segment sizes: drops 100@50, 150@175 (holds)" in claim.why
+    assert "drops 100@50, 900@175 (still not)" in claim.why
+    assert claim.why.endswith("explained: the claim holds with VBR segment sizes")
+    claim, test = dict((c[0].id, (c[0], c[1])) for c in cl.claims())["seg10_drops"]
+    test(cl.Evidence(agg=agg(grows)), claim)
+    assert claim.why.endswith("not explained by any of these 1 experiments")
