@@ -8,7 +8,9 @@ running every point of the plan (the study's own: `studies.onoff.plan_points`) t
 study's run store, so an interrupted piece loses nothing and `tcpvideo study onoff --full
 --explain --out OUT` afterwards reuses every run. Order: the paper's groups (`--full`) seed by
 seed — after seed 1 the whole trend table exists at one run per point, each further seed adds
-error bars — then our explaining experiments (`--explain`), seed by seed.
+error bars; within a seed the points of issue 10's must-show trends (cubic, vegas, distributed,
+cwnd limit; 2-s segments) come first — then our explaining experiments (`--explain`), seed by
+seed.
 
 What is recorded (under OUT):
 
@@ -16,7 +18,7 @@ What is recorded (under OUT):
   worker, the worker's peak RSS, the 1-minute load average before and after the run;
 * `pieces.jsonl`: one line per sitting of this script (start/end UTC, wall, runs made, build,
   load average at start and end, and the CPU of a fixed calibration run made at the start:
-  150 clients × 30 segments, cubic, seed 1, in a fresh process);
+  150 clients × 150 segments, cubic, seed 1, in a fresh process);
 * `report/`: the study's report over the stored runs (claims not decidable yet are "not run").
 
 What is printed (`--report` prints it without running anything):
@@ -61,7 +63,7 @@ CALIBRATION = r"""
 import json, time
 from tcpvideo.simulation import simulate
 from tcpvideo.studies.onoff.scenario import OnOffConfig, scenario
-sc = scenario(OnOffConfig(150, segments=30), seed=1)
+sc = scenario(OnOffConfig(150, segments=150), seed=1)
 w0, c0 = time.perf_counter(), time.process_time()
 simulate(sc, seed=1)
 print(json.dumps({"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}))
@@ -104,15 +106,25 @@ def calibrate() -> dict:
     return {**json.loads(p.stdout.strip().splitlines()[-1]), "load_start": l0, "load_end": load1()}
 
 
+# issue 10's must-show trends (cubic liveness 50 vs 175; vegas liveness across counts and drops vs
+# cubic at ≥ 150; distributed requests and the cwnd limit cutting drops at 150) need these first
+MUST_SHOW = ("cubic+2s", "vegas+2s", "cubic+2s+distributed", "cubic+2s+cwnd20")
+
+
+def tier(p) -> int:
+    return 0 if p.labels["config"] in MUST_SHOW and not p.labels.get("queue_sample") else 1
+
+
 def plan(explain: bool):
-    """[(point, cfg, kind)] in run order: paper groups seed by seed, then explaining ones."""
+    """[(point, cfg, kind)] in run order: paper groups seed by seed (the must-show trends' points
+    first within a seed), then the explaining ones seed by seed."""
     from tcpvideo.studies.onoff import plan_points
     from tcpvideo.studies.onoff.plan import EXPLAIN_GROUPS, FULL
 
     planned = plan_points(replace(FULL, explain=explain))
     kind = lambda p: "explain" if p.labels["group"] in EXPLAIN_GROUPS else "paper"  # noqa: E731
     order = {"paper": 0, "explain": 1}
-    planned = sorted(planned, key=lambda pc: (order[kind(pc[0])], pc[0].seed))  # stable: plan order within
+    planned = sorted(planned, key=lambda pc: (order[kind(pc[0])], pc[0].seed, tier(pc[0])))  # stable: plan order within
     return [(p, cfg, kind(p)) for p, cfg in planned]
 
 
@@ -167,8 +179,8 @@ def run_pieces(out: Path, planned, jobs: int, base: str, progress: bool) -> None
 
     chunks: dict = defaultdict(list)
     for p, cfg, kind in planned:
-        chunks[(kind == "explain", p.seed, cfg.segment_s)].append(p)
-    for (explain, seed, d), pts in sorted(chunks.items()):
+        chunks[(kind == "explain", p.seed, tier(p), cfg.segment_s)].append(p)
+    for (explain, seed, _, d), pts in sorted(chunks.items()):
         sweep.run(pts, out, jobs=jobs, reducer=reducer(d), progress=progress, base_code=base,
                   label=f"onoff --full{' --explain' if explain else ''}: seed {seed}, {d:g}-s segments")
 
@@ -229,8 +241,9 @@ def summarize(out: Path, planned, base: str) -> dict:
     estimated = []
     for k, p, cfg, kind in unmeasured + missing:
         g = per_group.get(p.labels["group"])
-        rate = g["idle_cpu"] / g["size"] if g and g["n"] else all_rate
-        estimated.append((k, kind, rate * size(p, cfg)))
+        own = bool(g and g["n"])  # from its own group's runs, or from all measured runs
+        rate = g["idle_cpu"] / g["size"] if own else all_rate
+        estimated.append((k, kind, rate * size(p, cfg), own))
     res = {"runs": len(by_key), "measured": len(measured), "stored_unmeasured": len(unmeasured),
            "not_run": len(missing), "idle_ref_cpu_s": idle_ref, "calibrations": calib,
            "wall_pieces_s": sum(p.get("wall_s", 0) for p in pieces), "pieces": len(pieces)}
@@ -240,6 +253,7 @@ def summarize(out: Path, planned, base: str) -> dict:
         runs_idle = [x[3] for x in m] + [x[2] for x in e]
         res[name] = {"runs": len(m) + len(e), "measured": len(m), "cpu_s": sum(x[2] for x in m),
                      "idle_cpu_s": sum(x[3] for x in m), "estimated_idle_cpu_s": sum(x[2] for x in e),
+                     "estimated_from_own_group": sum(1 for x in e if x[3]),
                      "worker_wall_s": sum(x[4] for x in m), "peak_rss_mb": max((x[5] for x in m), default=0),
                      "idle_2core_wall_s": lpt_makespan(runs_idle, WORKERS) if runs_idle and (m or e) else 0.0}
     return res
@@ -257,11 +271,15 @@ def print_summary(s: dict) -> None:
         print(f"idle calibration: {s['idle_ref_cpu_s']:.2f} CPU s (calibration runs: {cal})")
     for name, title in (("full", "--full (paper groups)"), ("full_explain", "--full --explain (paper + explaining)")):
         v = s[name]
+        if not v["measured"]:
+            print(f"{title}: {v['runs']} runs, none measured yet: nothing to project")
+            continue
         total_idle = v["idle_cpu_s"] + v["estimated_idle_cpu_s"]
         print(f"{title}: {v['runs']} runs, {v['measured']} measured: {h(v['cpu_s'])} CPU as measured "
               f"({h(v['idle_cpu_s'])} idle-equivalent, workers' wall {h(v['worker_wall_s'])}, peak RSS "
               f"{v['peak_rss_mb']:.0f} MB); the {v['runs'] - v['measured']} others estimated at "
-              f"{h(v['estimated_idle_cpu_s'])} idle CPU; total {h(total_idle)} idle CPU → wall on {WORKERS} idle "
+              f"{h(v['estimated_idle_cpu_s'])} idle CPU ({v['estimated_from_own_group']} from their own group's "
+              "CPU per client-second, the rest from all measured runs'); total {h(total_idle)} idle CPU → wall on {WORKERS} idle "
               f"cores (longest-first packing) ≈ {h(v['idle_2core_wall_s'])} (goal ≤ 1 h: "
               f"{'met' if v['idle_2core_wall_s'] <= 3600 else 'not met'})")
 
