@@ -244,3 +244,12 @@ def test_a_suspect_under_which_an_unexplained_claim_holds_is_named_and_without_o
     claim, test = dict((c[0].id, (c[0], c[1])) for c in cl.claims())["seg10_drops"]
     test(cl.Evidence(agg=agg(grows)), claim)
     assert claim.why.endswith("not explained by any of these 1 experiments")
+
+
+def test_poisson_arrivals_join_in_client_order_with_exponential_gaps_where_uniform_ones_do_not():
+    def joins(**kw):
+        return tcpvideo.simulate(scenario(OnOffConfig(20, segments=2, **kw), seed=4)).video_clients["joined_s"].to_pylist()
+
+    uniform, poisson = joins(), joins(poisson=True)
+    assert poisson == sorted(poisson) and uniform != sorted(uniform)  # cumulative gaps vs independent draws
+    assert poisson != uniform and 0 < poisson[0] and poisson[-1] < 2.0 * 2  # around the 2-s window
