@@ -47,7 +47,7 @@ def onoff_cmd(
     clients: Optional[str] = typer.Option(None, "--clients", help="Comma-separated client counts instead of the "
                                           "scale's (a reduced run, e.g. 50,150,175)."),
     explain: Optional[bool] = typer.Option(None, "--explain/--no-explain", help="Add our explaining experiments "
-                                           "(why a claim does not reproduce: 578 more runs at --full). Default: on at the "
+                                           "(why a claim does not reproduce: 602 more runs at --full). Default: on at the "
                                            "default scale, off with --full (the paper's runs only)."),
 ) -> None:
     """Seed 004's Figs 3–8 and 16 and the paper-vs-ours table → OUT/report/report.html."""

@@ -485,12 +485,20 @@ def combos_quality(ev: Evidence, c: Claim) -> None:
         pers = {k: _q(ev.agg, v, n) for k, v in lab.items()}
         c.why = f"A lowers quality in only {down_a} of {len(with_a)} pairs at {n} clients"
 
+        label_of = {k: lab for k, lab in combos["config"].items()}  # Fig 16 letters → config label
+
         def a_lowers(suffix: str) -> Optional[tuple[str, bool]]:
             q = {k: _q(ev.agg, f"{v}{suffix}", n) for k, v in lab.items()}
             if any(math.isnan(x) for x in q.values()):
                 return None
+            # every pair (setting with A, the same without) run with this variant, Fig 16's 8 when all are
+            pairs = [(k, _q(ev.agg, f"{label_of[k]}{suffix}", n), _q(ev.agg, f"{label_of[k.replace('A', '') or 'none']}"
+                                                                          f"{suffix}", n)) for k in label_of if "A" in k]
+            pairs = [(k, a, b) for k, a, b in pairs if not (math.isnan(a) or math.isnan(b))]
+            down = sum(1 for _, a, b in pairs if a < b)
             return ("quality none/A/C/AC " + "/".join(f"{q[k]:.2f}" for k in lab) + " (as run " +
-                    "/".join(f"{pers[k]:.2f}" for k in lab) + ")", q["A"] < q["none"] and q["AC"] < q["C"])
+                    "/".join(f"{pers[k]:.2f}" for k in lab) + f"), A lower in {down} of {len(pairs)} pairs",
+                    down >= 0.75 * len(pairs))
         c.why += _suspects(a_lowers, tuple(v for v in SUSPECTS if v != "nossai"))
 
 

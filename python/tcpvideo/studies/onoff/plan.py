@@ -113,6 +113,9 @@ def configs(scale: Scale) -> dict[str, list[OnOffConfig]]:
     for group, variant in (("per_segment", {"per_segment": True}), ("newreno", {"sack": False}),
                            ("vbr", {"vbr": True}), ("poisson", {"poisson": True})):
         out[group] = [_sized(replace(c, **variant), scale) for c in rows]
+    # NewReno explains 16a on the pairs above (none/A, C/AC): all 16 settings, so 16a is judged on 8 pairs
+    out["newreno"] += [_sized(replace(k, sack=False), scale) for k in combinations(scale.combo_clients)
+                       if k.cwnd_limit or k.segment_s != 2.0]
     out["queue_samples"] = [replace(c, segments=max(1, int(scale.queue_sample_s // c.segment_s)),
                                     queue_sample_s=scale.queue_sample_s) for c in samples]
     if scale.groups:
