@@ -279,7 +279,8 @@ def print_summary(s: dict) -> None:
               f"({h(v['idle_cpu_s'])} idle-equivalent, workers' wall {h(v['worker_wall_s'])}, peak RSS "
               f"{v['peak_rss_mb']:.0f} MB); the {v['runs'] - v['measured']} others estimated at "
               f"{h(v['estimated_idle_cpu_s'])} idle CPU ({v['estimated_from_own_group']} from their own group's "
-              "CPU per client-second, the rest from all measured runs'); total {h(total_idle)} idle CPU → wall on {WORKERS} idle "
+              f"CPU per client-second, the rest from all measured runs'); total {h(total_idle)} idle CPU → wall on "
+              f"{WORKERS} idle "
               f"cores (longest-first packing) ≈ {h(v['idle_2core_wall_s'])} (goal ≤ 1 h: "
               f"{'met' if v['idle_2core_wall_s'] <= 3600 else 'not met'})")
 
