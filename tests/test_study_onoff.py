@@ -194,6 +194,12 @@ def test_a_claim_without_runs_in_a_reduced_run_is_not_run_rather_than_judged_on_
     found = {c.id: c for c in evaluate(cl.Evidence(agg=agg))}
     for cid in ("seg10", "adapt_vegas_q", "adapt_seg10", "seg10_drops", "adapt_dist5", "combos"):
         assert found[cid].status == NOT_RUN, (cid, found[cid])
+    # a partial run with some of a claim's configurations (bic/vegas but no reno): not judged on a NaN
+    agg = pd.DataFrame({"config": ["cubic+2s", "bic+2s", "vegas+2s"], "clients": [175] * 3, "group": ["cc"] * 3,
+                        "liveness_mean_s_mean": [-2.3, -2.1, -2.2], "liveness_mean_s_min": [-2.4, -2.2, -2.3],
+                        "liveness_mean_s_max": [-2.2, -2.0, -2.1]})
+    ranking = {c.id: c for c in evaluate(cl.Evidence(agg=agg))}["bic_cubic"]
+    assert ranking.status == NOT_RUN and ranking.ours.startswith("incomplete:") and "nan" in ranking.ours
 
 
 def test_full_is_the_papers_groups_and_explain_adds_our_experiments_without_changing_the_papers_runs():

@@ -11,6 +11,7 @@ it stopped (the run store is ``OUT/runs/``).
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -140,6 +141,10 @@ def evaluate(ev: claims_mod.Evidence) -> list[Claim]:
                 test(ev, claim)
             except (IndexError, KeyError, ValueError, ZeroDivisionError):  # a reduced run has no runs for it
                 claim.status, claim.ours, claim.why = claims_mod.NOT_RUN, "no runs for this claim in this run", ""
+        if claim.status in ("reproduced", "not reproduced") and re.search(r"\bnan\b", claim.ours):
+            # a partial run (stored runs only) lacks some of the claim's configurations: not judged
+            claim.status, claim.why = claims_mod.NOT_RUN, "some of this claim's runs are not stored yet"
+            claim.ours = f"incomplete: {claim.ours}"
         if claim.status == "not reproduced" and not claim.why:
             claim.why = claims_mod.NO_EXPERIMENT
         out.append(claim)
