@@ -18,7 +18,7 @@ import tcpvideo
 from tcpvideo.studies import STUDIES
 from tcpvideo.studies.onoff import plan_points, run
 from tcpvideo.studies.onoff.metrics import retransmission_timeline
-from tcpvideo.studies.onoff.plan import Scale
+from tcpvideo.studies.onoff.plan import EXPLAIN_GROUPS, PAPER_GROUPS, Scale
 from tcpvideo.studies.onoff.scenario import OnOffConfig, scenario
 
 CLI = [sys.executable, "-c", "from tcpvideo.cli import main; main()"]
@@ -117,8 +117,11 @@ def test_retransmission_timeline_counts_retransmissions_per_segment_period():
     assert t["start_s"] == [0.0, 2.0, 4.0, 6.0, 8.0]
 
 
+# every group but the three suspects of the unexplained rows (newreno, vbr, poisson: 64 more tiny runs;
+# their plan and their "why" are tested on their own below), to keep CI time
 TINY = Scale("tiny", clients=(6, 12), seeds=(1,), segments_2s=4, segments_10s=2, combo_clients=8,
-             queue_clients=12, queue_sample_s=4.0, long_segments=6)
+             queue_clients=12, queue_sample_s=4.0, long_segments=6,
+             groups=tuple(g for g in PAPER_GROUPS + EXPLAIN_GROUPS if g not in ("newreno", "vbr", "poisson")))
 
 
 def test_tiny_study_writes_tables_figures_self_contained_html_and_json(tmp_path):
