@@ -32,6 +32,9 @@ before and after. CPU time on a loaded machine is still inflated by cache and SM
     python bench/onoff_full_estimate.py --fraction 0.25
     python bench/onoff_full_estimate.py --all             # every distinct configuration (~150 runs)
     python bench/onoff_full_estimate.py --json bench/out/onoff_full_estimate.json
+    python bench/onoff_full_estimate.py --explain          # the plan of --full --explain
+
+`bench/onoff_full_run.py` measures the same by running the whole plan in resumable pieces.
 """
 
 from __future__ import annotations
@@ -69,12 +72,15 @@ def loadavg() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def plan_groups() -> tuple[dict, int]:
-    """group → [(cfg, scenario, seed, runs of this configuration)], and the plan's run count."""
+def plan_groups(explain: bool) -> tuple[dict, int]:
+    """group → [(cfg, scenario, seed, runs of this configuration)], and the plan's run count
+    (`--full`: the paper's groups; with ``explain`` also the explaining experiments)."""
+    from dataclasses import replace
+
     from tcpvideo.studies.onoff import plan_points
     from tcpvideo.studies.onoff.plan import FULL
 
-    planned = plan_points(FULL)
+    planned = plan_points(replace(FULL, explain=explain))
     runs_of: dict = defaultdict(int)
     first: dict = {}
     for p, cfg in planned:
@@ -106,11 +112,12 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="time every distinct configuration")
     ap.add_argument("--workers", type=int, default=2, help="process-pool size of the projection")
     ap.add_argument("--json", type=Path, default=Path("bench/out/onoff_full_estimate.json"))
+    ap.add_argument("--explain", action="store_true", help="the plan of --full --explain (with our explaining runs)")
     a = ap.parse_args()
     if not 0 < a.fraction <= 1:
         raise SystemExit("--fraction: must be in (0, 1]")
-    groups, n_runs = plan_groups()
-    print(f"onoff --full: {n_runs} runs, {sum(len(v) for v in groups.values())} distinct configurations, "
+    groups, n_runs = plan_groups(a.explain)
+    print(f"onoff --full{' --explain' if a.explain else ''}: {n_runs} runs, {sum(len(v) for v in groups.values())} distinct configurations, "
           f"{len(groups)} groups; load before: {loadavg()}", flush=True)
     rows, per_group = [], {}
     for g, items in groups.items():

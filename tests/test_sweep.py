@@ -150,6 +150,9 @@ def test_same_sweep_on_local_ray_gives_byte_identical_results_to_the_process_poo
     assert files_a == files_b
     assert any(p.name == "requests.parquet" for p in files_a)
     for rel in files_a:
+        if rel == Path(sweep.COSTS):  # the cost log measures each run (CPU, wall, load): not a result
+            assert len(sweep.read_costs(a)) == len(sweep.read_costs(b)) == 4
+            continue
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), f"{rel} differs between the pool and Ray"
 
 
@@ -196,3 +199,36 @@ def test_run_key_depends_on_every_value_seed_and_code_but_not_on_key_order():
     assert sweep.run_key(a, 1, code) != sweep.run_key(a, 2, code)
     assert sweep.run_key(a, 1, code) != sweep.run_key({"x": 1, "y": {"z": "3s"}}, 1, code)
     assert sweep.run_key(a, 1, code) != sweep.run_key(a, 1, "0.1.0+core.abd")
+
+
+def test_each_run_made_logs_its_cpu_wall_and_load_once_and_a_reused_or_stored_only_sweep_logs_nothing(tmp_path):
+    (tmp_path / "sc.toml").write_text(SCENARIO)
+    base = sweep.load_scenario(tmp_path / "sc.toml")
+    pts = sweep.points(base, [sweep.parse_set("dumbbell.clients=5,8")], [1])
+    out = tmp_path / "out"
+    first = sweep.run(pts[:1], out, jobs=1, progress=False)
+    costs = sweep.read_costs(out)
+    assert [c["key"] for c in costs] == first.keys and first.ran == 1
+    c = costs[0]
+    assert c["cpu_s"] > 0 and c["wall_s"] > 0 and c["peak_rss_mb"] > 0 and c["load_start"] is not None
+    assert c["params"] == {"dumbbell.clients": 5} and c["seed"] == 1 and c["code"] == first.code
+    # stored_only runs nothing: the second point is missing from its table, and nothing is logged
+    partial = sweep.run(pts, out, jobs=1, progress=False, stored_only=True)
+    assert partial.ran == 0 and partial.table.num_rows == 1 and partial.table["key"].to_pylist() == first.keys
+    again = sweep.run(pts, out, jobs=1, progress=False)
+    assert again.ran == 1 and again.reused == 1
+    assert [c["key"] for c in sweep.read_costs(out)] == [first.keys[0], again.keys[1]]  # the reused point: no line
+    # a torn last line (a kill while appending) is skipped, not fatal
+    with open(out / sweep.COSTS, "a") as f:
+        f.write('{"key": "trunc')
+    assert len(sweep.read_costs(out)) == 2
+
+
+def test_a_base_code_keys_runs_by_that_build_and_a_changed_build_gives_new_keys(tmp_path):
+    (tmp_path / "sc.toml").write_text(SCENARIO)
+    pts = sweep.points(sweep.load_scenario(tmp_path / "sc.toml"), [sweep.parse_set("dumbbell.clients=5")], [1])
+    out = tmp_path / "out"
+    now = sweep.run(pts, out, jobs=1, progress=False)
+    assert now.code == sweep.sweep_code() == sweep.code_version()
+    old = sweep.run(pts, out, jobs=1, progress=False, base_code="0.0.9+core.0123456789abcdef", stored_only=True)
+    assert old.keys != now.keys and old.table.num_rows == 0  # nothing stored under that build

@@ -130,6 +130,7 @@ pub mod streams {
     pub const VIDEO: u64 = 4; // VBR segment sizes
     pub const POPULATION: u64 = 5; // [population] per-user draws
     pub const CONN_ISN: u64 = 6; // ISNs of connections after a flow's first (connection.rs)
+    pub const ARRIVALS: u64 = 7; // dumbbell Poisson arrivals (scenario.rs)
     pub const LOSS_BASE: u64 = 1000; // + link direction index
     pub const REORDER_BASE: u64 = 1 << 32; // + link direction index
     pub const CROWD_BASE: u64 = 2 << 32; // + flow index (crowdlive publishers' frame sizes)

@@ -223,6 +223,12 @@ pub struct DumbbellSpec {
     pub rtt_std: Option<Qty>,
     /// Flow template, one flow per client (server → client by default).
     pub flow: Option<FlowTemplate>,
+    /// How the clients' starts spread over `flow.start_jitter`: `"uniform"` (default: each start
+    /// drawn Uniform[0, jitter), a Poisson process conditioned on `clients` arrivals in the
+    /// window) or `"poisson"` (seed 004 §III as a simulator draws it: exponential inter-arrival
+    /// times of mean jitter/clients, so the last client arrives near the window's end, before or
+    /// after it).
+    pub arrivals: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -1247,6 +1253,7 @@ impl ScenarioFile {
         let normal =
             Normal::new(rtt.as_nanos() as f64, rtt_std.as_nanos() as f64).map_err(|e| ScenarioError(format!("dumbbell.rtt_std: {e}")))?;
         let tmpl = d.flow.clone().unwrap_or_default();
+        let first_flow = flows.len();
         for i in 0..d.clients {
             // Truncate the normal at the fixed part of the path (a negative access delay is
             // impossible); with seed 004's 55±5 ms this never triggers.
@@ -1262,8 +1269,42 @@ impl ScenarioFile {
             });
             flows.push(flow_of(&tmpl, &format!("dumbbell.flow[{i}]"), format!("c{i}"), c, srv, default_tcp, jitter_rng)?);
         }
+        match d.arrivals.as_deref() {
+            None | Some("uniform") => {}
+            Some("poisson") => poisson_arrivals(&tmpl, &mut flows[first_flow..], seed)?,
+            Some(o) => return err(p("arrivals"), format!("unknown arrivals {o:?} (uniform, poisson)")),
+        }
         Ok(())
     }
+}
+
+/// `dumbbell.arrivals = "poisson"`: client *i* starts at `flow.start` plus the sum of *i* + 1
+/// exponential inter-arrival times of mean `flow.start_jitter` / clients (seed 004 §III: "a
+/// Poisson process with an average inter-arrival time λ = number of clients / segment
+/// duration"). The uniform draws were already made from the jitter stream and are replaced, so
+/// no other flow's draw moves; the gaps come from their own stream.
+fn poisson_arrivals(t: &FlowTemplate, flows: &mut [FlowDef], seed: u64) -> Result<(), ScenarioError> {
+    use rand_distr::Exp;
+    let start = match &t.start {
+        Some(s) => s.duration("dumbbell.flow.start")?,
+        None => Duration::ZERO,
+    };
+    let window = match &t.start_jitter {
+        Some(j) => j.duration("dumbbell.flow.start_jitter")?,
+        None => Duration::ZERO,
+    };
+    if window.is_zero() || flows.is_empty() {
+        return err("dumbbell.arrivals", "\"poisson\" needs flow.start_jitter > 0 (the window the clients arrive in)");
+    }
+    let mean_gap_ns = window.as_nanos() as f64 / flows.len() as f64;
+    let exp = Exp::new(1.0 / mean_gap_ns).map_err(|e| ScenarioError(format!("dumbbell.arrivals: {e}")))?;
+    let mut rng = sub_rng(seed, streams::ARRIVALS);
+    let mut at_ns = 0.0;
+    for f in flows.iter_mut() {
+        at_ns += exp.sample(&mut rng);
+        f.start = start.saturating_add(Duration::from_nanos(at_ns as u64));
+    }
+    Ok(())
 }
 
 /// Read a scenario from TOML text and resolve it.
@@ -1339,6 +1380,43 @@ rtt_std = "5ms"
         let other = load_toml(text, Some(5)).unwrap();
         assert_ne!(other.flows[0].base_rtt, s.flows[0].base_rtt);
         assert_eq!(load_toml(text, Some(4)).unwrap(), s);
+    }
+
+    #[test]
+    fn poisson_arrivals_replace_the_uniform_starts_with_exponential_gaps_and_move_nothing_else() {
+        let text = r#"
+duration = "1s"
+[dumbbell]
+clients = 400
+bottleneck_rate = "100Mbps"
+rtt = "55ms"
+rtt_std = "5ms"
+[dumbbell.flow]
+start = "1s"
+start_jitter = "2s"
+"#;
+        let uniform = load_toml(text, Some(3)).unwrap();
+        let poisson = load_toml(&text.replace("[dumbbell.flow]", "arrivals = \"poisson\"\n[dumbbell.flow]"), Some(3)).unwrap();
+        let starts: Vec<f64> = poisson.flows.iter().map(|f| f.start.as_secs_f64()).collect();
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]), "arrivals in client order");
+        assert!(starts[0] > 1.0);
+        // 400 gaps of mean 5 ms: the last arrival is Gamma(400, 5 ms), 2 s ± 0.1 s after the start
+        assert!((starts[399] - 3.0).abs() < 0.4, "{}", starts[399]);
+        let gaps: Vec<f64> = std::iter::once(starts[0] - 1.0).chain(starts.windows(2).map(|w| w[1] - w[0])).collect();
+        let mean = gaps.iter().sum::<f64>() / 400.0;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / 400.0).sqrt();
+        assert!((sd / mean - 1.0).abs() < 0.2, "exponential gaps: sd ≈ mean ({sd} vs {mean})");
+        assert_ne!(uniform.flows.iter().map(|f| f.start).collect::<Vec<_>>(), poisson.flows.iter().map(|f| f.start).collect::<Vec<_>>());
+        // only the starts differ: RTTs and everything else are the uniform run's
+        for (u, q) in uniform.flows.iter().zip(&poisson.flows) {
+            assert_eq!(u.base_rtt, q.base_rtt);
+            assert_eq!(u.app, q.app);
+        }
+        assert_eq!(uniform.nodes, poisson.nodes);
+        let e = fails(&text.replace("[dumbbell.flow]", "arrivals = \"bursty\"\n[dumbbell.flow]"));
+        assert_eq!(e, "dumbbell.arrivals: unknown arrivals \"bursty\" (uniform, poisson)");
+        let e = fails(&text.replace("[dumbbell.flow]", "arrivals = \"poisson\"\n[dumbbell.flow]").replace("start_jitter = \"2s\"", ""));
+        assert!(e.starts_with("dumbbell.arrivals: \"poisson\" needs flow.start_jitter"), "{e}");
     }
 
     fn fails(text: &str) -> String {

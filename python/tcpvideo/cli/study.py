@@ -46,6 +46,9 @@ def onoff_cmd(
                                          "cc,distributed,cwnd_limit): a reduced run; other claims are 'not run'."),
     clients: Optional[str] = typer.Option(None, "--clients", help="Comma-separated client counts instead of the "
                                           "scale's (a reduced run, e.g. 50,150,175)."),
+    explain: Optional[bool] = typer.Option(None, "--explain/--no-explain", help="Add our explaining experiments "
+                                           "(why a claim does not reproduce: 602 more runs at --full). Default: on at the "
+                                           "default scale, off with --full (the paper's runs only)."),
 ) -> None:
     """Seed 004's Figs 3–8 and 16 and the paper-vs-ours table → OUT/report/report.html."""
     from tcpvideo import sweep
@@ -78,7 +81,7 @@ def onoff_cmd(
             raise typer.Exit(2)
     try:
         res = onoff.run(full=full, out=out, jobs=jobs, ray_address=ray, progress=not quiet, seeds=seeds, groups=only,
-                        clients=counts)
+                        clients=counts, explain=explain)
     except sweep.SweepInterrupted as e:
         Console(stderr=True).print(f"[yellow]{e}[/yellow]", soft_wrap=True)
         raise typer.Exit(130)

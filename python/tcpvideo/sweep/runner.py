@@ -54,16 +54,41 @@ class Task:
     runner: Optional[Callable] = None
 
 
-def run_task(task: Task) -> tuple[str, dict[str, bytes]]:
-    """Simulate one point; return its key and files (name → bytes)."""
+def run_task(task: Task) -> tuple[str, dict[str, bytes], dict]:
+    """Simulate one point; return its key, its files (name → bytes) and what it cost (``cost``:
+    CPU and wall seconds in the worker, peak RSS of the worker process, load average before and
+    after). The cost is measured, not stored with the result: the files stay a function of the
+    scenario, the seed and the code alone."""
     from tcpvideo.simulation import simulate
 
+    load0, w0, c0 = _loadavg(), time.perf_counter(), time.process_time()
     result = (task.runner or (lambda sc, seed: simulate(sc, seed=seed)))(task.scenario, task.seed)
     summary, tables = task.reducer(result)
     files = {"summary.json": (json.dumps(summary, indent=2, sort_keys=True) + "\n").encode()}
     for name, table in sorted(tables.items()):
         files[f"{name}.parquet"] = table_bytes(table)
-    return task.key, files
+    cost = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0,
+            "peak_rss_mb": _peak_rss_mb(), "load_start": load0, "load_end": _loadavg()}
+    return task.key, files, cost
+
+
+def _loadavg() -> Optional[float]:
+    """The 1-minute load average (None where the platform has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def _peak_rss_mb() -> Optional[float]:
+    """Peak RSS of this process so far (a pool worker's peak covers its earlier runs too)."""
+    try:
+        import resource
+
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        return round(kb / 1024, 1)
+    except (ImportError, OSError):
+        return None
 
 
 def _die_with_parent() -> None:
@@ -78,8 +103,8 @@ def _die_with_parent() -> None:
             pass
 
 
-def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[str, dict[str, bytes]]]:
-    """Yield (key, files) as local worker processes finish them (``jobs`` = 1: in this process).
+def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[str, dict[str, bytes], dict]]:
+    """Yield (key, files, cost) as local worker processes finish them (``jobs`` = 1: in this process).
 
     A worker that dies (or cannot even start) stops the sweep with an error instead of hanging:
     ``concurrent.futures`` marks the pool broken, unlike ``multiprocessing.Pool``, which would
@@ -116,8 +141,8 @@ def ray_available() -> tuple[bool, str]:
     return True, ""
 
 
-def run_ray(tasks: Sequence[Task], address: str, jobs: int) -> Iterator[tuple[str, dict[str, bytes]]]:
-    """Yield (key, files) as Ray tasks finish. ``address``: ``local`` starts a private local
+def run_ray(tasks: Sequence[Task], address: str, jobs: int) -> Iterator[tuple[str, dict[str, bytes], dict]]:
+    """Yield (key, files, cost) as Ray tasks finish. ``address``: ``local`` starts a private local
     Ray instance with ``jobs`` CPUs; anything else (``auto``, ``HOST:PORT``, ``ray://...``) is
     passed to ``ray.init`` to join that cluster."""
     ok, why = ray_available()
@@ -173,13 +198,17 @@ class ProgressBar:
 
 
 def execute(tasks: Sequence[Task], commit: Callable[[str, dict], None], jobs: int = 1,
-            ray_address: Optional[str] = None, on_done: Optional[Callable[[], None]] = None) -> None:
-    """Run ``tasks``; ``commit(key, files)`` each result as it arrives (in the driver)."""
+            ray_address: Optional[str] = None, on_done: Optional[Callable[[], None]] = None,
+            on_cost: Optional[Callable[[str, dict], None]] = None) -> None:
+    """Run ``tasks``; ``commit(key, files)`` each result as it arrives (in the driver), then
+    ``on_cost(key, cost)`` with what the run cost (see :func:`run_task`)."""
     if not tasks:
         return
     stream = run_ray(tasks, ray_address, jobs) if ray_address else run_local(tasks, jobs)
-    for key, files in stream:
+    for key, files, cost in stream:
         commit(key, files)
+        if on_cost is not None:
+            on_cost(key, cost)
         if on_done is not None:
             on_done()
 

@@ -11,6 +11,7 @@ it stopped (the run store is ``OUT/runs/``).
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -23,7 +24,7 @@ from tcpvideo import sweep
 from tcpvideo.studies.onoff import claims as claims_mod
 from tcpvideo.studies.onoff import figures
 from tcpvideo.studies.onoff.metrics import reducer
-from tcpvideo.studies.onoff.plan import DEFAULT, FULL, Scale, configs
+from tcpvideo.studies.onoff.plan import DEFAULT, FULL, GROUP_SEEDS, Scale, configs
 from tcpvideo.studies.onoff.scenario import OnOffConfig, scenario
 from tcpvideo.studies.report import Claim, Figure, write_report
 
@@ -45,7 +46,7 @@ def plan_points(scale: Scale) -> list[tuple[sweep.Point, OnOffConfig]]:
     seen: set = set()
     out = []
     for group, cfgs in configs(scale).items():
-        seeds = scale.seeds[:1] if group in ("queue_samples", "long") else scale.seeds
+        seeds = scale.seeds[:GROUP_SEEDS[group]] if group in GROUP_SEEDS else scale.seeds
         for cfg in cfgs:
             for seed in seeds:
                 if (cfg, seed) in seen:
@@ -140,6 +141,10 @@ def evaluate(ev: claims_mod.Evidence) -> list[Claim]:
                 test(ev, claim)
             except (IndexError, KeyError, ValueError, ZeroDivisionError):  # a reduced run has no runs for it
                 claim.status, claim.ours, claim.why = claims_mod.NOT_RUN, "no runs for this claim in this run", ""
+        if claim.status in ("reproduced", "not reproduced") and re.search(r"\bnan\b", claim.ours):
+            # a partial run (stored runs only) lacks some of the claim's configurations: not judged
+            claim.status, claim.why = claims_mod.NOT_RUN, "some of this claim's runs are not stored yet"
+            claim.ours = f"incomplete: {claim.ours}"
         if claim.status == "not reproduced" and not claim.why:
             claim.why = claims_mod.NO_EXPERIMENT
         out.append(claim)
@@ -153,14 +158,13 @@ def timelines(res: sweep.SweepResult, runs: pd.DataFrame, seed: int) -> dict:
             for _, r in rows.iterrows()}
 
 
-def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Optional[int] = None,
-        ray_address: Optional[str] = None, progress: bool = True, scale: Optional[Scale] = None,
-        seeds: Optional[int] = None, groups: tuple[str, ...] = (), clients: tuple[int, ...] = ()) -> dict:
-    """Run the study (resuming from ``out``) and write its report directory; returns report facts.
-    ``seeds``: keep only the first N of the scale's seeds; ``groups``: run only these groups of
-    :func:`plan.configs`; ``clients``: these client counts instead of the scale's (a reduced run,
-    named so in the report; claims without runs are 'not run')."""
+def study_scale(full: bool = False, scale: Optional[Scale] = None, seeds: Optional[int] = None,
+                groups: tuple[str, ...] = (), clients: tuple[int, ...] = (), explain: Optional[bool] = None) -> Scale:
+    """The scale a run of the study uses, named after what was cut or added (see :func:`run`)."""
     scale = scale or (FULL if full else DEFAULT)
+    if explain is not None and explain != scale.explain:
+        scale = replace(scale, name=f"{scale.name}{' + explaining experiments' if explain else ', paper groups only'}",
+                        explain=explain)
     if seeds is not None and seeds < len(scale.seeds):
         scale = replace(scale, name=f"{scale.name}, {seeds} of {len(scale.seeds)} seeds", seeds=scale.seeds[:seeds])
     if clients:
@@ -168,20 +172,42 @@ def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Opti
     if groups:
         scale = replace(scale, name=f"{scale.name}, groups {'/'.join(groups)}", groups=tuple(groups))
         configs(scale)  # an unknown group fails here, before any run
+    return scale
+
+
+def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Optional[int] = None,
+        ray_address: Optional[str] = None, progress: bool = True, scale: Optional[Scale] = None,
+        seeds: Optional[int] = None, groups: tuple[str, ...] = (), clients: tuple[int, ...] = (),
+        explain: Optional[bool] = None, stored_only: bool = False, base_code: Optional[str] = None) -> dict:
+    """Run the study (resuming from ``out``) and write its report directory; returns report facts.
+    ``seeds``: keep only the first N of the scale's seeds; ``groups``: run only these groups of
+    :func:`plan.configs`; ``clients``: these client counts instead of the scale's (a reduced run,
+    named so in the report; claims without runs are 'not run'); ``explain``: add (True) or leave
+    out (False) the explaining experiments (default: the scale's — on at the default scale, off
+    at ``--full``); ``stored_only``: run nothing, report on the runs already stored (a partial
+    study, e.g. while ``bench/onoff_full_run.py`` is resumed over sessions); ``base_code``: see
+    :func:`tcpvideo.sweep.run`."""
+    scale = study_scale(full, scale, seeds, groups, clients, explain)
+    if stored_only:
+        scale = replace(scale, name=f"{scale.name}, stored runs only")
     out = Path(out)
     t0, c0 = time.perf_counter(), time.process_time()
     planned = plan_points(scale)
-    pts = [p for p, _ in planned]
     # one sweep per segment duration: the reducer's loss timeline counts per segment period
     results, key_order = [], {}
     for d in sorted({cfg.segment_s for _, cfg in planned}):
         idx = [i for i, (_, cfg) in enumerate(planned) if cfg.segment_s == d]
-        r = sweep.run([pts[i] for i in idx], out, jobs=jobs, ray_address=ray_address, reducer=reducer(d),
-                      progress=progress, label=f"onoff {scale.name}, {d:g}-s segments")
+        r = sweep.run([planned[i][0] for i in idx], out, jobs=jobs, ray_address=ray_address, reducer=reducer(d),
+                      progress=progress, label=f"onoff {scale.name}, {d:g}-s segments", stored_only=stored_only,
+                      base_code=base_code)
         key_order.update(zip(r.keys, idx))
         results.append(r)
     res = results[0]
-    runs = pd.concat([r.table.to_pandas() for r in results], ignore_index=True)
+    pts = [p for p, _ in planned]
+    runs = pd.concat([r.table.to_pandas() for r in results if r.table.num_rows], ignore_index=True) \
+        if any(r.table.num_rows for r in results) else pd.DataFrame()
+    if runs.empty:
+        raise RuntimeError(f"{out}: none of the {len(pts)} planned runs is stored yet (run without stored_only)")
     runs = runs.sort_values("key", key=lambda k: k.map(key_order)).reset_index(drop=True)
     sweep.write_results(pa.Table.from_pandas(runs, preserve_index=False), out)
     clients = []
@@ -211,7 +237,7 @@ def run(full: bool = False, out: os.PathLike | str = "studies/onoff", jobs: Opti
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     sim_cpu = _children_cpu()
     facts = {
-        "study": NAME, "scale": scale.name, "code_version": res.code, "runs": len(pts),
+        "study": NAME, "scale": scale.name, "code_version": res.code, "runs": len(pts), "stored": len(runs),
         "ran_now": sum(r.ran for r in results), "reused": sum(r.reused for r in results),
         "clients": ", ".join(map(str, scale.clients)), "seeds": f"{scale.seeds[0]}–{scale.seeds[-1]}",
         "stream": f"{scale.segments_2s} × 2 s, {scale.segments_10s} × 10 s",

@@ -57,39 +57,45 @@ def _counts(agg: Agg, label: str) -> list[int]:
     return sorted(agg[agg["config"] == label]["clients"].unique().tolist())
 
 
-def _no_restart(agg: Agg, label: str, ns: list[int], metric: str = "liveness_mean_s", unit: str = " s",
-                fmt: str = ".2f") -> Optional[str]:
-    """The same configuration with slow start after idle off (the paper's §VII question: what if the
-    window is not truncated after an off period?), side by side, or None if it was not run."""
-    off = f"{label}+nossai"
-    pairs = [(n, _v(agg, label, n, metric), _v(agg, off, n, metric)) for n in ns]
+# The explaining experiments' variants: the label suffix of each (OnOffConfig.label) and what it
+# changes. Each switches one difference between our setup and the paper's towards the paper.
+VARIANTS = {
+    "nossai": "slow start after idle off",
+    "joinlate": "joining when segment 0 is already there (the paper's arrival)",
+    "perseg": "a new connection per segment",
+    "nosack": "NewReno recovery (no SACK, RACK-TLP or F-RTO; closer to ns-2's TCP)",
+    "vbr": "VBR segment sizes",
+    "poisson": "Poisson arrivals (exponential gaps)",
+}
+# the suspects tried on the rows no experiment explained before (plan.unexplained_rows)
+SUSPECTS = ("nossai", "perseg", "nosack", "vbr", "poisson")
+
+
+def _side_by_side(agg: Agg, label: str, variant: str, ns: list[int], metric: str = "liveness_mean_s",
+                  unit: str = " s", fmt: str = ".2f") -> Optional[str]:
+    """The configuration as run and with one explaining variant (:data:`VARIANTS`), side by side
+    per client count, or None if the variant was not run."""
+    pairs = [(n, _v(agg, label, n, metric), _v(agg, f"{label}+{variant}", n, metric)) for n in ns]
     pairs = [p for p in pairs if not math.isnan(p[2])]
     if not pairs:
         return None
-    return (f"with slow start after idle off ({metric}, restart vs no restart): " +
+    return (f"with {VARIANTS[variant]} ({metric}, as run vs with it): " +
             ", ".join(f"{a:{fmt}}{unit} vs {b:{fmt}}{unit}@{n}" for n, a, b in pairs))
 
 
-def _paper_arrival(agg: Agg, ns: list[int], metric: str) -> Optional[str]:
-    """cubic with clients joining in [d, 2d), when segment 0 is already there (the paper's arrival)."""
-    pairs = [(n, _v(agg, "cubic+2s", n, metric), _v(agg, "cubic+2s+joinlate", n, metric)) for n in ns]
-    pairs = [p for p in pairs if not math.isnan(p[2])]
-    if not pairs:
-        return None
-    return (f"joining when segment 0 is already there (the paper's arrival; {metric}, ours vs paper's arrival): " +
-            ", ".join(f"{a:.2f} vs {b:.2f} s@{n}" for n, a, b in pairs))
-
-
-def _per_segment(agg: Agg, label: str, ns: list[int], metric: str = "liveness_mean_s", unit: str = " s",
-                 fmt: str = ".2f") -> Optional[str]:
-    """The same configuration with a new TCP connection per segment (no congestion-control state
-    carried from one on-period to the next), side by side, or None if it was not run."""
-    pairs = [(n, _v(agg, label, n, metric), _v(agg, f"{label}+perseg", n, metric)) for n in ns]
-    pairs = [p for p in pairs if not math.isnan(p[2])]
-    if not pairs:
-        return None
-    return (f"with a new connection per segment ({metric}, persistent vs per-segment): " +
-            ", ".join(f"{a:{fmt}}{unit} vs {b:{fmt}}{unit}@{n}" for n, a, b in pairs))
+def _suspects(judge: Callable[[str], Optional[tuple[str, bool]]], variants=SUSPECTS) -> str:
+    """Each suspect variant that was run: its numbers and whether the claim holds with it (``judge``
+    gets the label suffix, "+nosack" etc., and returns (numbers, holds) or None if not run), then
+    the verdict: explained by the variants under which the claim holds, or not explained."""
+    found = [(v, judge(f"+{v}")) for v in variants]
+    found = [(v, r) for v, r in found if r is not None]
+    if not found:
+        return ""
+    parts = [f"with {VARIANTS[v]}: {nums} ({'holds' if ok else 'still not'})" for v, (nums, ok) in found]
+    hit = [VARIANTS[v] for v, (_, ok) in found if ok]
+    verdict = ("explained: the claim holds with " + " and with ".join(hit)) if hit else \
+        f"not explained by any of these {len(found)} experiments"
+    return "; " + "; ".join(parts) + f" — {verdict}"
 
 
 BDP_PACKETS = 458  # 100 Mbit/s × 55 ms / 1500 B
@@ -114,7 +120,8 @@ def cubic_liveness_falls(ev: Evidence, c: Claim) -> None:
         if not math.isnan(ns_a):
             why.append(f"with NewReno recovery (no SACK, RACK-TLP or F-RTO): {ns_a:.2f} s at {lo}, {ns_b:.2f} s at {hi} "
                        f"({ns_a - ns_b:.2f} s worse), so how losses are repaired moves the gap")
-        for extra in (_no_restart(agg, "cubic+2s", [lo, hi]), _paper_arrival(agg, [lo, hi], "liveness_mean_s")):
+        for extra in (_side_by_side(agg, "cubic+2s", "nossai", [lo, hi]),
+                      _side_by_side(agg, "cubic+2s", "joinlate", [lo, hi])):
             if extra:
                 why.append(extra)
         c.why = "; ".join(why)
@@ -134,7 +141,7 @@ def startup_flat(ev: Evidence, c: Claim) -> None:
                  f"rest, {a - wa:.2f} s vs {b - wb:.2f} s, is the download of that first, synchronised segment. In "
                  "the paper the newest segment is already there when a client joins, so first downloads are "
                  "spread over the arrivals")
-        extra = _paper_arrival(agg, [n[0], n[-1]], "startup_mean_s")
+        extra = _side_by_side(agg, "cubic+2s", "joinlate", [n[0], n[-1]], "startup_mean_s")
         if extra:
             c.why += "; " + extra
 
@@ -157,23 +164,15 @@ def bic_cubic_worst(ev: Evidence, c: Claim) -> None:
                      "second. A likely reason: each on-period starts from the restart window (slow start after "
                      "idle) and a 125-kB segment is ~86 packets, so most of a download is the slow start the "
                      "algorithms share")
-        off = {cc: _v(agg, f"{cc}+2s+nossai", n) for cc in live}
-        if not any(math.isnan(v) for v in off.values()):
-            o = sorted(off, key=lambda k: off[k])
-            gap_off = max(off.values()) - min(off.values())
-            c.why += (f"; with slow start after idle off at {n} clients, worst first: " +
-                      ", ".join(f"{k} {off[k]:.2f} s" for k in o) + f" ({gap_off:.2f} s apart" +
-                      (", bic and cubic worst: the shared restart hides the difference)" if set(o[:2]) == {"bic", "cubic"}
-                       else "): bic and cubic still not the two worst, so the shared restart does not explain the "
-                            "ranking (not explained)"))
-        ps = {cc: _v(agg, f"{cc}+2s+perseg", n) for cc in live}
-        if not any(math.isnan(v) for v in ps.values()):
-            o = sorted(ps, key=lambda k: ps[k])
-            c.why += (f"; with a new connection per segment at {n} clients (no window or CC state carried over), "
-                      "worst first: " + ", ".join(f"{k} {ps[k]:.2f} s" for k in o) +
-                      f" ({max(ps.values()) - min(ps.values()):.2f} s apart" +
-                      ("; bic and cubic worst)" if set(o[:2]) == {"bic", "cubic"} else
-                       "; bic and cubic not the two worst either: connection reuse does not explain the ranking)"))
+
+        def ranking(suffix: str) -> Optional[tuple[str, bool]]:
+            v = {cc: _v(agg, f"{cc}+2s{suffix}", n) for cc in live}
+            if any(math.isnan(x) for x in v.values()):
+                return None
+            o = sorted(v, key=lambda k: v[k])
+            return (f"at {n} clients worst first " + ", ".join(f"{k} {v[k]:.2f} s" for k in o) +
+                    f" ({max(v.values()) - min(v.values()):.2f} s apart)", set(o[:2]) == {"bic", "cubic"})
+        c.why += _suspects(ranking)
 
 
 def _startup_share_of_spread(agg: Agg, label: str, vals: dict) -> str:
@@ -220,7 +219,7 @@ def vegas_few_drops(ev: Evidence, c: Claim) -> None:
                  f"{_steady(ev, 'vegas+2s', n):.1f} per period vs cubic's {_steady(ev, 'cubic+2s', n):.1f} "
                  f"(fig 'explain_losses'). The default 1-minute stream is dominated by that start-up burst; "
                  "over the paper's 20 minutes it is amortised (the --full run tests this directly)")
-        extra = _no_restart(agg, "vegas+2s", ns, "drops", "", ".0f")
+        extra = _side_by_side(agg, "vegas+2s", "nossai", ns, "drops", "", ".0f")
         if extra:
             c.why += "; " + extra
 
@@ -308,21 +307,13 @@ def ten_second_drops_flat(ev: Evidence, c: Claim) -> None:
                  "starts with all clients restarting from the restart window at once, and the overflow of that "
                  "synchronised slow start scales with N. The paper's ns-2 cubic kept probing through long "
                  "on-periods (its Fig 6), a loss source that does not scale with N")
-        extra = _no_restart(agg, "cubic+10s", ns, "drops", "", ".0f")
-        if extra:
-            off = [_v(agg, "cubic+10s+nossai", n, "drops") for n in ns]
-            flat = min(off) > 0 and max(off) <= 2 * min(off)
-            c.why += "; " + extra + (": without the restart the drops no longer grow with N, so the synchronised "
-                                     "restart is what scales them" if flat else
-                                     ": the drops still grow with N without the restart, so the restart alone "
-                                     "does not explain it (not explained)")
-        extra = _per_segment(agg, "cubic+10s", ns, "drops", "", ".0f")
-        if extra:
-            ps = [_v(agg, "cubic+10s+perseg", n, "drops") for n in ns]
-            flat = min(ps) > 0 and max(ps) <= 2 * min(ps)
-            c.why += "; " + extra + (": per-segment connections make the drops flat in N" if flat else
-                                     ": they grow with N with fresh connections too, so connection reuse does not "
-                                     "explain it")
+
+        def flat(suffix: str) -> Optional[tuple[str, bool]]:
+            d = [_v(agg, f"cubic+10s{suffix}", n, "drops") for n in ns]
+            if any(math.isnan(x) for x in d):
+                return None
+            return "drops " + ", ".join(f"{x:.0f}@{n}" for x, n in zip(d, ns)), min(d) > 0 and max(d) <= 2 * min(d)
+        c.why += _suspects(flat)
 
 
 def vegas_combinations(ev: Evidence, c: Claim) -> None:
@@ -463,15 +454,16 @@ def cwnd_adapt(ev: Evidence, c: Claim) -> None:
                  f"{_v(ev.agg, reg, n0, 'bitrate_mean_kbps'):.0f} vs {_v(ev.agg, lim, n0, 'bitrate_mean_kbps'):.0f} "
                  "kbit/s with the limit), so the limit only lowers the estimate; the paper's quality gain needs "
                  "unlimited clients that lose bandwidth to each other, which these are not")
-        ns2 = [x for x in (ns[0], ns[-1]) if not math.isnan(_q(ev.agg, f"{reg}+perseg", x))]
-        if ns2:
-            better = all(_q(ev.agg, f"{lim}+perseg", x) > _q(ev.agg, f"{reg}+perseg", x) for x in ns2)
-            c.why += ("; with a new connection per segment (no window or ssthresh carried between downloads), "
-                      "quality limit vs none: " +
-                      ", ".join(f"{_q(ev.agg, f'{lim}+perseg', x):.2f} vs {_q(ev.agg, f'{reg}+perseg', x):.2f}@{x}"
-                                for x in ns2) +
-                      (": the limit improves quality there, so connection reuse is part of the gap" if better else
-                       ": the limit does not improve quality there either, so connection reuse does not explain it"))
+
+        def limit_helps(suffix: str) -> Optional[tuple[str, bool]]:
+            at = [x for x in (ns[0], ns[-1]) if not math.isnan(_q(ev.agg, f"{reg}{suffix}", x))
+                  and not math.isnan(_q(ev.agg, f"{lim}{suffix}", x))]
+            if not at:
+                return None
+            q = {x: (_q(ev.agg, f"{lim}{suffix}", x), _q(ev.agg, f"{reg}{suffix}", x)) for x in at}
+            return ("quality limit vs none " + ", ".join(f"{a:.2f} vs {b:.2f}@{x}" for x, (a, b) in q.items()),
+                    q[at[0]][0] > q[at[0]][1])
+        c.why += _suspects(limit_helps, tuple(v for v in SUSPECTS if v != "nossai"))
 
 
 def combos_quality(ev: Evidence, c: Claim) -> None:
@@ -491,80 +483,104 @@ def combos_quality(ev: Evidence, c: Claim) -> None:
         lab = {k: _adapt(f"{cc}+2s" + ("+distributed" if dist else "")) for k, cc, dist in
                (("none", "cubic", False), ("A", "vegas", False), ("C", "cubic", True), ("AC", "vegas", True))}
         pers = {k: _q(ev.agg, v, n) for k, v in lab.items()}
-        fresh = {k: _q(ev.agg, f"{v}+perseg", n) for k, v in lab.items()}
         c.why = f"A lowers quality in only {down_a} of {len(with_a)} pairs at {n} clients"
-        if not any(math.isnan(v) for v in fresh.values()):
-            c.why += ("; with a new connection per segment (vegas then learns its base RTT afresh each on-period, "
-                      "inside the queue the others built), quality none/A/C/AC: " +
-                      "/".join(f"{fresh[k]:.2f}" for k in lab) + " vs persistent " +
-                      "/".join(f"{pers[k]:.2f}" for k in lab) +
-                      (": A lowers quality there" if fresh["A"] < fresh["none"] and fresh["AC"] < fresh["C"] else
-                       ": A does not lower quality there either, so connection reuse does not explain it"))
+
+        label_of = {k: lab for k, lab in combos["config"].items()}  # Fig 16 letters → config label
+
+        def a_lowers(suffix: str) -> Optional[tuple[str, bool]]:
+            q = {k: _q(ev.agg, f"{v}{suffix}", n) for k, v in lab.items()}
+            if any(math.isnan(x) for x in q.values()):
+                return None
+            # every pair (setting with A, the same without) run with this variant, Fig 16's 8 when all are
+            pairs = [(k, _q(ev.agg, f"{label_of[k]}{suffix}", n), _q(ev.agg, f"{label_of[k.replace('A', '') or 'none']}"
+                                                                          f"{suffix}", n)) for k in label_of if "A" in k]
+            pairs = [(k, a, b) for k, a, b in pairs if not (math.isnan(a) or math.isnan(b))]
+            down = sum(1 for _, a, b in pairs if a < b)
+            return ("quality none/A/C/AC " + "/".join(f"{q[k]:.2f}" for k in lab) + " (as run " +
+                    "/".join(f"{pers[k]:.2f}" for k in lab) + f"), A lower in {down} of {len(pairs)} pairs",
+                    down >= 0.75 * len(pairs))
+        c.why += _suspects(a_lowers, tuple(v for v in SUSPECTS if v != "nossai"))
 
 
 NO_EXPERIMENT = ("no explaining experiment for this claim yet: first suspects are the paper's ns-2 TCP vs "
                  "tcpvideo's Linux-like TCP and constant-size segments (docs/studies/onoff.md)")
 
 
-def claims() -> list[tuple[Claim, Callable]]:
-    C = Claim
-    return [
-        (C("live175", "3a", "cubic: clients lag more and more behind the live stream as their number grows",
-           "issue 10: cubic liveness at 175 clients ≥ 2 s worse than at 50",
-           "falls with clients; for 10-s segments −8 → −24 s at 175, 'comparable to the 2-second case'"),
-         cubic_liveness_falls),
-        (C("startup", "3b", "the average startup time does not increase dramatically with the number of clients",
-           "startup at the most clients < 1 s above the fewest", "flat (figure)"), startup_flat),
-        (C("queue", "3c", "the queue overruns approximately every segment duration",
-           "queue at its limit in ≥ 80 % of the segment periods of the cubic sample", "every ~2 s (figure)"),
-         queue_overruns_each_segment),
-        (C("bic_cubic", "4a", "BIC and CUBIC give the worst liveness",
-           "bic and cubic are the two lowest of bic/cubic/reno/vegas at the most clients", "bic, cubic worst"),
-         bic_cubic_worst),
-        (C("vegas_live", "4b", "vegas performs much better (liveness) as clients increase",
-           "issue 10: vegas liveness within 1 s across client counts", "flat (figure)"), vegas_liveness_flat),
-        (C("vegas_drops", "4e", "vegas induces very few packet losses due to queue overruns",
-           "vegas drops ≤ 10 % of cubic's at every count ≥ 150 clients", "very few (figure)"), vegas_few_drops),
-        (C("seg10", "5a/5b", "10-s segments: startup slightly higher, liveness lower than 2-s segments",
-           "at every client count: 10-s startup > 2-s, 10-s liveness < 2-s", "−8 s → −24 s at 175 clients"),
-         ten_second_segments),
-        (C("seg10_drops", "5d", "10-s segments: almost constant packet loss independent of the number of clients",
-           "10-s drops > 0 and max ≤ 2 × min across counts", "almost constant (figure)"), ten_second_drops_flat),
-        (C("dist_live", "7a", "distributed requests increase liveness if the client number is small",
-           "distributed liveness > regular at the fewest clients", "better at few clients (figure)"),
-         distributed_liveness_small),
-        (C("dist_drops", "7d", "distributed requests greatly reduce packet losses",
-           "issue 10: ≥ 50 % fewer drops than regular at 150 clients", "greatly reduced (figure)"),
-         distributed_cuts_drops),
-        (C("cwnd_live", "8a", "a cwnd limit of 20 improves the average liveness",
-           "mean over client counts of (cwnd-20 liveness − regular) > 0", "improved (figure)"),
-         cwnd_liveness_better),
-        (C("cwnd_drops", "8b", "a cwnd limit of 20 significantly reduces dropped packets",
-           "issue 10: ≥ 50 % fewer drops than regular at 150 clients", "significantly reduced (figure)"),
-         cwnd_cuts_drops),
-        (C("combos", "16b/16c", "with vegas (A), no or very mild loss and much better liveness, also in combinations",
-           "each setting with A vs the same setting without A at 140 clients: drops ≤ 10 %, liveness not worse",
-           "A combinations best liveness, little loss (figure)"), vegas_combinations),
-        (C("adapt_vegas_q", "10a", "with adaptation, vegas gives much lower quality than cubic",
-           "vegas quality < cubic's at every client count (1-segment buffer)", "lower (figure)"),
-         vegas_adapt_quality_lower),
-        (C("adapt_vegas_live", "10b", "with adaptation, vegas clients lag only about 2 s behind, independent of "
-           "their number", "vegas liveness within 1 s across client counts", "≈ −2 s"), vegas_adapt_liveness_flat),
-        (C("adapt_seg10", "11a", "10-s segments give a lower share of high-quality segments than 2-s",
-           "10-s mean quality < 2-s at every client count", "lower (figure)"), ten_second_adapt_quality_lower),
-        (C("adapt_dist1", "12", "1-segment buffer: distributed requests improve quality, but liveness suffers",
-           "at the most clients: distributed quality > regular and liveness < regular", "quality up, liveness down"),
-         distributed_adapt(1)),
-        (C("adapt_dist5", "13", "5-segment buffers: the quality gain of distribution is preserved while liveness "
-           "improves", "at the most clients: distributed quality > regular, liveness ≥ regular − 1 s",
-           "quality up, liveness comparable"), distributed_adapt(5)),
-        (C("adapt_dist15", "14", "15-segment buffers: improved quality, comparable liveness",
-           "at the most clients: distributed quality > regular, liveness ≥ regular − 1 s",
-           "quality up, liveness comparable"), distributed_adapt(15)),
-        (C("adapt_cwnd", "15", "cwnd limit: better quality for few clients and liveness about the same whatever "
-           "the number of clients", "fewest clients: quality above regular; liveness spread across counts ≤ "
-           "regular's", "better, stable (figure)"), cwnd_adapt),
-        (C("combos_quality", "16a", "combinations with distributed requests (C) give higher quality; vegas (A) "
-           "lower quality than cubic", "quality higher with C in ≥ 6 of 8 pairs and lower with A in ≥ 6 of 8",
-           "C up, A down (figure)"), combos_quality),
-    ]
+# The claims, in the report's order: (id, figure, the paper's claim, our test with its threshold,
+# the paper's number, the function that judges it on the Evidence).
+CLAIMS: tuple[tuple[str, str, str, str, str, Callable[[Evidence, Claim], None]], ...] = (
+    ("live175", "3a", "cubic: clients lag more and more behind the live stream as their number grows",
+     "issue 10: cubic liveness at 175 clients ≥ 2 s worse than at 50",
+     "falls with clients; for 10-s segments −8 → −24 s at 175, 'comparable to the 2-second case'",
+     cubic_liveness_falls),
+    ("startup", "3b", "the average startup time does not increase dramatically with the number of clients",
+     "startup at the most clients < 1 s above the fewest", "flat (figure)",
+     startup_flat),
+    ("queue", "3c", "the queue overruns approximately every segment duration",
+     "queue at its limit in ≥ 80 % of the segment periods of the cubic sample", "every ~2 s (figure)",
+     queue_overruns_each_segment),
+    ("bic_cubic", "4a", "BIC and CUBIC give the worst liveness",
+     "bic and cubic are the two lowest of bic/cubic/reno/vegas at the most clients", "bic, cubic worst",
+     bic_cubic_worst),
+    ("vegas_live", "4b", "vegas performs much better (liveness) as clients increase",
+     "issue 10: vegas liveness within 1 s across client counts", "flat (figure)",
+     vegas_liveness_flat),
+    ("vegas_drops", "4e", "vegas induces very few packet losses due to queue overruns",
+     "vegas drops ≤ 10 % of cubic's at every count ≥ 150 clients", "very few (figure)",
+     vegas_few_drops),
+    ("seg10", "5a/5b", "10-s segments: startup slightly higher, liveness lower than 2-s segments",
+     "at every client count: 10-s startup > 2-s, 10-s liveness < 2-s", "−8 s → −24 s at 175 clients",
+     ten_second_segments),
+    ("seg10_drops", "5d", "10-s segments: almost constant packet loss independent of the number of clients",
+     "10-s drops > 0 and max ≤ 2 × min across counts", "almost constant (figure)",
+     ten_second_drops_flat),
+    ("dist_live", "7a", "distributed requests increase liveness if the client number is small",
+     "distributed liveness > regular at the fewest clients", "better at few clients (figure)",
+     distributed_liveness_small),
+    ("dist_drops", "7d", "distributed requests greatly reduce packet losses",
+     "issue 10: ≥ 50 % fewer drops than regular at 150 clients", "greatly reduced (figure)",
+     distributed_cuts_drops),
+    ("cwnd_live", "8a", "a cwnd limit of 20 improves the average liveness",
+     "mean over client counts of (cwnd-20 liveness − regular) > 0", "improved (figure)",
+     cwnd_liveness_better),
+    ("cwnd_drops", "8b", "a cwnd limit of 20 significantly reduces dropped packets",
+     "issue 10: ≥ 50 % fewer drops than regular at 150 clients", "significantly reduced (figure)",
+     cwnd_cuts_drops),
+    ("combos", "16b/16c", "with vegas (A), no or very mild loss and much better liveness, also in combinations",
+     "each setting with A vs the same setting without A at 140 clients: drops ≤ 10 %, liveness not worse",
+     "A combinations best liveness, little loss (figure)",
+     vegas_combinations),
+    ("adapt_vegas_q", "10a", "with adaptation, vegas gives much lower quality than cubic",
+     "vegas quality < cubic's at every client count (1-segment buffer)", "lower (figure)",
+     vegas_adapt_quality_lower),
+    ("adapt_vegas_live", "10b", "with adaptation, vegas clients lag only about 2 s behind, independent of "
+     "their number", "vegas liveness within 1 s across client counts", "≈ −2 s",
+     vegas_adapt_liveness_flat),
+    ("adapt_seg10", "11a", "10-s segments give a lower share of high-quality segments than 2-s",
+     "10-s mean quality < 2-s at every client count", "lower (figure)",
+     ten_second_adapt_quality_lower),
+    ("adapt_dist1", "12", "1-segment buffer: distributed requests improve quality, but liveness suffers",
+     "at the most clients: distributed quality > regular and liveness < regular", "quality up, liveness down",
+     distributed_adapt(1)),
+    ("adapt_dist5", "13", "5-segment buffers: the quality gain of distribution is preserved while liveness "
+     "improves", "at the most clients: distributed quality > regular, liveness ≥ regular − 1 s",
+     "quality up, liveness comparable",
+     distributed_adapt(5)),
+    ("adapt_dist15", "14", "15-segment buffers: improved quality, comparable liveness",
+     "at the most clients: distributed quality > regular, liveness ≥ regular − 1 s",
+     "quality up, liveness comparable",
+     distributed_adapt(15)),
+    ("adapt_cwnd", "15", "cwnd limit: better quality for few clients and liveness about the same whatever "
+     "the number of clients", "fewest clients: quality above regular; liveness spread across counts ≤ "
+     "regular's", "better, stable (figure)",
+     cwnd_adapt),
+    ("combos_quality", "16a", "combinations with distributed requests (C) give higher quality; vegas (A) "
+     "lower quality than cubic", "quality higher with C in ≥ 6 of 8 pairs and lower with A in ≥ 6 of 8",
+     "C up, A down (figure)",
+     combos_quality),
+)
+
+
+def claims() -> list[tuple[Claim, Callable[[Evidence, Claim], None]]]:
+    """A fresh Claim (not yet judged) for each row of :data:`CLAIMS`, with its test."""
+    return [(Claim(cid, fig, claim, test, paper), judge) for cid, fig, claim, test, paper, judge in CLAIMS]

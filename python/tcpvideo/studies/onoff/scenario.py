@@ -17,7 +17,11 @@ buffers of 1, 5 or 15 segments. The cwnd limit (§IV-D) is the server-side per-f
 (``cwnd_clamp = 20`` packets).
 
 Deviations: constant-size segments (``sizes = "cbr"``) where the paper streamed a VBR-encoded
-soccer match; TCP is tcpvideo's Linux-like TCP, not ns-2's.
+soccer match; TCP is tcpvideo's Linux-like TCP, not ns-2's. Explaining experiments switch each
+back towards the paper: ``vbr`` (the model's seeded VBR sizes, ``crates/model/src/video/vbr.rs``,
+not fitted to the soccer stream), ``poisson`` (``dumbbell.arrivals = "poisson"``: exponential
+gaps, as an ns-2 Poisson arrival process draws them), ``sack = False`` (NewReno recovery without
+SACK, RACK-TLP or F-RTO, closer to ns-2's one-way TCP).
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ class OnOffConfig:
     slow_start_after_idle: bool = True  # False: the window is not truncated after an off period (§VII)
     join_after_first: bool = False  # True: clients join in [d, 2d), when segment 0 is already there (§IV's arrival)
     per_segment: bool = False  # True: a new TCP connection per segment (fresh slow start, no CC state kept)
+    vbr: bool = False  # True: the model's seeded VBR segment sizes (an I-frame per segment) instead of CBR
+    poisson: bool = False  # True: exponential inter-arrival times (mean d/N) instead of N uniform arrivals in [0, d)
 
     @property
     def segment_bytes(self) -> int:
@@ -83,6 +89,10 @@ class OnOffConfig:
             parts.append("joinlate")
         if self.per_segment:
             parts.append("perseg")
+        if self.vbr:
+            parts.append("vbr")
+        if self.poisson:
+            parts.append("poisson")
         if self.tag:
             parts.append(self.tag)
         return "+".join(parts)
@@ -129,13 +139,16 @@ def scenario(cfg: OnOffConfig, seed: int) -> dict:
         "name": f"onoff-{cfg.label()}-{cfg.clients}",
         "duration": duration,
         "seed": seed,
-        "video": {"segment_duration": d, "segments": cfg.segments, "ladder_kbps": LADDER_KBPS, "sizes": "cbr"},
+        "video": {"segment_duration": d, "segments": cfg.segments, "ladder_kbps": LADDER_KBPS,
+                  "sizes": "vbr" if cfg.vbr else "cbr"},
         "dumbbell": {
             "clients": cfg.clients, "bottleneck_rate": BOTTLENECK_RATE, "queue": QUEUE_PACKETS,
             "rtt": RTT_MEAN, "rtt_std": RTT_STD, "flow": flow,
         },
         "record": {"events": True},  # retransmission times: where in the stream losses happen
     }
+    if cfg.poisson:  # only set when asked: the main runs' scenarios (and run keys) stay as they were
+        sc["dumbbell"]["arrivals"] = "poisson"
     if cfg.queue_sample_s > 0:
         sc["record"]["sample_interval"] = "10ms"
     return sc
