@@ -102,7 +102,7 @@ impl AmbiguousResend {
     /// The follow-up cue alone: Some(true) probe, Some(false) RTO, None no follow-up.
     pub fn follow_up_says_probe(&self) -> Option<bool> {
         let next = self.next_resend_gap_ns?;
-        (self.silence_ns > 0).then(|| (next as f64) < FOLLOW_UP_RATIO * self.silence_ns as f64)
+        (self.silence_ns > 0).then_some((next as f64) < FOLLOW_UP_RATIO * self.silence_ns as f64)
     }
 }
 
