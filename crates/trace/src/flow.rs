@@ -49,6 +49,7 @@ use crate::retrans::{self, RetransKind, TimeoutEvidence, TimeoutType};
 use crate::rtt::{RttEstimator, TsvalClock};
 use crate::stall::{self, GapContext, StallKind};
 use crate::tlp::{ProbeTracker, ResendContext};
+use crate::tlp_inference::{self, AmbiguousResend, TlpEvidence};
 use crate::AnalyzeOptions;
 
 /// Ports assumed to be servers for flows without a handshake (HTTP, HTTPS, RTMP, HTTP-alt,
@@ -231,6 +232,10 @@ pub struct FlowOut {
     pub timeout_types_by_frame: [[u64; 6]; 5],
     /// (count, sum of RTT/RTT_3WHS, sum of RTT ns) per in_flight bucket.
     pub rtt_buckets: [(u64, f64, u64); 7],
+    /// Re-sends that say whether the server probes (tlp_inference.rs).
+    pub tlp_evidence: TlpEvidence,
+    /// Single-segment re-sends decided at the end of the analysis (tlp_inference.rs).
+    pub ambiguous: Vec<AmbiguousResend>,
 }
 
 /// State of the server as a sender (direction 1).
@@ -635,6 +640,12 @@ impl Flow {
                 in_flight: in_flight_before,
                 end_from_server: from_server,
             });
+            // A single-segment re-send ending the gap: its class either way (tlp_inference.rs).
+            if let Some(a) = self.out.ambiguous.last_mut().filter(|a| a.rec == retrans_before) {
+                let if_probe = stall::classify_download(&GapContext { end_is_timeout_retrans: false, ..ctx });
+                let if_rto = stall::classify_download(&GapContext { end_is_timeout_retrans: true, ..ctx });
+                a.stall = Some((self.out.stalls.len() - 1, if_probe, if_rto));
+            }
         }
         self.last_ns = now;
     }
@@ -787,11 +798,10 @@ impl Flow {
                 since_last_event_ns: now.saturating_sub(self.last_data_tx_ns.max(self.last_client_ns)),
                 rto_ns: self.est.rto_ns(),
             };
-            if self.tlp.is_probe(&probe) {
-                RetransKind::Tlp
-            } else {
-                RetransKind::Timeout
-            }
+            let silence = probe.since_last_event_ns;
+            let kind = if self.tlp.is_probe(&probe) { RetransKind::Tlp } else { RetransKind::Timeout };
+            self.tlp_hooks(&probe, kind, start, now, silence);
+            kind
         } else {
             RetransKind::Other
         };
@@ -827,7 +837,8 @@ impl Flow {
         }
         let mut rec =
             RetransOut { ts_ns: now, seq: start, len: (end - start) as u32, kind, prior, frame: f, timeout_type: None, evidence: None };
-        if kind == RetransKind::Timeout {
+        let ambiguous = self.out.ambiguous.last().is_some_and(|a| a.rec == self.out.retrans.len() && a.ts_ns == now);
+        if kind == RetransKind::Timeout || ambiguous {
             // Evidence known at the time of the timeout.
             let mut ev = TimeoutEvidence { prior_retrans: prior > 0, ..Default::default() };
             if let Some(seg) = self.snd.segs.get(i0).copied() {
@@ -849,7 +860,11 @@ impl Flow {
                     resent_again: false,
                 });
             }
-            rec.evidence = Some(ev);
+            if kind == RetransKind::Timeout {
+                rec.evidence = Some(ev);
+            }
+        }
+        if kind == RetransKind::Timeout {
             // RFC 6298 §5.5 backoff; Linux tcp_enter_loss marks everything not SACKed lost.
             self.est.on_timeout();
             self.tlp.on_timeout();
@@ -887,6 +902,42 @@ impl Flow {
         }
         self.out.retrans.push(rec);
         self.last_data_tx_ns = now;
+    }
+
+    /// Record what a timer-driven re-send says about the server's TLP setting, remember a
+    /// single-segment re-send for the end of the analysis, and note when one is re-sent again
+    /// by the timer (tlp_inference.rs). Called before the re-send is recorded.
+    fn tlp_hooks(&mut self, c: &ResendContext, kind: RetransKind, start: u64, now: u64, silence: u64) {
+        let rec = self.out.retrans.len();
+        if kind == RetransKind::Tlp && !c.at_snd_una {
+            self.out.tlp_evidence.probes += 1;
+        }
+        let first_after_ack = self.last_client_ns >= self.last_data_tx_ns;
+        if kind == RetransKind::Timeout
+            && c.open_state
+            && c.at_snd_una
+            && !c.covers_snd_max
+            && first_after_ack
+            && tlp_inference::rto_says_no_probe(silence, self.est.srtt_ns)
+        {
+            self.out.tlp_evidence.rtos_without_probe += 1;
+        }
+        if let Some(a) = self.out.ambiguous.last_mut() {
+            if a.next_resend_gap_ns.is_none() && a.seq == start && self.last_client_ns < a.ts_ns && kind == RetransKind::Timeout {
+                a.next_resend_gap_ns = Some(now - a.ts_ns);
+            }
+        }
+        if self.tlp.is_single_segment_case(c) {
+            self.out.ambiguous.push(AmbiguousResend {
+                rec,
+                ts_ns: now,
+                seq: start,
+                silence_ns: silence,
+                next_resend_gap_ns: None,
+                evidence: None,
+                stall: None,
+            });
+        }
     }
 
     fn client_packet(&mut self, p: &TcpPacket<'_>, now: u64, opts: &AnalyzeOptions, ctx: &mut GapContext, frame: &mut FrameType) {
@@ -1250,6 +1301,13 @@ impl Flow {
         for pt in &self.pending {
             let mut ev = pt.ev;
             ev.flow_tail = total_segs.saturating_sub(pt.ordinal + 1) < 3;
+            if let Some(a) = o.ambiguous.iter_mut().find(|a| a.rec == pt.rec) {
+                a.evidence = Some(ev);
+            }
+            if o.retrans[pt.rec].kind != RetransKind::Timeout {
+                // A provisional probe: typed only if tlp_inference.rs makes it an RTO.
+                continue;
+            }
             let ty = retrans::classify_timeout(&ev);
             let r = &mut o.retrans[pt.rec];
             r.timeout_type = Some(ty);
@@ -1357,6 +1415,8 @@ impl FlowOut {
             frame_agg: [FrameAgg::default(); 5],
             timeout_types_by_frame: [[0; 6]; 5],
             rtt_buckets: [(0, 0.0, 0); 7],
+            tlp_evidence: TlpEvidence::default(),
+            ambiguous: Vec::new(),
         }
     }
 }

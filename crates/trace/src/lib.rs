@@ -39,6 +39,7 @@ pub mod rtt;
 pub mod shard;
 pub mod stall;
 pub mod tlp;
+pub mod tlp_inference;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -282,6 +282,8 @@ pub(crate) fn build(
     warnings: Vec<Warning>,
 ) -> Analysis {
     flows.sort_by_key(|a| (a.start_ns, a.key));
+    // Single-segment re-sends: probe or RTO, from every flow of the same server.
+    crate::tlp_inference::resolve(&mut flows);
     let mut a = Analysis {
         flows: Vec::with_capacity(flows.len()),
         stalls: Vec::new(),

@@ -22,6 +22,9 @@
 //!    PTO is capped at the RTO, so they leave at the same time: we call it a probe when it left
 //!    before the estimated RTO (less than 90 % of it after the last event), else a timeout.
 //!
+//! Rule 4's timing is only the provisional answer: `tlp_inference.rs` re-decides these re-sends
+//! at the end of the analysis from the server's TLP setting and what followed them.
+//!
 //! Deviation / limit: whether TLP is on (Linux ≥ 3.10 with SACK) is not visible on the wire; a
 //! sender without TLP whose RTO re-sends the only outstanding segment early (its RTO estimate
 //! below ours) is called a probe.
@@ -58,6 +61,12 @@ impl ProbeTracker {
             return false;
         }
         !c.at_snd_una || (c.since_last_event_ns as f64) < SINGLE_SEGMENT_RTO_SHARE * c.rto_ns as f64
+    }
+
+    /// Rule 4's case: the only outstanding segment re-sent in the Open state with no probe
+    /// unacknowledged — a probe or an RTO, decided at the end (`tlp_inference.rs`).
+    pub fn is_single_segment_case(&self, c: &ResendContext) -> bool {
+        c.open_state && c.covers_snd_max && c.at_snd_una && self.high.is_none()
     }
 
     /// A probe left while the highest byte sent was `snd_max`.

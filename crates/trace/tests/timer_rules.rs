@@ -202,3 +202,105 @@ fn a_dsack_for_a_second_resend_does_not_make_the_rto_spurious() {
     assert_eq!(retrans_kinds(&a), vec!["timeout", "fast"]);
     assert_eq!(timeout_types(&a), vec![TimeoutType::Other]);
 }
+
+// --- Single-segment re-sends decided from the server's TLP setting (tlp_inference.rs) ---
+
+/// A second connection to the same server (client port 40001), starting 1 s after `prev` ends,
+/// written into the same capture.
+fn next_conn(prev: Conn) -> Conn {
+    let mut c = Conn::new();
+    c.client.1 = 40001;
+    c.now = prev.now + 1_000_000_000;
+    c.w = prev.w;
+    c.handshake(50.0);
+    c.server_send(500);
+    c.wait_ms(50.0);
+    c.client_ack(500);
+    c.wait_ms(1.0);
+    c
+}
+
+/// One small frame outstanding, re-sent `resend_ms` after it left, then acknowledged.
+fn single_segment_resend(mut c: Conn, resend_ms: f64) -> Conn {
+    c.server_send(500);
+    c.wait_ms(resend_ms);
+    c.server_resend(500, 500);
+    c.wait_ms(50.0);
+    c.client_ack(1000);
+    c
+}
+
+/// A flow whose sender shows an unambiguous probe: the highest of four segments re-sent.
+fn server_with_probe() -> Conn {
+    let mut c = conn();
+    c.server_burst(6, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(6));
+    c.wait_ms(102.0);
+    c.server_resend(s(9), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(10));
+    c
+}
+
+/// A flow whose sender shows no probe: the first of four segments re-sent by the RTO, 300 ms
+/// (> 2·SRTT) after the last ACK with nothing sent in between.
+fn server_without_probe() -> Conn {
+    let mut c = conn();
+    c.server_burst(6, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(6));
+    c.wait_ms(300.0);
+    c.server_resend(s(6), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(10));
+    c
+}
+
+#[test]
+fn a_single_segment_resend_at_the_rto_instant_is_a_probe_when_the_server_probes_elsewhere() {
+    // Alone, timing calls it an RTO (it left at ≥ 0.9·RTO)...
+    let alone = run(&single_segment_resend(next_conn(Conn::new()), 300.0));
+    assert_eq!(retrans_kinds(&alone), vec!["timeout"]);
+    // ... after a flow of the same server showed a probe, it is the PTO clamped to the RTO.
+    let a = run(&single_segment_resend(next_conn(server_with_probe()), 300.0));
+    assert_eq!(retrans_kinds(&a), vec!["tlp", "tlp"]);
+    assert_eq!((a.flows[1].tlp_retrans, a.flows[1].timeout_retrans), (1, 0));
+    assert!(timeout_types(&a).is_empty());
+    // The stall it ended is packet delay (data outstanding), not a timeout stall.
+    let kinds: Vec<StallKind> = a.stalls.iter().filter(|x| x.flow_id == 1).map(|x| x.kind).collect();
+    assert_eq!(kinds, vec![StallKind::PacketDelay]);
+}
+
+#[test]
+fn an_early_single_segment_resend_is_an_rto_when_the_server_shows_no_probe() {
+    // 150 ms after it left (< 0.9·RTO): timing alone calls it a probe ...
+    let alone = run(&single_segment_resend(next_conn(Conn::new()), 150.0));
+    assert_eq!(retrans_kinds(&alone), vec!["tlp"]);
+    // ... but this server's RTOs come with no probe before them: TLP is off there.
+    let a = run(&single_segment_resend(next_conn(server_without_probe()), 150.0));
+    assert_eq!(retrans_kinds(&a), vec!["timeout", "timeout"]);
+    assert_eq!((a.flows[1].tlp_retrans, a.flows[1].timeout_retrans), (0, 1));
+    assert_eq!(timeout_types(&a).len(), 2);
+    let kinds: Vec<StallKind> = a.stalls.iter().filter(|x| x.flow_id == 1).map(|x| x.kind).collect();
+    assert_eq!(kinds, vec![StallKind::Timeout]);
+}
+
+#[test]
+fn a_single_segment_resend_followed_by_an_unbacked_off_timer_was_a_probe() {
+    // Re-sent at the RTO instant, then again one RTO later (a probe re-arms the RTO unchanged):
+    // the first was the probe. Re-sent again two RTOs later (backed off): it was the RTO.
+    let resend_twice = |second_gap_ms: f64| {
+        let mut c = next_conn(Conn::new());
+        c.server_send(500);
+        c.wait_ms(300.0);
+        c.server_resend(500, 500);
+        c.wait_ms(second_gap_ms);
+        c.server_resend(500, 500);
+        c.wait_ms(50.0);
+        c.client_ack(1000);
+        run(&c)
+    };
+    assert_eq!(retrans_kinds(&resend_twice(300.0)), vec!["tlp", "timeout"]);
+    assert_eq!(retrans_kinds(&resend_twice(600.0)), vec!["timeout", "timeout"]);
+}
