@@ -180,7 +180,13 @@ impl Scoreboard {
     }
 
     fn index_of(&self, off: u64) -> usize {
-        self.recs.partition_point(|r| r.start < off)
+        // Most look-ups are at the front (RACK's scan resumes at its hint, which a cumulative ACK
+        // moves to SND.UNA, i.e. the first record): answer those without the binary search, whose
+        // probes into a deque of thousands of records were ~9 % of a 50 Mbit/s ETHLE run.
+        match self.recs.front() {
+            Some(first) if first.start >= off => 0,
+            _ => self.recs.partition_point(|r| r.start < off),
+        }
     }
 
     /// Remove every record that ends at or below `una`; `f` sees each removed record and whether
