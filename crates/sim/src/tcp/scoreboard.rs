@@ -577,6 +577,20 @@ mod tests {
     }
 
     #[test]
+    fn a_record_index_is_the_first_record_at_or_above_the_offset_front_shortcut_or_not() {
+        let mut b = board(10); // records start at 1, 101, ..., 901
+        b.ack_cumulative(301, |_, _| {}); // now 301, 401, ..., 901
+        for off in [0, 1, 300, 301] {
+            assert_eq!(b.index_of(off), 0, "offset {off}");
+        }
+        assert_eq!(b.index_of(302), 1);
+        assert_eq!(b.index_of(401), 1);
+        assert_eq!(b.index_of(901), 6);
+        assert_eq!(b.index_of(902), 7, "past the last record");
+        assert_eq!(Scoreboard::new(100).index_of(5), 0, "empty board");
+    }
+
+    #[test]
     fn pipe_counts_sacked_and_lost_out_and_retransmissions_in() {
         let mut b = board(10);
         assert_eq!(b.in_flight_pkts(), 10);
