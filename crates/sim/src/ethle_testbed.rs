@@ -28,9 +28,11 @@
 //!   few hundred bytes are not sent;
 //! - source: answers a playlist at once and a segment with its size (Table I's sizes, CBR);
 //! - edge: [`EdgeNode`] decides; its downstream side answers requests in order, each once the
-//!   segment is cached; its upstream side runs at most max(x, 1) fetches at a time, each on a
-//!   fresh TCP connection (the paper's "transient" connections; `upstream = "persistent"` keeps
-//!   max(x, 1) connections open instead — BBR then keeps its bandwidth estimate across segments).
+//!   segment is cached; its upstream side fetches a requested segment it lacks at once and the
+//!   held ones over at most x connections (Figs. 3–4; `edge_fetches = "at_most_x"`: max(x, 1) in
+//!   all), each on a fresh TCP connection (the paper's "transient" connections; `upstream =
+//!   "persistent"` keeps that many open instead — BBR then keeps its bandwidth estimate across
+//!   segments).
 //!
 //! Metrics (§V-B): initial delay = first playlist request → playback start; buffering = stall
 //! time; the paper's total live latency = initial delay + buffering + x·l_seg (Fig. 9's stacks);
@@ -46,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use tcpvideo_model::video::{abr, Availability, CatchUp, Content, Ladder, LiveSource, Player, PlayerAction, PlayerConfig, RequestTiming};
 use tcpvideo_model::{Bandwidth, Time};
 
-use crate::app::ethle_edge::{DecisionContext, EdgeNode, HoldMode, StreamInfo};
+use crate::app::ethle_edge::{DecisionContext, EdgeNode, FetchRule, HoldMode, StreamInfo};
 use crate::engine::{streams, sub_rng, Event, EventQueue, PacketPool};
 use crate::loss::{LossModel, LossSpec};
 use crate::network::{Channel, Link, Network, Node, NodeKind, QueueLimit};
@@ -104,6 +106,16 @@ pub struct TestbedConfig {
     /// ratio of ½). An experiment knob: the backhaul's throughput ceiling is window / RTT.
     #[serde(default)]
     pub rcv_buf_max_bytes: Option<u64>,
+    /// Largest send buffer of the source's sockets (Linux `tcp_wmem[2]`, 4 MiB by default, as on
+    /// the paper's Ubuntu 16.04 / 4.10 VMs with 4 GB of memory): it bounds the source's bytes in
+    /// flight. An experiment knob, like `rcv_buf_max_bytes`.
+    #[serde(default)]
+    pub source_snd_buf_max_bytes: Option<u64>,
+    /// How many segment fetches the edge runs at once: "requested_plus_held" (the paper's §III-B
+    /// and Figs. 3–4: a requested segment missing at the edge at once, held ones over at most x
+    /// connections) or "at_most_x" (max(x, 1) in all, Eq. 2 alone).
+    #[serde(default = "default_edge_fetches")]
+    pub edge_fetches: String,
     /// Random loss probability of each packet on the backhaul, both ways (§V-E's "packet
     /// errors"; the paper gives no rate, so 0 by default).
     #[serde(default)]
@@ -117,6 +129,10 @@ pub struct TestbedConfig {
 
 fn default_forwarding() -> String {
     "store_and_forward".into()
+}
+
+fn default_edge_fetches() -> String {
+    "requested_plus_held".into()
 }
 
 fn default_upstream() -> String {
@@ -164,6 +180,12 @@ impl TestbedConfig {
         }
         if self.rcv_buf_max_bytes.is_some_and(|b| b < 65_536) {
             return Err("rcv_buf_max_bytes: at least 65536".into());
+        }
+        if self.source_snd_buf_max_bytes.is_some_and(|b| b < 65_536) {
+            return Err("source_snd_buf_max_bytes: at least 65536".into());
+        }
+        if !matches!(self.edge_fetches.as_str(), "requested_plus_held" | "at_most_x") {
+            return Err(format!("edge_fetches: must be requested_plus_held or at_most_x, got {:?}", self.edge_fetches));
         }
         if self.segment_bytes == 0 {
             return Err("segment_bytes: must be positive".into());
@@ -421,6 +443,10 @@ impl Testbed {
         let mut tcp_source = tcp_default.clone();
         tcp_source.cc = cfg.source_cc.clone();
         tcp_source.cwnd_restart_with_cong_control = cfg.source_cwnd_restart;
+        if let Some(b) = cfg.source_snd_buf_max_bytes {
+            tcp_source.snd_buf_bytes = b;
+        }
+        let fetch_rule = if cfg.edge_fetches == "at_most_x" { FetchRule::AtMostX } else { FetchRule::RequestedPlusHeld };
         let edge = match cfg.scheme.as_str() {
             "e2e" => None,
             scheme => {
@@ -430,7 +456,7 @@ impl Testbed {
                     max_hold: Some(cfg.max_hold),
                 };
                 let stream = StreamInfo { segment_bytes: cfg.segment_bytes, segment_length: l, bitrate };
-                Some(EdgeNode::new(mode, context, stream, source, tcp_default.mss as u64))
+                Some(EdgeNode::new(mode, context, stream, source, tcp_default.mss as u64, fetch_rule))
             }
         };
         let mut tb = Testbed {
@@ -811,9 +837,10 @@ impl Testbed {
             Msg::Playlist { .. } => {
                 let rtt = self.conns[c].client.as_ref().and_then(|e| e.srtt()).unwrap_or_default();
                 let Some(edge) = self.edge.as_mut() else { return };
-                let choice = edge.decide_hold(rtt);
+                edge.decide_hold(rtt);
+                let connections = edge.upstream_connections();
                 if self.cfg.upstream != "transient" {
-                    for _ in 1..choice.x.max(1) {
+                    for _ in 1..connections {
                         self.open(now, EDGE, SOURCE, Role::Upstream);
                     }
                 }

@@ -10,9 +10,13 @@
 //!   or x is forced (the study's hold-0..4 runs);
 //! - it then serves playlists that hold back the newest x segments (the receiver sees the source's
 //!   production x segment times late) and keeps fetching up to x segments ahead of the most
-//!   advanced request, at most x fetches at a time (§III-B: "opening x parallel TCP connections";
-//!   Eq. 2 counts th_bh·x — Figs. 3–4 draw x + 1 at the very start, which we do not), each segment
-//!   fetched once;
+//!   advanced request, each segment fetched once. How many fetches run at once is [`FetchRule`]:
+//!   by default the paper's §III-B and Figs. 3–4 — a requested segment that is not at the edge is
+//!   fetched at once, as a reverse proxy's miss ("otherwise, it retrieves the file from the live
+//!   source"), and the held segments ahead of the most advanced request over at most x parallel
+//!   connections ("it downloads those segments by opening x parallel TCP connections"; Fig. 3
+//!   fetches 14, 15 and 16 together for x = 2; Fig. 4 starts 16 and 17 while 15 is still coming);
+//!   `FetchRule::AtMostX` caps all fetches at max(x, 1) instead (Eq. 2's th_bh·x alone);
 //! - hold-0 is a plain reverse proxy: a segment is fetched when a receiver asks for it.
 //!
 //! Forwarding: by default the testbed answers a segment request once the whole segment is at
@@ -40,6 +44,19 @@ pub enum HoldMode {
     Forced(u32),
     /// The model's choice from the measured backhaul RTT and the receiver's th_ran.
     Model,
+}
+
+/// How many upstream fetches the edge runs at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FetchRule {
+    /// The paper's (§III-B, Figs. 3–4): a requested segment that is neither at the edge nor
+    /// coming is fetched at once (the reverse proxy's miss); held segments — ahead of the most
+    /// advanced request when their fetch starts — over at most x connections, which they keep
+    /// until they end even once a receiver asks for them (Eq. 2's th_bh·x in steady state). At a
+    /// receiver's start that is x + 1 fetches (Fig. 3: 14, 15 and 16 for x = 2).
+    RequestedPlusHeld,
+    /// At most max(x, 1) fetches of any kind (Eq. 2's x connections; the study's first version).
+    AtMostX,
 }
 
 /// The receiver and operator context of the decision (§III-A: RNIS th_ran, the operator's cap).
@@ -76,26 +93,39 @@ pub struct EdgeNode {
     stream: StreamInfo,
     source: LiveSource,
     mss_bytes: u64,
+    fetch_rule: FetchRule,
     pub choice: Option<HoldChoice>,
     /// Segment → when its last byte reached the edge.
     cached: BTreeMap<u64, Time>,
     fetching: BTreeSet<u64>,
+    /// The fetches started as held segments (ahead of every request): they occupy the x
+    /// connections until they end, even once a receiver asks for them.
+    held_fetching: BTreeSet<u64>,
     /// Lowest segment any receiver asked for (nothing older is prefetched).
     first_requested: Option<u64>,
     highest_requested: Option<u64>,
 }
 
 impl EdgeNode {
-    pub fn new(mode: HoldMode, context: DecisionContext, stream: StreamInfo, source: LiveSource, mss_bytes: u64) -> EdgeNode {
+    pub fn new(
+        mode: HoldMode,
+        context: DecisionContext,
+        stream: StreamInfo,
+        source: LiveSource,
+        mss_bytes: u64,
+        fetch_rule: FetchRule,
+    ) -> EdgeNode {
         EdgeNode {
             mode,
             context,
             stream,
             source,
             mss_bytes,
+            fetch_rule,
             choice: None,
             cached: BTreeMap::new(),
             fetching: BTreeSet::new(),
+            held_fetching: BTreeSet::new(),
             first_requested: None,
             highest_requested: None,
         }
@@ -134,10 +164,26 @@ impl EdgeNode {
         v
     }
 
-    /// Upstream fetches the edge runs in parallel: x (§III-B "opening x parallel TCP
-    /// connections", Eq. 2's effective throughput th_bh·x), one for hold-0.
+    /// Most upstream fetches the edge runs at once ([`FetchRule`]): x + 1 (the requested segment
+    /// and x held ones), or max(x, 1).
     pub fn upstream_connections(&self) -> u32 {
-        self.x().max(1)
+        match self.fetch_rule {
+            FetchRule::RequestedPlusHeld => self.x() + 1,
+            FetchRule::AtMostX => self.x().max(1),
+        }
+    }
+
+    /// May a fetch of `segment` start now, given the fetches under way?
+    fn may_start(&self, segment: u64) -> bool {
+        match self.fetch_rule {
+            // a miss (asked for, not coming yet) goes at once; a held one needs one of the x
+            FetchRule::RequestedPlusHeld => self.is_asked(segment) || (self.held_fetching.len() as u32) < self.x(),
+            FetchRule::AtMostX => (self.fetching.len() as u32) < self.x().max(1),
+        }
+    }
+
+    fn is_asked(&self, segment: u64) -> bool {
+        self.highest_requested.is_some_and(|h| segment <= h)
     }
 
     /// A receiver asked for `segment`.
@@ -153,6 +199,7 @@ impl EdgeNode {
     /// The last byte of `segment` reached the edge at `now`.
     pub fn on_fetched(&mut self, segment: u64, now: Time) {
         self.fetching.remove(&segment);
+        self.held_fetching.remove(&segment);
         self.cached.insert(segment, now);
     }
 
@@ -165,10 +212,13 @@ impl EdgeNode {
     /// Marks it as being fetched.
     pub fn next_fetch(&mut self, now: Time) -> Option<u64> {
         let k = self.next_candidate()?;
-        if self.source.available_at(k) > now {
+        if self.source.available_at(k) > now || !self.may_start(k) {
             return None;
         }
         self.fetching.insert(k);
+        if !self.is_asked(k) {
+            self.held_fetching.insert(k);
+        }
         Some(k)
     }
 
@@ -199,9 +249,13 @@ mod tests {
     const L: Duration = Duration::from_secs(2);
 
     fn edge(mode: HoldMode) -> EdgeNode {
+        edge_with(mode, FetchRule::RequestedPlusHeld)
+    }
+
+    fn edge_with(mode: HoldMode, rule: FetchRule) -> EdgeNode {
         let stream = StreamInfo { segment_bytes: 3_700_000, segment_length: L, bitrate: Bandwidth::from_mbps(15) };
         let context = DecisionContext { ran_throughput: Bandwidth::from_mbps(56), max_hold: Some(4) };
-        EdgeNode::new(mode, context, stream, LiveSource::new(Time::ZERO, L, 100, 6).unwrap(), 1448)
+        EdgeNode::new(mode, context, stream, LiveSource::new(Time::ZERO, L, 100, 6).unwrap(), 1448, rule)
     }
 
     #[test]
@@ -225,7 +279,7 @@ mod tests {
         let mut e = edge(HoldMode::Forced(3));
         e.decide_hold(Duration::from_millis(300));
         assert_eq!(e.held_view().available_at(10), Time::ZERO + L * 11 + L * 3);
-        assert_eq!(e.upstream_connections(), 3);
+        assert_eq!(e.upstream_connections(), 4);
     }
 
     #[test]
@@ -240,6 +294,45 @@ mod tests {
         assert_eq!(e.next_fetch(now), None);
         e.on_request(11);
         assert_eq!(e.next_fetch(now), Some(13));
+    }
+
+    #[test]
+    fn the_first_request_fetches_the_asked_segment_and_x_held_ones_together_as_in_fig_3() {
+        // Fig. 3 (x = 2): the receiver asks for 14; the edge fetches 14, 15 and 16 at once.
+        let now = Time::from_secs(60); // segments up to 28 published
+        let mut e = edge(HoldMode::Forced(2));
+        e.decide_hold(Duration::from_millis(300));
+        e.on_request(14);
+        let got: Vec<u64> = std::iter::from_fn(|| e.next_fetch(now)).collect();
+        assert_eq!(got, vec![14, 15, 16]);
+        // 15 arrives, the receiver asks for it: one new held fetch (17), 14 and 16 still coming
+        e.on_fetched(15, now);
+        e.on_request(15);
+        assert_eq!(e.next_fetch(now), Some(17));
+        assert_eq!(e.next_fetch(now), None, "16 and 17 are the two held fetches");
+        // Eq. 2 alone: two at a time, the asked segment included
+        let mut e = edge_with(HoldMode::Forced(2), FetchRule::AtMostX);
+        e.decide_hold(Duration::from_millis(300));
+        e.on_request(14);
+        let got: Vec<u64> = std::iter::from_fn(|| e.next_fetch(now)).collect();
+        assert_eq!(got, vec![14, 15]);
+    }
+
+    #[test]
+    fn a_held_fetch_keeps_its_connection_when_the_receiver_asks_for_its_segment() {
+        // x = 1, the edge fell behind: held 21 is still coming when the receiver asks for it, so
+        // 22 waits for 21's connection (Eq. 2: x connections carry the held segments).
+        let now = Time::from_secs(60);
+        let mut e = edge(HoldMode::Forced(1));
+        e.decide_hold(Duration::from_millis(300));
+        e.on_request(20);
+        assert_eq!(e.next_fetch(now), Some(20));
+        assert_eq!(e.next_fetch(now), Some(21));
+        e.on_fetched(20, now);
+        e.on_request(21);
+        assert_eq!(e.next_fetch(now), None, "21 still holds the one held connection");
+        e.on_fetched(21, now);
+        assert_eq!(e.next_fetch(now), Some(22));
     }
 
     #[test]

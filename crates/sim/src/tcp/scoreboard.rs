@@ -180,7 +180,13 @@ impl Scoreboard {
     }
 
     fn index_of(&self, off: u64) -> usize {
-        self.recs.partition_point(|r| r.start < off)
+        // Most look-ups are at the front (RACK's scan resumes at its hint, which a cumulative ACK
+        // moves to SND.UNA, i.e. the first record): answer those without the binary search, whose
+        // probes into a deque of thousands of records were ~9 % of a 50 Mbit/s ETHLE run.
+        match self.recs.front() {
+            Some(first) if first.start >= off => 0,
+            _ => self.recs.partition_point(|r| r.start < off),
+        }
     }
 
     /// Remove every record that ends at or below `una`; `f` sees each removed record and whether
@@ -568,6 +574,20 @@ mod tests {
             });
         }
         b
+    }
+
+    #[test]
+    fn a_record_index_is_the_first_record_at_or_above_the_offset_front_shortcut_or_not() {
+        let mut b = board(10); // records start at 1, 101, ..., 901
+        b.ack_cumulative(301, |_, _| {}); // now 301, 401, ..., 901
+        for off in [0, 1, 300, 301] {
+            assert_eq!(b.index_of(off), 0, "offset {off}");
+        }
+        assert_eq!(b.index_of(302), 1);
+        assert_eq!(b.index_of(401), 1);
+        assert_eq!(b.index_of(901), 6);
+        assert_eq!(b.index_of(902), 7, "past the last record");
+        assert_eq!(Scoreboard::new(100).index_of(5), 0, "empty board");
     }
 
     #[test]

@@ -39,14 +39,14 @@ def run(full: bool = False, out: os.PathLike | str = "studies/ethle", jobs: Opti
                     label="ethle", runner=run_testbed)
     runs = res.table.to_pandas()
     agg = tables.per_scheme(runs)
-    cells = tables.cells(agg)
+    cells = tables.cells(agg, runs)
     cl = claims_mod.claims(cells, scale.session_s)
     figs = [figures.fig9(agg), figures.throughput_figure(cells)]
     t2 = cells[["stream", "location", "e2e_throughput_mbps", "e2e_initial_s", "e2e_buffering_s", "e2e_total_s",
                 "sim_optimal_x", "holdx_throughput_mbps", "holdx_initial_s", "holdx_buffering_s", "holdx_total_s"]
                + [c for c in cells.columns if c.startswith("paper_") and not c.startswith("paper_t3_")]]
     t3 = cells[["stream", "location", "rtt_ms", "measured_rtt_ms", "model_x", "paper_t3_modeled_x", "sim_optimal_x",
-                "paper_t3_actual_x", "model_th_bh_mbps", "paper_t3_modeled_th_mbps", "sim_th_bh_mbps",
+                "sim_optimal_x_per_seed", "sim_optimal_x_all_seeds", "paper_t3_actual_x", "model_th_bh_mbps", "paper_t3_modeled_th_mbps", "sim_th_bh_mbps",
                 "paper_t3_actual_th_mbps", "model_x_buffering_s"]]
     facts = {"runs": len(pts), "ran_now": res.ran, "reused": res.reused, "session_s": scale.session_s,
              "seeds": list(scale.seeds), "wall_s": round(time.time() - t0, 1),
