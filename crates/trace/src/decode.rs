@@ -63,6 +63,26 @@ pub struct TcpPacket<'a> {
     pub payload: &'a [u8],
 }
 
+impl Default for TcpPacket<'_> {
+    /// All zero, no options, empty payload: the slot [`decode_into`] fills.
+    fn default() -> Self {
+        TcpPacket {
+            src: 0,
+            dst: 0,
+            v6: false,
+            sport: 0,
+            dport: 0,
+            seq: 0,
+            ack: 0,
+            flags: 0,
+            window: 0,
+            opts: TcpOptions::default(),
+            payload_len: 0,
+            payload: &[],
+        }
+    }
+}
+
 /// Why a record did not yield a TCP segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Skip {
@@ -91,22 +111,36 @@ fn be32(b: &[u8], o: usize) -> u32 {
     u32::from_be_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
 
-/// Decode a captured record of the given link type down to TCP.
+/// Decode a captured record of the given link type down to TCP (options parsed).
 #[inline]
 pub fn decode(linktype: u32, data: &[u8]) -> Result<TcpPacket<'_>, Skip> {
-    decode_inner(linktype, data, true).map(|(p, _)| p)
+    let mut p = TcpPacket::default();
+    let raw_opts = decode_into(linktype, data, &mut p)?;
+    parse_options(raw_opts, &mut p.opts);
+    Ok(p)
 }
 
-/// Like [`decode`] but leaves `opts` empty and returns the raw TCP option bytes instead, so
-/// that option parsing can happen on another thread ([`parse_options`] then fills `opts`).
+/// Decode a captured record into `out`, the caller's packet, and return the raw TCP option
+/// bytes; `out.opts` is left empty ([`parse_options`] fills it, when and where the caller wants).
+///
+/// Why in place: returning the ~130-byte packet by value through link → IP → TCP made the
+/// compiler assemble it from narrow stores and copy it with wide loads at every level, and
+/// those copies (store-forwarding stalls) were the hottest instructions of the analysis loop
+/// (issue 16). On `Err` the fields of `out` are unspecified.
 #[inline]
-pub fn decode_deferred(linktype: u32, data: &[u8]) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
-    decode_inner(linktype, data, false)
+pub fn decode_into<'a>(linktype: u32, data: &'a [u8], out: &mut TcpPacket<'a>) -> Result<&'a [u8], Skip> {
+    let (ethertype, off) = link(linktype, data)?;
+    match ethertype {
+        0x0800 => ipv4(&data[off..], out),
+        0x86dd => ipv6(&data[off..], out),
+        _ => Err(Skip::NotIp),
+    }
 }
 
+/// The ethertype carried by a record of `linktype` and the offset of its network header.
 #[inline]
-fn decode_inner(linktype: u32, data: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
-    let (ethertype, off) = match linktype {
+fn link(linktype: u32, data: &[u8]) -> Result<(u16, usize), Skip> {
+    Ok(match linktype {
         LINKTYPE_ETHERNET => {
             if data.len() < 14 {
                 return Err(Skip::Truncated);
@@ -158,12 +192,7 @@ fn decode_inner(linktype: u32, data: &[u8], parse: bool) -> Result<(TcpPacket<'_
             }
         }
         _ => return Err(Skip::UnknownLink),
-    };
-    match ethertype {
-        0x0800 => ipv4(&data[off..], parse),
-        0x86dd => ipv6(&data[off..], parse),
-        _ => Err(Skip::NotIp),
-    }
+    })
 }
 
 /// Walk an MPLS label stack starting at `off` (RFC 3032 §2.1: label 20 bits, TC 3, S 1, TTL 8)
@@ -193,13 +222,16 @@ fn v4_mapped(a: u32) -> u128 {
     0xffff_0000_0000u128 | a as u128
 }
 
-/// Decode an IPv4 packet down to TCP.
+/// Decode an IPv4 packet down to TCP (options parsed).
 pub fn decode_ipv4(b: &[u8]) -> Result<TcpPacket<'_>, Skip> {
-    ipv4(b, true).map(|(p, _)| p)
+    let mut p = TcpPacket::default();
+    let raw_opts = ipv4(b, &mut p)?;
+    parse_options(raw_opts, &mut p.opts);
+    Ok(p)
 }
 
 #[inline]
-fn ipv4(b: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
+fn ipv4<'a>(b: &'a [u8], out: &mut TcpPacket<'a>) -> Result<&'a [u8], Skip> {
     if b.len() < 20 {
         return Err(Skip::Truncated);
     }
@@ -223,17 +255,21 @@ fn ipv4(b: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
     if b[9] != 6 {
         return Err(Skip::NotTcp);
     }
-    let src = v4_mapped(be32(b, 12));
-    let dst = v4_mapped(be32(b, 16));
-    tcp(&b[ihl..], total - ihl, src, dst, false, parse)
+    out.src = v4_mapped(be32(b, 12));
+    out.dst = v4_mapped(be32(b, 16));
+    out.v6 = false;
+    tcp(&b[ihl..], total - ihl, out)
 }
 
-/// Decode an IPv6 packet down to TCP, walking extension headers.
+/// Decode an IPv6 packet down to TCP, walking extension headers (options parsed).
 pub fn decode_ipv6(b: &[u8]) -> Result<TcpPacket<'_>, Skip> {
-    ipv6(b, true).map(|(p, _)| p)
+    let mut p = TcpPacket::default();
+    let raw_opts = ipv6(b, &mut p)?;
+    parse_options(raw_opts, &mut p.opts);
+    Ok(p)
 }
 
-fn ipv6(b: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
+fn ipv6<'a>(b: &'a [u8], out: &mut TcpPacket<'a>) -> Result<&'a [u8], Skip> {
     if b.len() < 40 {
         return Err(Skip::Truncated);
     }
@@ -280,16 +316,25 @@ fn ipv6(b: &[u8], parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
     if b.len() < off {
         return Err(Skip::Truncated);
     }
-    tcp(&b[off..], remaining, src, dst, true, parse)
+    out.src = src;
+    out.dst = dst;
+    out.v6 = true;
+    tcp(&b[off..], remaining, out)
 }
 
-/// Decode a TCP header; `seg_len` is the TCP segment length (header + payload) on the wire.
+/// Decode a TCP header; `seg_len` is the TCP segment length (header + payload) on the wire
+/// (options parsed).
 pub fn decode_tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool) -> Result<TcpPacket<'_>, Skip> {
-    tcp(b, seg_len, src, dst, v6, true).map(|(p, _)| p)
+    let mut p = TcpPacket { src, dst, v6, ..TcpPacket::default() };
+    let raw_opts = tcp(b, seg_len, &mut p)?;
+    parse_options(raw_opts, &mut p.opts);
+    Ok(p)
 }
 
+/// Fill the TCP fields of `out` (its addresses are the caller's) and return the raw options;
+/// `seg_len` is the TCP segment length (header + payload) on the wire.
 #[inline]
-fn tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool, parse: bool) -> Result<(TcpPacket<'_>, &[u8]), Skip> {
+fn tcp<'a>(b: &'a [u8], seg_len: usize, out: &mut TcpPacket<'a>) -> Result<&'a [u8], Skip> {
     if b.len() < 20 {
         return Err(Skip::Truncated);
     }
@@ -300,28 +345,16 @@ fn tcp(b: &[u8], seg_len: usize, src: u128, dst: u128, v6: bool, parse: bool) ->
     if b.len() < doff {
         return Err(Skip::Truncated);
     }
-    let mut opts = TcpOptions::default();
-    let raw_opts = &b[20..doff];
-    if parse {
-        parse_options(raw_opts, &mut opts);
-    }
-    let payload_len = (seg_len - doff) as u32;
-    let cap_end = b.len().min(seg_len);
-    let p = TcpPacket {
-        src,
-        dst,
-        v6,
-        sport: be16(b, 0),
-        dport: be16(b, 2),
-        seq: be32(b, 4),
-        ack: be32(b, 8),
-        flags: b[13],
-        window: be16(b, 14),
-        opts,
-        payload_len,
-        payload: &b[doff..cap_end],
-    };
-    Ok((p, raw_opts))
+    out.sport = be16(b, 0);
+    out.dport = be16(b, 2);
+    out.seq = be32(b, 4);
+    out.ack = be32(b, 8);
+    out.flags = b[13];
+    out.window = be16(b, 14);
+    out.opts = TcpOptions::default();
+    out.payload_len = (seg_len - doff) as u32;
+    out.payload = &b[doff..b.len().min(seg_len)];
+    Ok(&b[20..doff])
 }
 
 /// Parse TCP options (kind, length, value); malformed option lists end parsing quietly, as a
@@ -377,5 +410,67 @@ pub fn parse_addr(s: &str) -> Option<u128> {
     match s.parse::<std::net::IpAddr>().ok()? {
         std::net::IpAddr::V4(a) => Some(v4_mapped(u32::from(a))),
         std::net::IpAddr::V6(a) => Some(u128::from(a)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{Conn, Link, Seg};
+
+    /// A frame of `conn`'s link type carrying `s`.
+    fn frame(v6: bool, s: Seg) -> Vec<u8> {
+        Conn::with(Link::Ethernet, v6, 80).frame(&s)
+    }
+
+    fn syn_with_every_option() -> Seg {
+        Seg {
+            seq: 7,
+            flags: flags::SYN,
+            window: 1000,
+            mss: Some(1460),
+            wscale: Some(7),
+            sack_perm: true,
+            ts: Some((11, 22)),
+            sack: vec![(100, 200)],
+            payload: vec![1, 2, 3],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn decoding_into_a_used_slot_keeps_nothing_of_the_previous_packet() {
+        let first = frame(true, syn_with_every_option());
+        let second = frame(false, Seg { from_server: true, seq: 9, ack: 8, flags: flags::ACK, window: 5, ..Default::default() });
+        let mut slot = TcpPacket::default();
+        let opts = decode_into(LINKTYPE_ETHERNET, &first, &mut slot).expect("first decodes");
+        parse_options(opts, &mut slot.opts);
+        assert_eq!(slot.opts.mss, 1460, "the first packet's options were parsed into the slot");
+        decode_into(LINKTYPE_ETHERNET, &second, &mut slot).expect("second decodes");
+        let fresh = decode(LINKTYPE_ETHERNET, &second).expect("second decodes alone");
+        assert_eq!(format!("{slot:?}"), format!("{fresh:?}"), "a reused slot equals a fresh decode");
+        assert!(!slot.v6 && slot.opts == TcpOptions::default() && slot.payload.is_empty());
+    }
+
+    #[test]
+    fn decode_into_returns_the_raw_options_and_leaves_them_unparsed() {
+        let f = frame(false, syn_with_every_option());
+        let mut p = TcpPacket::default();
+        let raw = decode_into(LINKTYPE_ETHERNET, &f, &mut p).expect("decodes");
+        assert_eq!(p.opts, TcpOptions::default(), "options are the caller's to parse");
+        let mut parsed = TcpOptions::default();
+        parse_options(raw, &mut parsed);
+        assert_eq!(parsed, decode(LINKTYPE_ETHERNET, &f).expect("decodes").opts);
+        assert_eq!((parsed.mss, parsed.wscale, parsed.ts, parsed.sack_blocks()), (1460, Some(7), Some((11, 22)), &[(100, 200)][..]));
+        assert_eq!((p.seq, p.window, p.payload, p.payload_len), (7, 1000, &[1u8, 2, 3][..], 3));
+    }
+
+    #[test]
+    fn a_record_that_is_not_tcp_is_skipped_with_its_reason() {
+        let mut f = frame(false, syn_with_every_option());
+        f[14 + 9] = 17; // IPv4 protocol: UDP
+        assert_eq!(decode_into(LINKTYPE_ETHERNET, &f, &mut TcpPacket::default()), Err(Skip::NotTcp));
+        assert_eq!(decode_into(LINKTYPE_ETHERNET, &f[..20], &mut TcpPacket::default()), Err(Skip::Truncated));
+        assert_eq!(decode_into(999, &f, &mut TcpPacket::default()), Err(Skip::UnknownLink));
     }
 }

@@ -11,7 +11,8 @@
 //! It also computes the metrics of seed 003 (Trickle): retransmission rate, micro-bursts (≥ 4
 //! data packets ≤ 1 ms apart, Blanton et al.), srtt at the end of the connection, goodput.
 //!
-//! Pipeline: [`reader`] (pcap/pcapng, gzip/zstd; zero-copy records) → [`dedup`] (span-port
+//! Pipeline: [`reader`] (pcap/pcapng, gzip/zstd; zero-copy records) → `segments` (the loop head
+//! every driver shares) → [`dedup`] (span-port
 //! copies dropped) → [`decode`] (link, IP,
 //! TCP + options) → [`shard`] (flows hashed to worker threads) → [`flow`] (per-flow state:
 //! [`rtt`] RFC 6298 emulation, [`stall`] classification, [`retrans`] timeout-retransmission
@@ -36,6 +37,7 @@ pub mod reader;
 pub mod retrans;
 pub mod rtmp;
 pub mod rtt;
+mod segments;
 pub mod shard;
 pub mod stall;
 pub mod tlp;

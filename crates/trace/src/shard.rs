@@ -14,13 +14,14 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
+use std::ops::ControlFlow;
 use std::sync::mpsc;
 
-use crate::decode::{self, Skip, TcpPacket};
-use crate::dedup::DuplicateFilter;
+use crate::decode::{self, TcpPacket};
 use crate::flow::{Flow, FlowKey, FlowOut};
-use crate::output::{self, Analysis, DecodeStats};
-use crate::reader::{ReadStats, Reader, Warning};
+use crate::output::{self, Analysis};
+use crate::reader::{Reader, Warning};
+use crate::segments::{for_each_segment, ReadTotals};
 use crate::{AnalyzeOptions, Progress, TraceError};
 
 const CLOSE_LINGER_NS: u64 = 30_000_000_000;
@@ -173,18 +174,6 @@ impl FlowTable {
     }
 }
 
-#[inline]
-fn count_skip(s: Skip, d: &mut DecodeStats) {
-    match s {
-        Skip::UnknownLink => d.unknown_link += 1,
-        Skip::NotIp => d.not_ip += 1,
-        Skip::NotTcp => d.not_tcp += 1,
-        Skip::Fragment => d.fragments += 1,
-        Skip::Truncated => d.truncated += 1,
-        Skip::BadHeader => d.bad_header += 1,
-    }
-}
-
 /// A decoded header on its way to a worker; its raw TCP options (`olen` bytes) and captured
 /// payload (`plen` bytes) follow each other in the batch arena from `poff`.
 struct Item {
@@ -204,15 +193,6 @@ struct Batch {
 /// Run the analysis over readers (one after the other).
 pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(dyn Fn(Progress) + Sync)) -> Result<Analysis, TraceError> {
     let threads = if opts.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { opts.threads };
-    let mut dstats = DecodeStats::default();
-    let mut rstats = ReadStats::default();
-    let mut warnings: Vec<Warning> = Vec::new();
-    let files = readers.len();
-    let mut packets: u64 = 0;
-    let mut last_ts: u64 = 0;
-    // Span-port / merge copies are dropped before anything counts them (`dedup`).
-    let mut dedup = DuplicateFilter::default();
-
     // Every thread scans the whole input when it can be read again without a copy (mapped
     // files, slices): see `scan`.
     let replicas = if threads > 1 { replicate(&readers, threads) } else { None };
@@ -220,128 +200,99 @@ pub(crate) fn run(readers: Vec<Reader<'_>>, opts: &AnalyzeOptions, progress: &(d
         drop(readers);
         return run_scanning(sets, opts, progress);
     }
-    let flows = if threads <= 1 {
+    let (flows, read) = if threads <= 1 {
         let s = scan(readers, opts, None, Some(progress))?;
-        (dstats, rstats, warnings, packets) = (s.dstats, s.rstats, s.warnings, s.packets);
-        s.flows
+        (s.flows, s.read)
     } else {
-        let workers = (threads - 1).max(1);
-        let copy_payload = opts.app_parse;
-        std::thread::scope(|scope| -> Result<Vec<FlowOut>, TraceError> {
-            let mut txs = Vec::with_capacity(workers);
-            let mut recycle_rx = Vec::with_capacity(workers);
-            let mut handles = Vec::with_capacity(workers);
-            for _ in 0..workers {
-                let (tx, rx) = mpsc::sync_channel::<Batch>(8);
-                let (rtx, rrx) = mpsc::channel::<Batch>();
-                txs.push(tx);
-                recycle_rx.push(rrx);
-                let b = std::thread::Builder::new().name("trace-worker".into());
-                handles.push(
-                    b.spawn_scoped(scope, move || {
-                        let mut table = FlowTable::new(opts);
-                        for mut b in rx {
-                            for it in &b.items {
-                                let mut p = it.pkt;
-                                let o = it.poff as usize;
-                                let po = o + it.olen as usize;
-                                decode::parse_options(&b.arena[o..po], &mut p.opts);
-                                let payload: &[u8] = &b.arena[po..po + it.plen as usize];
-                                p.payload = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
-                                // SAFETY: `p` does not outlive this iteration; the arena is alive
-                                // and unmodified until the batch is cleared below.
-                                table.process(&p, it.ts);
-                            }
-                            b.items.clear();
-                            b.arena.clear();
-                            let _ = rtx.send(b);
-                        }
-                        table.finish()
-                    })
-                    .expect("spawn analysis worker"),
-                );
-            }
-            let hasher = Hasher::default();
-            let mut batches: Vec<Batch> = (0..workers).map(|_| Batch::default()).collect();
-            let read_result = (|| -> Result<(), TraceError> {
-                for (fi, mut r) in readers.into_iter().enumerate() {
-                    let mut next_report = 0u64;
-                    while let Some(raw) = r.next_packet()? {
-                        packets += 1;
-                        if raw.ts_ns < last_ts {
-                            dstats.ts_backwards += 1;
-                        }
-                        last_ts = last_ts.max(raw.ts_ns);
-                        if dedup.is_duplicate(raw.ts_ns, raw.data, raw.orig_len) {
-                            dstats.duplicates += 1;
-                            continue;
-                        }
-                        // Options are parsed by the worker: the reading thread is the bottleneck.
-                        match decode::decode_deferred(raw.linktype, raw.data) {
-                            Ok((p, raw_opts)) => {
-                                dstats.tcp += 1;
-                                let w = if workers == 1 { 0 } else { (hasher.hash_one(FlowKey::of(&p)) % workers as u64) as usize };
-                                let b = &mut batches[w];
-                                let poff = b.arena.len() as u32;
-                                b.arena.extend_from_slice(raw_opts);
-                                let plen = if copy_payload { p.payload.len() as u32 } else { 0 };
-                                if copy_payload {
-                                    b.arena.extend_from_slice(p.payload);
-                                }
-                                let pk = detach(p);
-                                b.items.push(Item { ts: raw.ts_ns, pkt: pk, poff, olen: raw_opts.len() as u16, plen });
-                                if b.items.len() >= BATCH {
-                                    let fresh = recycle_rx[w].try_recv().unwrap_or_default();
-                                    let full = std::mem::replace(b, fresh);
-                                    if txs[w].send(full).is_err() {
-                                        break;
-                                    }
-                                }
-                            }
-                            Err(s) => count_skip(s, &mut dstats),
-                        }
-                        if packets & 0xffff == 0 {
-                            let (done, total) = r.progress();
-                            if done >= next_report {
-                                next_report = done + (64 << 20);
-                                progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
-                            }
-                        }
-                    }
-                    let (done, total) = r.progress();
-                    progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
-                    file_damage_warning(&r, &mut warnings);
-                    merge_read(&mut rstats, &r.stats);
-                    warnings.append(&mut r.warnings);
-                }
-                Ok(())
-            })();
-            for (w, b) in batches.into_iter().enumerate() {
-                if !b.items.is_empty() {
-                    let _ = txs[w].send(b);
-                }
-            }
-            drop(txs);
-            let mut all = Vec::new();
-            for h in handles {
-                all.extend(h.join().expect("analysis worker panicked"));
-            }
-            read_result?;
-            Ok(all)
-        })?
+        run_pipelined(readers, threads, opts, progress)?
     };
-    finish_run(flows, opts, rstats, dstats, warnings, packets)
+    finish_run(flows, opts, read)
+}
+
+/// Parallel analysis of input that can be read only once (a compressed stream): the calling
+/// thread reads and decodes, `threads − 1` workers (at least one) own the shards and receive
+/// the segments in batches.
+fn run_pipelined(
+    readers: Vec<Reader<'_>>,
+    threads: usize,
+    opts: &AnalyzeOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(Vec<FlowOut>, ReadTotals), TraceError> {
+    let workers = (threads - 1).max(1);
+    let copy_payload = opts.app_parse;
+    std::thread::scope(|scope| {
+        let mut txs = Vec::with_capacity(workers);
+        let mut recycle_rx = Vec::with_capacity(workers);
+        let mut handles = Vec::with_capacity(workers);
+        for _ in 0..workers {
+            let (tx, rx) = mpsc::sync_channel::<Batch>(8);
+            let (rtx, rrx) = mpsc::channel::<Batch>();
+            txs.push(tx);
+            recycle_rx.push(rrx);
+            let b = std::thread::Builder::new().name("trace-worker".into());
+            handles.push(
+                b.spawn_scoped(scope, move || {
+                    let mut table = FlowTable::new(opts);
+                    for mut b in rx {
+                        for it in &b.items {
+                            let mut p = it.pkt;
+                            let o = it.poff as usize;
+                            let po = o + it.olen as usize;
+                            decode::parse_options(&b.arena[o..po], &mut p.opts);
+                            let payload: &[u8] = &b.arena[po..po + it.plen as usize];
+                            p.payload = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(payload) };
+                            // SAFETY: `p` does not outlive this iteration; the arena is alive
+                            // and unmodified until the batch is cleared below.
+                            table.process(&p, it.ts);
+                        }
+                        b.items.clear();
+                        b.arena.clear();
+                        let _ = rtx.send(b);
+                    }
+                    table.finish()
+                })
+                .expect("spawn analysis worker"),
+            );
+        }
+        let hasher = Hasher::default();
+        let mut batches: Vec<Batch> = (0..workers).map(|_| Batch::default()).collect();
+        // Options are parsed by the worker: the reading thread is the bottleneck.
+        let read = for_each_segment(readers, Some(progress), |p, raw_opts, ts| {
+            let w = if workers == 1 { 0 } else { (hasher.hash_one(FlowKey::of(p)) % workers as u64) as usize };
+            let b = &mut batches[w];
+            let poff = b.arena.len() as u32;
+            b.arena.extend_from_slice(raw_opts);
+            let plen = if copy_payload { p.payload.len() as u32 } else { 0 };
+            if copy_payload {
+                b.arena.extend_from_slice(p.payload);
+            }
+            b.items.push(Item { ts, pkt: detach(p), poff, olen: raw_opts.len() as u16, plen });
+            if b.items.len() >= BATCH {
+                let fresh = recycle_rx[w].try_recv().unwrap_or_default();
+                let full = std::mem::replace(b, fresh);
+                if txs[w].send(full).is_err() {
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        for (w, b) in batches.into_iter().enumerate() {
+            if !b.items.is_empty() {
+                let _ = txs[w].send(b);
+            }
+        }
+        drop(txs);
+        let mut all = Vec::new();
+        for h in handles {
+            all.extend(h.join().expect("analysis worker panicked"));
+        }
+        Ok((all, read?))
+    })
 }
 
 /// The analysis's tables from the flows and the reading statistics.
-fn finish_run(
-    flows: Vec<FlowOut>,
-    opts: &AnalyzeOptions,
-    rstats: ReadStats,
-    mut dstats: DecodeStats,
-    mut warnings: Vec<Warning>,
-    packets: u64,
-) -> Result<Analysis, TraceError> {
+fn finish_run(flows: Vec<FlowOut>, opts: &AnalyzeOptions, read: ReadTotals) -> Result<Analysis, TraceError> {
+    let ReadTotals { mut dstats, rstats, mut warnings, packets } = read;
     dstats.packets = packets;
     // Records that were read but could not be decoded down to TCP: one warning per kind.
     for (n, what) in [
@@ -359,10 +310,7 @@ fn finish_run(
 /// What one scan of the input produced.
 struct Scanned {
     flows: Vec<FlowOut>,
-    dstats: DecodeStats,
-    rstats: ReadStats,
-    warnings: Vec<Warning>,
-    packets: u64,
+    read: ReadTotals,
 }
 
 /// One pass over every reader: dedup, decode and hand each segment to a flow table. With
@@ -375,62 +323,21 @@ fn scan(
     shard: Option<(usize, usize)>,
     progress: Option<&(dyn Fn(Progress) + Sync)>,
 ) -> Result<Scanned, TraceError> {
-    let mut dstats = DecodeStats::default();
-    let mut rstats = ReadStats::default();
-    let mut warnings: Vec<Warning> = Vec::new();
-    let files = readers.len();
-    let mut packets: u64 = 0;
-    let mut last_ts: u64 = 0;
-    // Span-port / merge copies are dropped before anything counts them (`dedup`).
-    let mut dedup = DuplicateFilter::default();
     let hasher = Hasher::default();
     let mut table = FlowTable::new(opts);
-    for (fi, mut r) in readers.into_iter().enumerate() {
-        let mut next_report = 0u64;
-        while let Some(raw) = r.next_packet()? {
-            packets += 1;
-            if raw.ts_ns < last_ts {
-                dstats.ts_backwards += 1;
-            }
-            last_ts = last_ts.max(raw.ts_ns);
-            if dedup.is_duplicate(raw.ts_ns, raw.data, raw.orig_len) {
-                dstats.duplicates += 1;
-                continue;
-            }
-            // Options are parsed only for the segments this shard analyses.
-            match decode::decode_deferred(raw.linktype, raw.data) {
-                Ok((mut p, raw_opts)) => {
-                    dstats.tcp += 1;
-                    let mine = match shard {
-                        None => true,
-                        Some((w, n)) => (hasher.hash_one(FlowKey::of(&p)) % n as u64) as usize == w,
-                    };
-                    if mine {
-                        decode::parse_options(raw_opts, &mut p.opts);
-                        table.process(&p, raw.ts_ns);
-                    }
-                }
-                Err(s) => count_skip(s, &mut dstats),
-            }
-            if let Some(progress) = progress {
-                if packets & 0xffff == 0 {
-                    let (done, total) = r.progress();
-                    if done >= next_report {
-                        next_report = done + (64 << 20);
-                        progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
-                    }
-                }
-            }
+    let read = for_each_segment(readers, progress, |p, raw_opts, ts| {
+        let mine = match shard {
+            None => true,
+            Some((w, n)) => (hasher.hash_one(FlowKey::of(p)) % n as u64) as usize == w,
+        };
+        // Options are parsed only for the segments this shard analyses.
+        if mine {
+            decode::parse_options(raw_opts, &mut p.opts);
+            table.process(p, ts);
         }
-        if let Some(progress) = progress {
-            let (done, total) = r.progress();
-            progress(Progress { file_index: fi, files, bytes_done: done, bytes_total: total, packets });
-        }
-        file_damage_warning(&r, &mut warnings);
-        merge_read(&mut rstats, &r.stats);
-        warnings.append(&mut r.warnings);
-    }
-    Ok(Scanned { flows: table.finish(), dstats, rstats, warnings, packets })
+        ControlFlow::Continue(())
+    })?;
+    Ok(Scanned { flows: table.finish(), read })
 }
 
 /// `n` independent readers per input, or `None` if some input cannot be re-read without a copy.
@@ -474,13 +381,13 @@ fn run_scanning(sets: Vec<Vec<Reader<'_>>>, opts: &AnalyzeOptions, progress: &(d
     for r in results {
         flows.extend(r?.flows);
     }
-    finish_run(flows, opts, head.rstats, head.dstats, head.warnings, head.packets)
+    finish_run(flows, opts, head.read)
 }
 
 /// Drop the payload borrow so the header can travel to a worker (the payload goes separately
 /// through the batch arena).
 #[inline]
-fn detach(p: TcpPacket<'_>) -> TcpPacket<'static> {
+fn detach(p: &TcpPacket<'_>) -> TcpPacket<'static> {
     TcpPacket {
         src: p.src,
         dst: p.dst,
@@ -495,32 +402,4 @@ fn detach(p: TcpPacket<'_>) -> TcpPacket<'static> {
         payload_len: p.payload_len,
         payload: &[],
     }
-}
-
-/// One line per damaged file with its totals (the per-record warnings stop after 20).
-fn file_damage_warning(r: &Reader<'_>, warnings: &mut Vec<Warning>) {
-    let s = &r.stats;
-    if s.damaged() {
-        warnings.push(Warning {
-            file: r.name().to_string(),
-            offset: 0,
-            message: format!(
-                "damaged input: {} bytes skipped ({} corrupt and {} truncated records); {} records read",
-                s.skipped_bytes, s.corrupt_records, s.truncated_records, s.records
-            ),
-        });
-    }
-}
-
-fn merge_read(a: &mut ReadStats, b: &ReadStats) {
-    a.records += b.records;
-    a.bytes += b.bytes;
-    a.truncated_records += b.truncated_records;
-    a.corrupt_records += b.corrupt_records;
-    a.unknown_blocks += b.unknown_blocks;
-    a.resync_skipped_bytes += b.resync_skipped_bytes;
-    a.skipped_bytes += b.skipped_bytes;
-    a.unknown_block_bytes += b.unknown_block_bytes;
-    a.record_bytes += b.record_bytes;
-    a.meta_bytes += b.meta_bytes;
 }

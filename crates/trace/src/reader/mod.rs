@@ -296,7 +296,13 @@ impl<'a> Reader<'a> {
                 r.name = self.name.clone();
                 r
             })),
-            Source::Mapped { .. } => self.path.as_deref().map(open_path),
+            // The same mapping: its pages are populated and released once for all readers.
+            Source::Mapped { ref map, .. } => {
+                Some(Reader::new(Source::Mapped { map: map.share(), pos: 0 }, self.name.clone()).map(|mut r| {
+                    r.path = self.path.clone();
+                    r
+                }))
+            }
             Source::Stream { .. } => None,
         }
     }
