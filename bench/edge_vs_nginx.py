@@ -21,36 +21,16 @@ import argparse
 import collections
 import concurrent.futures
 import os
-import re
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_up(url: str, deadline_s: float = 15) -> None:
-    end = time.time() + deadline_s
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return
-        except OSError:
-            if time.time() > end:
-                raise SystemExit(f"{url} did not come up")
-            time.sleep(0.1)
-
+sys.path.insert(0, str(Path(__file__).parent))
+from nginx_wrk import (WRK_CONNECTIONS, WRK_THREADS, free_port, release_binary,  # noqa: E402
+                       require_nginx_and_wrk, scratch_site, start_nginx, stop, wait_up, wrk)
 
 def fetch(url: str) -> tuple[int, float]:
     t0 = time.perf_counter()
@@ -69,34 +49,16 @@ def cold_burst(base: str, path: str, receivers: int) -> float:
     return elapsed
 
 
-def wrk(url: str, seconds: int) -> dict:
-    out = subprocess.run(["wrk", "-t2", "-c64", f"-d{seconds}s", "--latency", url],
-                         capture_output=True, text=True, check=True).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    transfer = re.search(r"Transfer/sec:\s+([\d.]+)(\w+)", out)
-    scale = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30}[transfer.group(2)]
-    gbps = float(transfer.group(1)) * scale * 8 / 1e9
-    p99 = re.search(r"99%\s+([\d.]+)(\w+)", out)
-    unit = {"us": 1e-3, "ms": 1.0, "s": 1e3}[p99.group(2)]
-    return {"rps": rps, "gbps": gbps, "p99_ms": float(p99.group(1)) * unit}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--receivers", type=int, default=200)
     ap.add_argument("--segment-kib", type=int, default=1024)
     ap.add_argument("--seconds", type=int, default=5)
     args = ap.parse_args()
-    for tool in ("nginx", "wrk"):
-        if not shutil.which(tool) and not Path(f"/usr/sbin/{tool}").exists():
-            raise SystemExit(f"{tool} not found: apt-get install -y nginx wrk")
-    edge_bin = os.environ.get("TCPVIDEO_EDGE_BIN", str(ROOT / "target/release/tcpvideo-edge"))
-    if not os.access(edge_bin, os.X_OK):
-        raise SystemExit("tcpvideo-edge not built: cargo build -p tcpvideo-edge --release")
+    require_nginx_and_wrk()
+    edge_bin = release_binary("tcpvideo-edge", "TCPVIDEO_EDGE_BIN")
 
-    work = Path(tempfile.mkdtemp(prefix="edge_vs_nginx_"))
-    live = work / "www/live"
-    live.mkdir(parents=True)
+    work, live = scratch_site("edge_vs_nginx_")
     segments = 6
     body = os.urandom(args.segment_kib * 1024)
     for n in range(segments):
@@ -106,16 +68,7 @@ def main() -> None:
         + "".join(f"#EXTINF:2.000,\nseg{n}.ts\n" for n in range(segments)))
     origin_port, nginx_port, edge_port = free_port(), free_port(), free_port()
     (work / "cache").mkdir()
-    conf = work / "nginx.conf"
-    # As root, nginx's workers would switch to an unprivileged user that cannot read the temp dir.
-    user_line = "user root;" if os.geteuid() == 0 else ""
-    conf.write_text(f"""
-{user_line}
-worker_processes 2;
-pid {work}/nginx.pid;
-error_log {work}/error.log;
-events {{ worker_connections 4096; }}
-http {{
+    nginx = start_nginx(work, f"""\
   access_log off;
   log_format plain '$request_uri';
   proxy_cache_path {work}/cache keys_zone=segments:10m max_size=1g;
@@ -136,9 +89,7 @@ http {{
       proxy_set_header Connection "";
     }}
   }}
-}}
 """)
-    nginx = subprocess.Popen(["nginx", "-c", str(conf), "-g", "daemon off;"])
     edge = subprocess.Popen([edge_bin, "--upstream", f"http://127.0.0.1:{origin_port}",
                              "--listen", f"127.0.0.1:{edge_port}", "--log-format", "json"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -156,17 +107,14 @@ http {{
             cold[name] = (counts[path], elapsed)
         warm = {name: wrk(base + "/live/seg0.ts", args.seconds) for name, base in peers.items()}
     finally:
-        edge.terminate()
-        nginx.terminate()
-        edge.wait(timeout=15)
-        nginx.wait(timeout=15)
+        stop(edge, nginx)
         shutil.rmtree(work, ignore_errors=True)
 
     print(f"cold: {args.receivers} receivers at once, one {args.segment_kib} KiB segment, loopback")
     for name, (fetches, elapsed) in cold.items():
         print(f"  {name:5s}  upstream fetches {fetches}   last receiver done after {elapsed * 1000:7.1f} ms")
     print(f"  ratio edge/nginx time to last receiver: {cold['edge'][1] / cold['nginx'][1]:.2f}")
-    print(f"warm: wrk -t2 -c64 -d{args.seconds}s on a cached segment")
+    print(f"warm: wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS} -d{args.seconds}s on a cached segment")
     for name, w in warm.items():
         print(f"  {name:5s}  {w['rps']:9.0f} req/s  {w['gbps']:6.2f} Gbit/s  p99 {w['p99_ms']:7.2f} ms")
     e, n = warm["edge"], warm["nginx"]

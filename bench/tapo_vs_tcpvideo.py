@@ -14,6 +14,11 @@ Usage::
 
     python bench/tapo_vs_tcpvideo.py --tapo /work/peers/tapo/tapo CAPTURE.pcap --server 10.0.0.1 --port 80
 
+Real Linux captures with losses (root; docs/studies/crowdlive.md "Real lossy captures")::
+
+    python -m tcpvideo.linux_scenarios generate OUT --only bulk_loss concurrent
+    python bench/tapo_vs_tcpvideo.py --tapo /work/peers/tapo/tapo OUT/bulk_loss.pcap OUT/concurrent.pcap --server 10.201.0.1 --port 5201 --stall-floor-ms 10
+
 TAPO prints, per flow, ``name: CLIENT_IP.PORT``, ``#(stalls): N`` and one line per stall whose
 first word is its class (``parser/rules.txt``: 14 classes). A TAPO crash (it segfaults on some
 captures) is reported with the flows it finished.

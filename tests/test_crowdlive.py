@@ -104,3 +104,37 @@ def test_an_encoder_pause_is_a_normal_upload_stall_and_a_fin_end_leaves_no_keepa
 def test_an_unknown_publisher_end_is_refused_naming_the_key(tmp_path):
     with pytest.raises(Exception, match=r"crowd\.end"):
         tcpvideo.simulate(_one_publisher("vanish", []), out=tmp_path)
+
+
+def test_upload_stall_time_by_class_counts_only_the_stalls_inside_the_fct(tmp_path):
+    # Seed 000 §1.2: an upload's FCT ends at its last data byte, and §2.1's class shares are of
+    # the stall time in the FCT: a silent publisher's keep-alive gaps before the idle close are
+    # outside it, counted apart.
+    tcpvideo.simulate(_one_publisher("silence", [{"at": "3s", "duration": "1.5s"}]), out=tmp_path)
+    s = tcpvideo.analyze(tmp_path / "fe.pcap").summary
+    up = s["upload"]
+    by_class = up["stall_types_by_time"]
+    assert up["stalls_outside_fct"] >= 1 and up["stall_time_outside_fct_s"] >= 4.0
+    assert by_class["keep_alive"]["time_s"] == 0.0
+    assert by_class["normal"]["time_s"] > 1.0  # the encoder pause
+    assert abs(sum(v["time_s"] for v in by_class.values()) - up["stall_time_s"]) < 1e-6
+
+
+def test_one_connection_per_frame_type_carries_only_its_type(tmp_path):
+    sc = scenario(publishers=1, subscribers=2, duration_s=12.0, seed=4, loss_p=0.0, reorder_p=0.0,
+                  pause_every_s=0.0, per_type_connections=True)
+    names = [f["name"] for f in sc["flow"]]
+    assert len(names) == 9 and names[:3] == ["pub0_I", "pub0_P", "pub0_V"]
+    tcpvideo.simulate(sc, out=tmp_path)
+    p = pd.read_csv(tmp_path / "truth_packets.csv")
+    frames = p[p["frame"] != "meta"].groupby("flow")["frame"].agg(set)
+    for i, name in enumerate(names):
+        want = name.rsplit("_", 1)[1]
+        assert frames.get(i) == {want}, (name, frames.get(i))
+
+
+def test_an_unknown_frame_letter_is_refused_naming_the_key(tmp_path):
+    sc = _one_publisher("fin", [])
+    next(f for f in sc["flow"] if f["app"] == "publish")["crowd"]["frames"] = "IB"
+    with pytest.raises(Exception, match=r"crowd\.frames"):
+        tcpvideo.simulate(sc, out=tmp_path)

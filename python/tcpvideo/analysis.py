@@ -93,7 +93,7 @@ def analyze(
     Damaged input (bytes that are no record) is skipped, counted in ``summary["read"]`` and
     warned about; ``strict=True`` raises :class:`CaptureDamaged` instead.
     """
-    raw = _analyze_raw(captures, **{k: v for k, v in locals().items() if k not in ("captures", "out", "formats")})
+    raw = _analyze_raw(captures, {k: v for k, v in locals().items() if k not in ("captures", "out", "formats")})
     result = AnalysisResult(
         **{name: table_from_columns(raw[name]) for name in TABLES},
         summary=json.loads(raw["summary"]),
@@ -110,7 +110,12 @@ class CaptureDamaged(ValueError):
 def analyze_summary(captures: str | Path | Iterable[str | Path], **options) -> dict:
     """Only the summary of :func:`analyze` (same options, without ``out``/``formats``): no
     tables are built, so neither numpy nor pyarrow is imported."""
-    return json.loads(_analyze_raw(captures, **options)["summary"])
+    # analyze's signature is the one list of the options and their defaults.
+    defaults = {k: v for k, v in analyze.__kwdefaults__.items() if k not in ("out", "formats")}
+    for name in options:
+        if name not in defaults:
+            raise TypeError(f"analyze_summary() got an unexpected keyword argument {name!r}")
+    return json.loads(_analyze_raw(captures, {**defaults, **options})["summary"])
 
 
 def damage_message(summary: dict) -> str | None:
@@ -122,27 +127,9 @@ def damage_message(summary: dict) -> str | None:
             f"{r['truncated_records']} truncated records); {r['records']} records read")
 
 
-def _analyze_raw(
-    captures,
-    *,
-    tau: float = 2.0,
-    stall_floor_ms: float = 0.0,
-    server_ports: Sequence[int] = (),
-    server_ips: Sequence[str] = (),
-    threads: int = 0,
-    rto_style: str = "rfc6298",
-    min_rto_ms: float = 200.0,
-    burst_gap_ms: float = 1.0,
-    burst_min_packets: int = 4,
-    timeout_reordering_ms: float = 200.0,
-    pairing_window_s: float = 1.0,
-    idle_timeout_s: float = 300.0,
-    channel_map=None,
-    app_parse: bool = True,
-    keep_bursts: bool = True,
-    progress=None,
-    strict: bool = False,
-) -> dict:
+def _analyze_raw(captures, options: dict) -> dict:
+    """Check the captures and :func:`analyze`'s options (every one given, by name) and run the
+    Rust analyzer: its raw columns and summary JSON."""
     if isinstance(captures, (str, Path)):
         captures = [captures]
     paths = [str(Path(c)) for c in captures]
@@ -151,35 +138,36 @@ def _analyze_raw(
     for p in paths:
         if not Path(p).is_file():
             raise FileNotFoundError(p)
-    if tau <= 0:
+    if options["tau"] <= 0:
         raise ValueError("tau must be > 0")
-    if not stall_floor_ms >= 0:
+    if not options["stall_floor_ms"] >= 0:
         raise ValueError("stall_floor_ms must be >= 0")
-    if rto_style not in ("rfc6298", "linux"):
+    if options["rto_style"] not in ("rfc6298", "linux"):
         raise ValueError("rto_style must be 'rfc6298' or 'linux'")
     cmap: list[tuple[str, str]] = []
-    if channel_map:
+    if options["channel_map"]:
+        channel_map = options["channel_map"]
         items = channel_map.items() if isinstance(channel_map, Mapping) else channel_map
         cmap = [(str(k), str(v)) for k, v in items]
     opts = {
-        "tau": float(tau),
-        "stall_floor_ms": float(stall_floor_ms),
-        "server_ports": [int(p) for p in server_ports],
-        "server_ips": [str(i) for i in server_ips],
-        "threads": int(threads),
-        "rto_style": rto_style,
-        "min_rto_ms": float(min_rto_ms),
-        "burst_gap_ms": float(burst_gap_ms),
-        "burst_min_packets": int(burst_min_packets),
-        "timeout_reordering_ms": float(timeout_reordering_ms),
-        "pairing_window_s": float(pairing_window_s),
-        "idle_timeout_s": float(idle_timeout_s),
+        "tau": float(options["tau"]),
+        "stall_floor_ms": float(options["stall_floor_ms"]),
+        "server_ports": [int(p) for p in options["server_ports"]],
+        "server_ips": [str(i) for i in options["server_ips"]],
+        "threads": int(options["threads"]),
+        "rto_style": options["rto_style"],
+        "min_rto_ms": float(options["min_rto_ms"]),
+        "burst_gap_ms": float(options["burst_gap_ms"]),
+        "burst_min_packets": int(options["burst_min_packets"]),
+        "timeout_reordering_ms": float(options["timeout_reordering_ms"]),
+        "pairing_window_s": float(options["pairing_window_s"]),
+        "idle_timeout_s": float(options["idle_timeout_s"]),
         "channel_map": cmap,
-        "app_parse": bool(app_parse),
-        "keep_bursts": bool(keep_bursts),
+        "app_parse": bool(options["app_parse"]),
+        "keep_bursts": bool(options["keep_bursts"]),
     }
-    raw = _core.analyze_captures(paths, opts, progress)
-    if strict:
+    raw = _core.analyze_captures(paths, opts, options["progress"])
+    if options["strict"]:
         msg = damage_message(json.loads(raw["summary"]))
         if msg:
             raise CaptureDamaged(f"{msg} (strict)")

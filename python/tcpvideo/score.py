@@ -74,11 +74,15 @@ def _flow_ports(analysis: Path) -> dict:
     return dict(zip(flows["flow_id"], flows["client_port"]))
 
 
+def _ports(analysis: Path, truth_dir: Path) -> tuple[dict, dict]:
+    """Client port of every analyzer flow id and of every truth flow: the key both sides share."""
+    truth_flows = pd.read_csv(truth_dir / "truth_flows.csv")
+    return _flow_ports(analysis), dict(zip(truth_flows["flow"], truth_flows["client_port"]))
+
+
 def score_stalls(analysis: Path, truth_dir: Path) -> Confusion:
     c = Confusion("stall class")
-    ports = _flow_ports(analysis)
-    truth_flows = pd.read_csv(truth_dir / "truth_flows.csv")
-    port_of = dict(zip(truth_flows["flow"], truth_flows["client_port"]))
+    ports, port_of = _ports(analysis, truth_dir)
     truth = pd.read_csv(truth_dir / "truth_stalls.csv")
     ours = pd.read_csv(analysis / "stalls.csv")
     ours["port"] = ours["flow_id"].map(ports)
@@ -108,9 +112,7 @@ def score_stalls(analysis: Path, truth_dir: Path) -> Confusion:
 
 def score_timeouts(analysis: Path, truth_dir: Path) -> Confusion:
     c = Confusion("timeout type")
-    ports = _flow_ports(analysis)
-    truth_flows = pd.read_csv(truth_dir / "truth_flows.csv")
-    port_of = dict(zip(truth_flows["flow"], truth_flows["client_port"]))
+    ports, port_of = _ports(analysis, truth_dir)
     truth = pd.read_csv(truth_dir / "truth_timeouts.csv")
     rt = pd.read_csv(analysis / "retransmissions.csv")
     rt["port"] = rt["flow_id"].map(ports)

@@ -82,16 +82,7 @@ impl ConnTable {
 
     /// Ground-truth events carry the endpoint's connection; the tables are per flow.
     pub fn label_with_flow(&self, ev: &mut TcpLogEvent) {
-        let f = match ev {
-            TcpLogEvent::Retransmit { flow, .. }
-            | TcpLogEvent::Rto { flow, .. }
-            | TcpLogEvent::EnterRecovery { flow, .. }
-            | TcpLogEvent::ExitRecovery { flow, .. }
-            | TcpLogEvent::ZeroWindow { flow, .. }
-            | TcpLogEvent::ZeroWindowProbe { flow, .. }
-            | TcpLogEvent::KeepAliveProbe { flow, .. }
-            | TcpLogEvent::RestartAfterIdle { flow, .. } => flow,
-        };
+        let f = ev.flow_mut();
         if *f >= self.flows {
             *f = self.flow_of[*f as usize];
         }

@@ -310,6 +310,8 @@ pub struct CrowdSpec {
     /// Publisher: encoder pauses `{at, duration}` (from the flow's start): no frames meanwhile.
     #[serde(default)]
     pub pauses: Vec<PauseSpec>,
+    /// The frame types this connection carries, letters of "IPV" (default all; seed 000 §4: one connection per frame type).
+    pub frames: Option<String>,
 }
 
 /// Everything a flow has except its endpoints (shared by `[[flow]]` and `[dumbbell.flow]`).

@@ -470,7 +470,7 @@ impl Simulation {
                         );
                         (AppState::Crowd, c, s)
                     } else {
-                        fe.add_subscriber(i, *channel, start, *stream_for);
+                        fe.add_subscriber(i, *channel, start, *stream_for, publish.only.clone());
                         (AppState::Crowd, s, c)
                     }
                 }

@@ -144,6 +144,13 @@ pub struct StallRecord {
     /// Upload stalls: a paired download flow stalled within ±1 s. Download stalls: an upload
     /// stall of the same channel started within ±1 s.
     pub paired: bool,
+    /// The part of the stall inside the flow's FCT: the seed's stall time is a share of the
+    /// completion time ("Among these stalls, normal stall contributes 93.5 % of stall time",
+    /// §2.1), so the summary's time by class counts only this part (issue 16: an upload's FCT
+    /// ends at its last data byte, so the keep-alive gaps of a silent publisher before the 20 s
+    /// close are outside it).
+    #[serde(skip)]
+    pub in_fct_ns: u64,
 }
 
 /// One retransmitted segment.
@@ -306,7 +313,8 @@ pub(crate) fn build(
                 continue;
             }
             stall_count += 1;
-            stall_time += clip(s.start_ns, s.end_ns, f.fct_start_ns, f.fct_end_ns.max(f.fct_start_ns));
+            let in_fct_ns = clip(s.start_ns, s.end_ns, f.fct_start_ns, f.fct_end_ns.max(f.fct_start_ns));
+            stall_time += in_fct_ns;
             let kind = if f.download { s.kind_down } else { s.kind_up };
             a.stalls.push(StallRecord {
                 flow_id: id,
@@ -320,6 +328,7 @@ pub(crate) fn build(
                 frame: s.frame,
                 in_flight: s.in_flight,
                 paired: false,
+                in_fct_ns,
             });
         }
         for r in &f.retrans {
@@ -566,10 +575,19 @@ impl Analysis {
             for k in list {
                 kinds.insert(k.as_str(), (0, 0));
             }
+            // Time by class is stall time inside the FCT (what `stall_share_of_fct` counts); a
+            // stall wholly outside it (an upload's keep-alive gaps after its last data byte) is
+            // counted apart, not in any class.
+            let (mut outside_n, mut outside_ns) = (0u64, 0u64);
             for s in self.stalls.iter().filter(|s| s.direction == dir) {
+                outside_ns += s.duration_ns - s.in_fct_ns;
+                if s.in_fct_ns == 0 {
+                    outside_n += 1;
+                    continue;
+                }
                 let e = kinds.entry(s.kind.as_str()).or_default();
                 e.0 += 1;
-                e.1 += s.duration_ns;
+                e.1 += s.in_fct_ns;
             }
             let total_time: u64 = kinds.values().map(|v| v.1).sum();
             let data: u64 = flows.iter().map(|f| f.data_packets).sum();
@@ -590,6 +608,8 @@ impl Analysis {
                     "stall_time_s": stall as f64 / 1e9,
                     "stall_share_of_fct": ratio(stall as f64, fct as f64),
                     "stalls": kinds.values().map(|v| v.0).sum::<u64>(),
+                    "stalls_outside_fct": outside_n,
+                    "stall_time_outside_fct_s": outside_ns as f64 / 1e9,
                     "stall_types_by_time": kinds.iter().map(|(k, v)| (k.to_string(), json!({
                         "count": v.0, "time_s": v.1 as f64 / 1e9, "share": ratio(v.1 as f64, total_time as f64)
                     }))).collect::<serde_json::Map<_, _>>(),

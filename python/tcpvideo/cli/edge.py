@@ -9,30 +9,23 @@ it with ``cargo build -p tcpvideo-edge --release``.
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from tcpvideo.cli.binaries import binary_or_exit, find_binary
 from tcpvideo.edge_demo.cli import demo as edge_demo_command
 
 app = typer.Typer(help="The ETHLE edge proxy: holds back live HLS segments near the receivers.",
                   no_args_is_help=True)
 
 BINARY = "tcpvideo-edge"
+BINARY_ENV = "TCPVIDEO_EDGE_BIN"
 
 
 def find_edge_binary() -> Optional[str]:
     """Path of the ``tcpvideo-edge`` binary, or None."""
-    explicit = os.environ.get("TCPVIDEO_EDGE_BIN")
-    if explicit:
-        return explicit if os.access(explicit, os.X_OK) else None
-    on_path = shutil.which(BINARY)
-    if on_path:
-        return on_path
-    checkout = Path(__file__).resolve().parents[3] / "target" / "release" / BINARY
-    return str(checkout) if os.access(checkout, os.X_OK) else None
+    return find_binary(BINARY, BINARY_ENV)
 
 
 def edge_arguments(upstream: str, listen: str, cache_mib: int, max_x: int,
@@ -74,11 +67,7 @@ def serve(
     header, the ran_kbps query parameter, or via PUT /ethle/context/receivers/<id>."""
     args = edge_arguments(upstream, listen, cache_mib, max_x, default_ran_kbps, backhaul_rtt_ms,
                           log_format)
-    binary = find_edge_binary()
-    if binary is None:
-        typer.echo("tcpvideo edge serve: the tcpvideo-edge binary was not found; build it with "
-                   "`cargo build -p tcpvideo-edge --release` or set TCPVIDEO_EDGE_BIN", err=True)
-        raise typer.Exit(2)
+    binary = binary_or_exit("tcpvideo edge serve", BINARY, BINARY_ENV)
     os.execv(binary, [binary, *args])
 
 

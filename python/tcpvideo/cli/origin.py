@@ -10,29 +10,24 @@ describes the modes and query keys.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from tcpvideo.cli.binaries import binary_or_exit, find_binary
+
 app = typer.Typer(help="The video origin: progressive, HLS and DASH with ustreamer / Trickle delivery modes.",
                   no_args_is_help=True)
 
 BINARY = "tcpvideo-origin"
+BINARY_ENV = "TCPVIDEO_ORIGIN_BIN"
 MODES = ("bulk", "baseline", "shrunk-block", "trickle", "pacing-cap", "bbr", "cwnd-limit")
 
 
 def find_origin_binary() -> Optional[str]:
     """Path of the ``tcpvideo-origin`` binary, or None."""
-    explicit = os.environ.get("TCPVIDEO_ORIGIN_BIN")
-    if explicit:
-        return explicit if os.access(explicit, os.X_OK) else None
-    on_path = shutil.which(BINARY)
-    if on_path:
-        return on_path
-    checkout = Path(__file__).resolve().parents[3] / "target" / "release" / BINARY
-    return str(checkout) if os.access(checkout, os.X_OK) else None
+    return find_binary(BINARY, BINARY_ENV)
 
 
 def origin_arguments(directory: str, listen: str, mode: str, path_mode: List[str],
@@ -88,11 +83,7 @@ def serve(
     (also block=BYTES, cwnd=PACKETS). /metrics is Prometheus."""
     args = origin_arguments(directory, listen, mode, path_mode, rate_kbps, startup_s, cwnd,
                             max_connections, congestion_control, no_bpf, log_format)
-    binary = find_origin_binary()
-    if binary is None:
-        typer.echo("tcpvideo origin serve: the tcpvideo-origin binary was not found; build it with "
-                   "`cargo build -p tcpvideo-origin --release` or set TCPVIDEO_ORIGIN_BIN", err=True)
-        raise typer.Exit(2)
+    binary = binary_or_exit("tcpvideo origin serve", BINARY, BINARY_ENV)
     os.execv(binary, [binary, *args])
 
 

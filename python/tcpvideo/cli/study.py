@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 study_app = typer.Typer(help="Reproduce a seed paper: runs, figures, paper-vs-ours report.", no_args_is_help=True)
+
+# The options every swept study (onoff, trickle, ethle, ccplb) takes, defined once. A study gives
+# --out its own default (`out: OutDir = Path("studies/NAME")`); --full's help is each study's own.
+OutDir = Annotated[Path, typer.Option("--out", help="Output directory (runs are reused from it).")]
+Jobs = Annotated[Optional[int], typer.Option("--jobs", help="Local worker processes (default: CPUs).")]
+RayAddress = Annotated[Optional[str], typer.Option("--ray", help="Run on Ray: 'local', 'auto' or a cluster address.")]
+Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
 
 
 @study_app.command("list")
@@ -29,10 +36,10 @@ def list_cmd() -> None:
 def onoff_cmd(
     full: bool = typer.Option(False, "--full", help="The paper's scale: 20-minute stream, 10 runs per point "
                               "(hours on 2 cores); default: a 1-minute stream, 2 runs, 4 client counts."),
-    out: Path = typer.Option(Path("studies/onoff"), "--out", help="Output directory (runs are reused from it)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    out: OutDir = Path("studies/onoff"),
+    jobs: Jobs = None,
+    ray: RayAddress = None,
+    quiet: Quiet = False,
     seeds: Optional[int] = typer.Option(None, "--seeds", help="Runs per point: the first N of the scale's seeds "
                                         "(a reduced --full, e.g. --full --seeds 1)."),
     groups: Optional[str] = typer.Option(None, "--groups", help="Comma-separated run groups only (e.g. "
@@ -78,13 +85,7 @@ def onoff_cmd(
     except RuntimeError as e:  # a worker died, or Ray could not start
         Console(stderr=True).print(f"[red]error:[/red] {e}", soft_wrap=True)
         raise typer.Exit(1)
-    t = Table(title="seed 004: paper vs ours", show_lines=False)
-    for col in ("fig", "claim", "ours", "status"):
-        t.add_column(col, overflow="fold")
-    for c in res["claims"]:
-        colour = {"reproduced": "green", "not reproduced": "red"}.get(c.status, "yellow")
-        t.add_row(c.figure, c.claim, c.ours, f"[{colour}]{c.status}[/{colour}]")
-    console.print(t)
+    console.print(_claims_table("seed 004: paper vs ours", res))
     f = res["facts"]
     console.print(f"{f['runs']} runs ({f['ran_now']} now, {f['reused']} reused) in {f['wall_s']} s wall, "
                   f"{f['driver_cpu_s'] + f['workers_cpu_s']:.1f} s CPU → {res['out'] / 'report.html'}", soft_wrap=True)
@@ -112,10 +113,10 @@ def _run_swept(run, full: bool, out: Path, jobs: Optional[int], ray: Optional[st
 def trickle_cmd(
     full: bool = typer.Option(False, "--full", help="300 users per data centre, 3 populations, 180 s runs (tens of "
                               "minutes on 2 cores); default: 48 users, one population, 90 s runs (about a minute)."),
-    out: Path = typer.Option(Path("studies/trickle"), "--out", help="Output directory (runs are reused from it)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    out: OutDir = Path("studies/trickle"),
+    jobs: Jobs = None,
+    ray: RayAddress = None,
+    quiet: Quiet = False,
 ) -> None:
     """Seed 003's Figs 3–5, 7, 8, Tables 1–3 and the paper-vs-ours table → OUT/report/report.html."""
     from tcpvideo.studies import trickle
@@ -124,15 +125,20 @@ def trickle_cmd(
     _print_claims("seed 003: paper vs ours", res)
 
 
-def _print_claims(title: str, res: dict) -> None:
-    console = Console()
+def _claims_table(title: str, res: dict) -> Table:
+    """A swept study's paper-vs-ours claims, the status coloured."""
     t = Table(title=title, show_lines=False)
     for col in ("fig", "claim", "ours", "status"):
         t.add_column(col, overflow="fold")
     for c in res["claims"]:
         colour = {"reproduced": "green", "not reproduced": "red"}.get(c.status, "yellow")
         t.add_row(c.figure, c.claim, c.ours, f"[{colour}]{c.status}[/{colour}]")
-    console.print(t)
+    return t
+
+
+def _print_claims(title: str, res: dict) -> None:
+    console = Console()
+    console.print(_claims_table(title, res))
     f = res["facts"]
     console.print(f"{f['runs']} runs ({f['ran_now']} now, {f['reused']} reused) in {f['wall_s']} s wall "
                   f"→ {res['out'] / 'report.html'}", soft_wrap=True)
@@ -163,10 +169,10 @@ def crowdlive_cmd(
 def ethle_cmd(
     full: bool = typer.Option(False, "--full", help="The paper's scale: 5-minute sessions, 3 seeds per point "
                               "(432 runs); default: 75-s sessions, one seed (144 runs)."),
-    out: Path = typer.Option(Path("studies/ethle"), "--out", help="Output directory (runs are reused from it)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    out: OutDir = Path("studies/ethle"),
+    jobs: Jobs = None,
+    ray: RayAddress = None,
+    quiet: Quiet = False,
 ) -> None:
     """Seed 002's Tables II and III, Fig 9 and the paper-vs-ours table → OUT/report/report.html."""
     from tcpvideo.studies import ethle
@@ -190,10 +196,10 @@ def ethle_cmd(
 def ccplb_cmd(
     full: bool = typer.Option(False, "--full", help="The paper's scale: a 624 s video, 5 trials per point (hours on 2 "
                               "cores); default: a 40 s video, 3 trials (about a minute)."),
-    out: Path = typer.Option(Path("studies/ccplb"), "--out", help="Output directory (runs are reused from it)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", help="Local worker processes (default: CPUs)."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Run on Ray: 'local', 'auto' or a cluster address."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    out: OutDir = Path("studies/ccplb"),
+    jobs: Jobs = None,
+    ray: RayAddress = None,
+    quiet: Quiet = False,
     real: bool = typer.Option(False, "--real", help="Instead: the testbed on real Linux TCP next to the simulator "
                               "(root; every variant at 3/100/200 ms, --real-media s of video) → OUT/sim_vs_real.md."),
     real_media: float = typer.Option(8.0, "--real-media", help="Video length of each --real run, s."),

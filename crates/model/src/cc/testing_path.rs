@@ -104,10 +104,14 @@ impl Ord for Scheduled {
 }
 
 /// A sender on the path: its congestion control (`H` is a box, a borrow, or `()` while a
-/// [`DropTailPath`] is at rest) and the sender-side state the path keeps for it. Counters are in
-/// segments.
+/// [`DropTailPath`] is at rest) and the sender-side state the path keeps for it.
 pub struct PathFlow<H> {
     pub cc: H,
+    pub sender: SenderState,
+}
+
+/// What the path keeps for one sender besides its congestion control. Counters are in segments.
+pub struct SenderState {
     /// Two-way propagation delay; an unqueued segment's RTT is this plus one serialization time.
     pub propagation_rtt: Duration,
     /// Transmission numbers (0-based, counting retransmissions) the path drops (random loss).
@@ -145,60 +149,7 @@ pub struct PathFlow<H> {
 
 impl<H> PathFlow<H> {
     fn map_cc<H2>(self, f: impl FnOnce(H) -> H2) -> PathFlow<H2> {
-        let PathFlow {
-            cc,
-            propagation_rtt,
-            drop_tx,
-            sent,
-            delivered,
-            in_flight,
-            drops,
-            losses,
-            congestion_events,
-            rtos,
-            in_recovery,
-            last_rtt,
-            recovery_end_tx,
-            undetected,
-            retransmit_pending,
-            in_network,
-            delivered_time,
-            first_sent_time,
-            srtt,
-            min_rtt,
-            next_send,
-            send_armed,
-            rto_gen,
-            rto_armed,
-            started,
-        } = self;
-        PathFlow {
-            cc: f(cc),
-            propagation_rtt,
-            drop_tx,
-            sent,
-            delivered,
-            in_flight,
-            drops,
-            losses,
-            congestion_events,
-            rtos,
-            in_recovery,
-            last_rtt,
-            recovery_end_tx,
-            undetected,
-            retransmit_pending,
-            in_network,
-            delivered_time,
-            first_sent_time,
-            srtt,
-            min_rtt,
-            next_send,
-            send_armed,
-            rto_gen,
-            rto_armed,
-            started,
-        }
+        PathFlow { cc: f(self.cc), sender: self.sender }
     }
 }
 
@@ -240,30 +191,32 @@ impl<H> Bottleneck<H> {
         let flow = self.flows.len();
         self.flows.push(PathFlow {
             cc,
-            propagation_rtt,
-            drop_tx: Vec::new(),
-            sent: 0,
-            delivered: 0,
-            in_flight: 0,
-            drops: 0,
-            losses: 0,
-            congestion_events: 0,
-            rtos: 0,
-            in_recovery: false,
-            last_rtt: Duration::ZERO,
-            recovery_end_tx: 0,
-            undetected: VecDeque::new(),
-            retransmit_pending: 0,
-            in_network: 0,
-            delivered_time: Time::ZERO,
-            first_sent_time: Time::ZERO,
-            srtt: None,
-            min_rtt: Duration::MAX,
-            next_send: Time::ZERO,
-            send_armed: false,
-            rto_gen: 0,
-            rto_armed: false,
-            started: false,
+            sender: SenderState {
+                propagation_rtt,
+                drop_tx: Vec::new(),
+                sent: 0,
+                delivered: 0,
+                in_flight: 0,
+                drops: 0,
+                losses: 0,
+                congestion_events: 0,
+                rtos: 0,
+                in_recovery: false,
+                last_rtt: Duration::ZERO,
+                recovery_end_tx: 0,
+                undetected: VecDeque::new(),
+                retransmit_pending: 0,
+                in_network: 0,
+                delivered_time: Time::ZERO,
+                first_sent_time: Time::ZERO,
+                srtt: None,
+                min_rtt: Duration::MAX,
+                next_send: Time::ZERO,
+                send_armed: false,
+                rto_gen: 0,
+                rto_armed: false,
+                started: false,
+            },
         });
         self.schedule(start, Ev::Start { flow });
         flow
@@ -318,7 +271,7 @@ where
             self.now = at;
             match ev {
                 Ev::Start { flow } => {
-                    self.flows[flow].started = true;
+                    self.flows[flow].sender.started = true;
                     self.try_send(flow);
                 }
                 Ev::Arrive { flow, seg } => self.arrive(flow, seg),
@@ -328,12 +281,12 @@ where
                     self.try_send(flow);
                 }
                 Ev::Send { flow } => {
-                    self.flows[flow].send_armed = false;
+                    self.flows[flow].sender.send_armed = false;
                     self.try_send(flow);
                 }
                 Ev::Rto { flow, gen } => {
                     let f = &self.flows[flow];
-                    if f.rto_armed && f.rto_gen == gen {
+                    if f.sender.rto_armed && f.sender.rto_gen == gen {
                         self.rto(flow);
                         self.try_send(flow);
                     }
@@ -347,7 +300,7 @@ where
     /// The window a flow may fill now.
     fn window(&self, flow: usize) -> u64 {
         let f = &self.flows[flow];
-        if f.in_recovery && !f.cc.owns_recovery() {
+        if f.sender.in_recovery && !f.cc.owns_recovery() {
             f.cc.cwnd().min(f.cc.ssthresh())
         } else {
             f.cc.cwnd()
@@ -355,19 +308,19 @@ where
     }
 
     fn can_send(&self, flow: usize) -> bool {
-        (self.flows[flow].in_flight + 1) * self.mss <= self.window(flow)
+        (self.flows[flow].sender.in_flight + 1) * self.mss <= self.window(flow)
     }
 
     /// Send what the window and the pacer allow now; arm the pacer for the next segment.
     fn try_send(&mut self, flow: usize) {
-        if !self.flows[flow].started {
+        if !self.flows[flow].sender.started {
             return;
         }
         while self.can_send(flow) {
-            let next_send = self.flows[flow].next_send;
+            let next_send = self.flows[flow].sender.next_send;
             if next_send > self.now {
-                if !self.flows[flow].send_armed {
-                    self.flows[flow].send_armed = true;
+                if !self.flows[flow].sender.send_armed {
+                    self.flows[flow].sender.send_armed = true;
                     self.schedule(next_send, Ev::Send { flow });
                 }
                 return;
@@ -379,31 +332,31 @@ where
     fn send_one(&mut self, flow: usize) {
         let (now, mss) = (self.now, self.mss);
         let f = &mut self.flows[flow];
-        let retransmission = f.retransmit_pending > 0;
+        let retransmission = f.sender.retransmit_pending > 0;
         if retransmission {
-            f.retransmit_pending -= 1;
+            f.sender.retransmit_pending -= 1;
         }
-        if f.in_flight == 0 {
-            f.first_sent_time = now;
-            f.delivered_time = now;
+        if f.sender.in_flight == 0 {
+            f.sender.first_sent_time = now;
+            f.sender.delivered_time = now;
         }
-        let tx_no = f.sent;
-        f.sent += 1;
-        f.in_flight += 1;
-        f.in_network += 1;
-        f.cc.on_packet_sent(now, mss, f.in_flight * mss, false);
+        let tx_no = f.sender.sent;
+        f.sender.sent += 1;
+        f.sender.in_flight += 1;
+        f.sender.in_network += 1;
+        f.cc.on_packet_sent(now, mss, f.sender.in_flight * mss, false);
         if let Some(rate) = f.cc.pacing_rate() {
-            f.next_send = now + rate.transmit_time(mss);
+            f.sender.next_send = now + rate.transmit_time(mss);
         }
         let seg = Seg {
             tx_no,
             sent_at: now,
             retransmission,
-            delivered: f.delivered * mss,
-            delivered_time: f.delivered_time,
-            first_sent_time: f.first_sent_time,
+            delivered: f.sender.delivered * mss,
+            delivered_time: f.sender.delivered_time,
+            first_sent_time: f.sender.first_sent_time,
         };
-        let arrive = now + f.propagation_rtt / 2;
+        let arrive = now + f.sender.propagation_rtt / 2;
         self.schedule(arrive, Ev::Arrive { flow, seg });
     }
 
@@ -411,14 +364,14 @@ where
     fn arrive(&mut self, flow: usize, seg: Seg) {
         let full = self.queue_len() as u64 >= self.queue_limit;
         let f = &mut self.flows[flow];
-        if full || f.drop_tx.contains(&seg.tx_no) {
-            f.drops += 1;
-            f.in_network -= 1;
+        if full || f.sender.drop_tx.contains(&seg.tx_no) {
+            f.sender.drops += 1;
+            f.sender.in_network -= 1;
             // Arrivals of one flow keep their sending order, so this stays sorted.
-            f.undetected.push_back(seg.tx_no);
+            f.sender.undetected.push_back(seg.tx_no);
             return;
         }
-        let back = f.propagation_rtt - f.propagation_rtt / 2;
+        let back = f.sender.propagation_rtt - f.sender.propagation_rtt / 2;
         let depart = self.link_free.max(self.now) + self.tx_time;
         self.link_free = depart;
         self.schedule(depart + back, Ev::Ack { flow, seg });
@@ -428,53 +381,53 @@ where
     fn ack(&mut self, flow: usize, seg: Seg) {
         let (now, mss) = (self.now, self.mss);
         let f = &mut self.flows[flow];
-        f.in_network -= 1;
-        f.rto_armed = false;
-        let prior_in_flight = f.in_flight * mss;
-        f.in_flight -= 1;
-        f.delivered += 1;
-        f.delivered_time = now;
+        f.sender.in_network -= 1;
+        f.sender.rto_armed = false;
+        let prior_in_flight = f.sender.in_flight * mss;
+        f.sender.in_flight -= 1;
+        f.sender.delivered += 1;
+        f.sender.delivered_time = now;
         let rtt = now - seg.sent_at;
-        f.last_rtt = rtt;
+        f.sender.last_rtt = rtt;
         let rtt_sample = if seg.retransmission { None } else { Some(rtt) };
         if let Some(r) = rtt_sample {
-            f.min_rtt = f.min_rtt.min(r);
-            f.srtt = Some(match f.srtt {
+            f.sender.min_rtt = f.sender.min_rtt.min(r);
+            f.sender.srtt = Some(match f.sender.srtt {
                 None => r,
                 Some(s) => (s * 7 + r) / 8,
             });
         }
         // Delivery-rate sample (one segment per ACK, so this segment is the newest delivered).
-        f.first_sent_time = seg.sent_at;
+        f.sender.first_sent_time = seg.sent_at;
         let send_elapsed = seg.sent_at.saturating_since(seg.first_sent_time);
         let ack_elapsed = now.saturating_since(seg.delivered_time);
         let mut newly_lost = 0;
-        while f.undetected.front().is_some_and(|&lost| seg.tx_no >= lost + 3) {
-            f.undetected.pop_front();
+        while f.sender.undetected.front().is_some_and(|&lost| seg.tx_no >= lost + 3) {
+            f.sender.undetected.pop_front();
             newly_lost += 1;
         }
         if newly_lost > 0 {
-            f.in_flight -= newly_lost;
-            f.losses += newly_lost;
-            f.retransmit_pending += newly_lost;
-            if !f.in_recovery {
-                f.in_recovery = true;
-                f.recovery_end_tx = f.sent;
-                f.congestion_events += 1;
-                f.cc.on_congestion_event(now, CongestionSignal::FastRetransmit, f.in_flight * mss);
+            f.sender.in_flight -= newly_lost;
+            f.sender.losses += newly_lost;
+            f.sender.retransmit_pending += newly_lost;
+            if !f.sender.in_recovery {
+                f.sender.in_recovery = true;
+                f.sender.recovery_end_tx = f.sender.sent;
+                f.sender.congestion_events += 1;
+                f.cc.on_congestion_event(now, CongestionSignal::FastRetransmit, f.sender.in_flight * mss);
             }
         }
-        let delivered_bytes = f.delivered * mss;
+        let delivered_bytes = f.sender.delivered * mss;
         let ack = AckEvent {
             now,
             acked_bytes: mss,
             rtt_sample,
-            srtt: f.srtt.unwrap_or(rtt),
-            min_rtt: f.min_rtt,
+            srtt: f.sender.srtt.unwrap_or(rtt),
+            min_rtt: f.sender.min_rtt,
             prior_in_flight_bytes: prior_in_flight,
-            bytes_in_flight: f.in_flight * mss,
+            bytes_in_flight: f.sender.in_flight * mss,
             cwnd_limited: true,
-            in_recovery: f.in_recovery,
+            in_recovery: f.sender.in_recovery,
             delivered_total_bytes: delivered_bytes,
             rate: Some(RateSample {
                 delivered_bytes: delivered_bytes - seg.delivered,
@@ -485,8 +438,8 @@ where
             }),
         };
         f.cc.on_ack(&ack);
-        if f.in_recovery && seg.tx_no >= f.recovery_end_tx && f.retransmit_pending == 0 {
-            f.in_recovery = false;
+        if f.sender.in_recovery && seg.tx_no >= f.sender.recovery_end_tx && f.sender.retransmit_pending == 0 {
+            f.sender.in_recovery = false;
             f.cc.on_recovery_exit(now);
         }
     }
@@ -496,16 +449,16 @@ where
     fn rto(&mut self, flow: usize) {
         let (now, mss) = (self.now, self.mss);
         let f = &mut self.flows[flow];
-        f.rto_armed = false;
-        let lost = f.undetected.len() as u64;
-        f.undetected.clear();
-        f.in_flight -= lost;
-        f.losses += lost;
-        f.retransmit_pending += lost;
-        f.rtos += 1;
-        f.in_recovery = true;
-        f.recovery_end_tx = f.sent;
-        f.cc.on_congestion_event(now, CongestionSignal::Timeout, f.in_flight * mss);
+        f.sender.rto_armed = false;
+        let lost = f.sender.undetected.len() as u64;
+        f.sender.undetected.clear();
+        f.sender.in_flight -= lost;
+        f.sender.losses += lost;
+        f.sender.retransmit_pending += lost;
+        f.sender.rtos += 1;
+        f.sender.in_recovery = true;
+        f.sender.recovery_end_tx = f.sender.sent;
+        f.cc.on_congestion_event(now, CongestionSignal::Timeout, f.sender.in_flight * mss);
     }
 
     /// After an event of a flow: if it has nothing in the network and may send nothing (the tail
@@ -516,17 +469,17 @@ where
         };
         let stalled = {
             let f = &self.flows[flow];
-            f.started && f.in_network == 0 && !f.rto_armed && !f.send_armed
+            f.sender.started && f.sender.in_network == 0 && !f.sender.rto_armed && !f.sender.send_armed
         };
         if !stalled || self.can_send(flow) {
             return;
         }
-        assert!(!self.flows[flow].undetected.is_empty(), "flow {flow} stalled at {} with nothing lost", self.now);
+        assert!(!self.flows[flow].sender.undetected.is_empty(), "flow {flow} stalled at {} with nothing lost", self.now);
         let f = &mut self.flows[flow];
-        let rto = f.srtt.map_or(Duration::from_secs(1), |s| (s * 2).max(Duration::from_millis(200)));
-        f.rto_gen += 1;
-        f.rto_armed = true;
-        let (at, gen) = (self.now + rto, f.rto_gen);
+        let rto = f.sender.srtt.map_or(Duration::from_secs(1), |s| (s * 2).max(Duration::from_millis(200)));
+        f.sender.rto_gen += 1;
+        f.sender.rto_armed = true;
+        let (at, gen) = (self.now + rto, f.sender.rto_gen);
         self.schedule(at, Ev::Rto { flow, gen });
     }
 }
@@ -547,9 +500,9 @@ pub fn two_flow_shares(
     path.add_flow(build(), base_rtt, Time::ZERO);
     path.add_flow(build(), base_rtt, second_start);
     path.run_until(measure_from, |_, _| {});
-    let at_start = [path.flows[0].delivered, path.flows[1].delivered];
+    let at_start = [path.flows[0].sender.delivered, path.flows[1].sender.delivered];
     path.run_until(until, |_, _| {});
-    [(path.flows[0].delivered - at_start[0]) * mss, (path.flows[1].delivered - at_start[1]) * mss]
+    [(path.flows[0].sender.delivered - at_start[0]) * mss, (path.flows[1].sender.delivered - at_start[1]) * mss]
 }
 
 /// Jain's fairness index of the shares (1 = equal).
@@ -625,7 +578,7 @@ impl DropTailPath {
         let mut path = Bottleneck::new(cfg.capacity, cfg.queue_limit_segments as usize, cfg.mss);
         let propagation = cfg.base_rtt.saturating_sub(cfg.capacity.transmit_time(cfg.mss));
         path.add_flow((), propagation, Time::ZERO);
-        path.flows[0].drop_tx = cfg.drop_segments.clone();
+        path.flows[0].sender.drop_tx = cfg.drop_segments.clone();
         DropTailPath { now: Time::ZERO, delivered: 0, losses: 0, congestion_events: 0, rtos: 0, path: Some(path) }
     }
 
@@ -646,14 +599,14 @@ impl DropTailPath {
                 cwnd: cc.cwnd(),
                 pacing: cc.pacing_rate(),
                 queue_bytes: p.queue_bytes(),
-                in_flight: f.in_flight * p.mss,
-                delivered: f.delivered * p.mss,
+                in_flight: f.sender.in_flight * p.mss,
+                delivered: f.sender.delivered * p.mss,
                 label: cc.state_label(),
-                rtt: f.last_rtt,
+                rtt: f.sender.last_rtt,
             };
             observe(&snap, cc);
         });
-        let f = &path.flows[0];
+        let f = &path.flows[0].sender;
         self.now = path.now;
         self.delivered = f.delivered * path.mss;
         self.losses = f.losses;
@@ -681,7 +634,7 @@ mod tests {
         let tx = Bandwidth::from_mbps(10).transmit_time(mss);
         assert_eq!(first.unwrap(), Time::ZERO + Duration::from_millis(40) + tx);
         // 3 s at 10 Mbit/s minus start-up: close to capacity.
-        let delivered_mbit = (path.flows[0].delivered * mss * 8) as f64 / 1e6;
+        let delivered_mbit = (path.flows[0].sender.delivered * mss * 8) as f64 / 1e6;
         assert!(delivered_mbit > 25.0 && delivered_mbit <= 30.0, "{delivered_mbit}");
     }
 
@@ -691,7 +644,7 @@ mod tests {
         let mut path = SharedPath::new(Bandwidth::from_mbps(10), 20, mss);
         path.add_flow(Box::new(Reno::new(&CcConfig::default())), Duration::from_millis(40), Time::ZERO);
         path.run_until(Time::from_secs(2), |_, _| {});
-        let f = &path.flows[0];
+        let f = &path.flows[0].sender;
         assert!(f.drops > 0);
         assert!(f.congestion_events >= 1 && f.congestion_events < f.drops.max(2), "{} events, {} drops", f.congestion_events, f.drops);
         assert!(path.queue_len() <= 20);

@@ -445,13 +445,13 @@ mod tests {
                 waiting.push(p.queue_len().saturating_sub(1) as f64);
             }
         });
-        assert_eq!(path.flows[0].drops, 0);
+        assert_eq!(path.flows[0].sender.drops, 0);
         let mean = waiting.iter().sum::<f64>() / waiting.len() as f64;
         let (lo, hi) = waiting.iter().fold((f64::MAX, 0.0f64), |(l, h), &q| (l.min(q), h.max(q)));
         assert!((2.0..=4.0).contains(&mean), "mean queue {mean:.2}");
         assert!(lo >= 1.0 && hi <= 5.0, "queue range {lo}..{hi} (α - 1 ..= β + 1)");
         // And the link stays busy: the queue never empties.
-        let mbit = (path.flows[0].delivered * MSS * 8) as f64 / 1e6;
+        let mbit = (path.flows[0].sender.delivered * MSS * 8) as f64 / 1e6;
         assert!(mbit >= 0.95 * 12.0 * 24.5, "{mbit:.1} Mbit delivered");
     }
 
@@ -522,10 +522,10 @@ mod tests {
             let mut exit = None;
             path.run_until(Time::from_secs(3), |p, i| {
                 if exit.is_none() && !p.flows[i].cc.in_slow_start() {
-                    exit = Some((p.flows[i].drops, p.queue_len()));
+                    exit = Some((p.flows[i].sender.drops, p.queue_len()));
                 }
             });
-            (exit, path.flows[0].drops)
+            (exit, path.flows[0].sender.drops)
         };
         let (exit, drops) = run(Box::new(Vegas::new(&CcConfig::default())));
         let (drops_at_exit, queue_at_exit) = exit.expect("Vegas left slow start");
@@ -685,7 +685,7 @@ mod tests {
                     }
                 }
             });
-            assert_eq!(path.flows[0].drops, 0);
+            assert_eq!(path.flows[0].sender.drops, 0);
             (max_q, exit.expect("left slow start"))
         };
         let (linux_q, linux_cwnd) = exit_queue(&Params::default());

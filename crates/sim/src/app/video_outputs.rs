@@ -158,7 +158,7 @@ pub fn report(
             srtt_at_done_ns: srtt_of(r.segment).map(|d| d.as_nanos() as u64),
         })
         .collect();
-    let flow_events: Vec<TcpLogEvent> = events.iter().filter(|e| event_flow(e) == flow).copied().collect();
+    let flow_events: Vec<TcpLogEvent> = events.iter().filter(|e| e.flow() == flow).copied().collect();
     let stalls = p
         .stalls()
         .iter()
@@ -196,17 +196,4 @@ pub fn report(
         })
         .collect();
     ClientReport { qoe, segments, stalls }
-}
-
-fn event_flow(e: &TcpLogEvent) -> u32 {
-    match *e {
-        TcpLogEvent::Retransmit { flow, .. }
-        | TcpLogEvent::Rto { flow, .. }
-        | TcpLogEvent::EnterRecovery { flow, .. }
-        | TcpLogEvent::ExitRecovery { flow, .. }
-        | TcpLogEvent::ZeroWindow { flow, .. }
-        | TcpLogEvent::ZeroWindowProbe { flow, .. }
-        | TcpLogEvent::KeepAliveProbe { flow, .. }
-        | TcpLogEvent::RestartAfterIdle { flow, .. } => flow,
-    }
 }

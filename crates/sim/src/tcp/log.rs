@@ -85,3 +85,26 @@ pub enum TcpLogEvent {
         cwnd_bytes: u64,
     },
 }
+
+impl TcpLogEvent {
+    /// The connection the endpoint logged the event on (its flow number while the connection
+    /// is a flow's first; `ConnectionTable::label_with_flow` relabels further connections).
+    pub fn flow_mut(&mut self) -> &mut u32 {
+        match self {
+            TcpLogEvent::Retransmit { flow, .. }
+            | TcpLogEvent::Rto { flow, .. }
+            | TcpLogEvent::EnterRecovery { flow, .. }
+            | TcpLogEvent::ExitRecovery { flow, .. }
+            | TcpLogEvent::ZeroWindow { flow, .. }
+            | TcpLogEvent::ZeroWindowProbe { flow, .. }
+            | TcpLogEvent::KeepAliveProbe { flow, .. }
+            | TcpLogEvent::RestartAfterIdle { flow, .. } => flow,
+        }
+    }
+
+    /// `flow_mut`'s value (events are small `Copy` data: read through a copy, one match).
+    pub fn flow(&self) -> u32 {
+        let mut copy = *self;
+        *copy.flow_mut()
+    }
+}

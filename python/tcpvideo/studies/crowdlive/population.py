@@ -17,6 +17,14 @@ re-initialising, a radio outage the encoder waits out). Both are our choices, se
 looking at the result (issue 16); they are drawn from their own random stream, so the rest of
 the population is the same with or without them.
 
+Experiments (all off by default, each leaves every random draw of the population unchanged):
+``per_type_connections`` — seed 000 §4's last mitigation, "transmit each type of frame in
+separate connections": every publisher opens one upload per frame type (I, P, voice; flows
+``pubN_I`` …, the same encoder and pauses) and every viewer one download per type, to which the
+front-end relays only that type; ``viewer_queue`` — every viewer's access queue this many
+packets (the experiment behind Table 4's "routers are likely to drop burst packets": a queue
+shorter than an I frame's burst).
+
 Capture: one pcap on the front-end's link, at the front-end (the seed's vantage point).
 """
 
@@ -36,6 +44,8 @@ def scenario(
     loss_p: float = 0.004,
     fin_share: float = 0.7,
     pause_every_s: float = 15.0,
+    per_type_connections: bool = False,
+    viewer_queue: int | None = None,
 ) -> dict:
     """A scenario dict for `tcpvideo.simulate` (keys documented in docs/scenario.md)."""
     rng = random.Random(seed * 7919 + 16)
@@ -74,8 +84,9 @@ def scenario(
             t += d
         if pauses:
             crowd["pauses"] = pauses
-        flows.append({"name": name, "client": name, "server": "fe", "app": "publish", "start": f"{start:.3f}s",
-                      "crowd": crowd, "tcp": dict(base_tcp)})
+        flow = {"name": name, "client": name, "server": "fe", "app": "publish", "start": f"{start:.3f}s",
+                "crowd": crowd, "tcp": dict(base_tcp)}
+        flows.extend(_per_type(flow) if per_type_connections else [flow])
     for j in range(subscribers):
         name = f"sub{j}"
         nodes.append({"name": name, "kind": "host"})
@@ -88,7 +99,7 @@ def scenario(
         p_bad = loss_p * rng.uniform(0.5, 2.0) / 2
         links.append({
             "name": f"{name}_link", "a": name, "b": "r", "rate": f"{down_rate}Mbps", "delay": f"{delay:.1f}ms",
-            "ba": {"rate": f"{down_rate}Mbps", "queue": rng.choice([30, 60, 100]),
+            "ba": {"rate": f"{down_rate}Mbps", "queue": _queue(rng.choice([30, 60, 100]), viewer_queue),
                    "loss": {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}},
         })
         flow = {"name": name, "client": name, "server": "fe", "app": "subscribe", "start": f"{start:.3f}s",
@@ -98,7 +109,7 @@ def scenario(
             at = rng.uniform(2, 8)
             flow["reader"] = {"pauses": [{"at": f"{at:.2f}s", "duration": f"{rng.uniform(1, 6):.2f}s"}]}
             flow["tcp"]["rcv_buf"] = "64KB"
-        flows.append(flow)
+        flows.extend(_per_type(flow) if per_type_connections else [flow])
     return {
         "name": "crowdlive",
         "duration": f"{duration_s}s",
@@ -108,3 +119,19 @@ def scenario(
         "flow": flows,
         "record": {"pcap": [{"link": "fe_link", "at": "fe", "file": "fe.pcap"}], "snaplen": 65535},
     }
+
+
+def _queue(drawn: int, override: int | None) -> int:
+    """The drawn queue, or the experiment's (the draw still happens: the population stays put)."""
+    return drawn if override is None else override
+
+
+def _per_type(flow: dict) -> list[dict]:
+    """One connection per frame type (seed 000 §4): the same flow three times, each carrying one
+    type (``crowd.frames``) and named ``<flow>_<type>``."""
+    out = []
+    for kind in ("I", "P", "V"):
+        f = {**flow, "name": f"{flow['name']}_{kind}", "crowd": {**flow["crowd"], "frames": kind},
+             "tcp": dict(flow["tcp"])}
+        out.append(f)
+    return out

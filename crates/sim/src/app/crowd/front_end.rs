@@ -101,13 +101,24 @@ impl StreamOut {
     }
 }
 
-/// How a publisher streams: how its upload ends and when its encoder pauses.
+/// How a publisher streams: how its upload ends and when its encoder pauses; for both roles,
+/// which frame types the connection carries.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PublishStyle {
     /// Close with a FIN after `stream_for` (else go silent until the front-end's idle close).
     pub end_with_fin: bool,
     /// [start, end) from the flow's start, sorted.
     pub pauses: Vec<(Duration, Duration)>,
+    /// Only these frame kinds travel on this connection (`crowd.frames`; None: all). Seed 000
+    /// §4 proposes "transmit each type of frame in separate connections": a publisher then opens
+    /// one upload per type, each running the same encoder and writing only its types, and a
+    /// viewer one download per type, to which the front-end relays only those types.
+    pub only: Option<Vec<TagKind>>,
+}
+
+/// Whether a connection restricted to `only` carries frames of `kind` (stream metadata always).
+pub fn carries(only: &Option<Vec<TagKind>>, kind: TagKind) -> bool {
+    kind == TagKind::Meta || only.as_ref().is_none_or(|v| v.contains(&kind))
 }
 
 impl PublishStyle {
@@ -125,7 +136,32 @@ impl PublishStyle {
             pauses.push((a, a.saturating_add(d)));
         }
         pauses.sort();
-        Ok(PublishStyle { end_with_fin, pauses })
+        let only = match c.frames.as_deref() {
+            None => None,
+            Some(letters) => {
+                let mut v = Vec::new();
+                for ch in letters.chars() {
+                    let k = match ch {
+                        'I' => TagKind::I,
+                        'P' => TagKind::P,
+                        'V' => TagKind::Audio,
+                        _ => {
+                            return Err(crate::scenario::ScenarioError(format!(
+                                "{path}.frames: {letters:?} has {ch:?}; use the letters I, P and V"
+                            )))
+                        }
+                    };
+                    if !v.contains(&k) {
+                        v.push(k);
+                    }
+                }
+                if v.is_empty() {
+                    return Err(crate::scenario::ScenarioError(format!("{path}.frames: empty; use the letters I, P and V")));
+                }
+                Some(v)
+            }
+        };
+        Ok(PublishStyle { end_with_fin, pauses, only })
     }
 
     fn paused(&self, since_start: Duration) -> bool {
@@ -166,6 +202,8 @@ pub struct Subscriber {
     started: bool,
     /// Next frame of the channel log to relay.
     cursor: usize,
+    /// Frame kinds relayed on this connection (None: all).
+    only: Option<Vec<TagKind>>,
     pub down: StreamOut,
     pub left: bool,
 }
@@ -214,7 +252,7 @@ impl FrontEnd {
         })));
     }
 
-    pub fn add_subscriber(&mut self, f: usize, channel: u32, start: Time, stream_for: Duration) {
+    pub fn add_subscriber(&mut self, f: usize, channel: u32, start: Time, stream_for: Duration, only: Option<Vec<TagKind>>) {
         self.slot(f);
         self.flows[f] = Some(CrowdFlow::Subscriber(Box::new(Subscriber {
             channel,
@@ -223,6 +261,7 @@ impl FrontEnd {
             server_read: 0,
             started: false,
             cursor: 0,
+            only,
             down: StreamOut::default(),
             left: false,
         })));
@@ -280,6 +319,9 @@ impl FrontEnd {
         p.frames.clear();
         p.source.slot(p.next_slot, backlog, &mut p.frames);
         for fr in std::mem::take(&mut p.frames) {
+            if !carries(&p.style.only, fr.kind) {
+                continue;
+            }
             p.up.tag(book.as_ref(), f as u32, 0, fr.kind, &flv_wire::tag(fr.kind, false, fr.bytes, fr.ts_ms));
             p.tag_info.push((fr.bytes, fr.ts_ms));
             p.frames.push(fr);
@@ -383,7 +425,7 @@ impl FrontEnd {
             return false;
         }
         let Some(ch) = self.channels.get(&s.channel) else { return false };
-        for &(kind, bytes, ts) in &ch.frames[s.cursor..] {
+        for &(kind, bytes, ts) in ch.frames[s.cursor..].iter().filter(|fr| carries(&s.only, fr.0)) {
             s.down.tag(book.as_ref(), f as u32, 1, kind, &flv_wire::tag(kind, false, bytes, ts));
         }
         s.cursor = ch.frames.len();
@@ -416,6 +458,28 @@ impl FrontEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn style_of(frames: &str) -> Result<PublishStyle, crate::scenario::ScenarioError> {
+        let c = crate::scenario::CrowdSpec { frames: Some(frames.into()), ..Default::default() };
+        PublishStyle::of(&c, "flow[0].crowd")
+    }
+
+    #[test]
+    fn a_connection_per_frame_type_carries_only_its_letters_and_always_the_metadata() {
+        let only = style_of("PV").unwrap().only;
+        assert_eq!(only, Some(vec![TagKind::P, TagKind::Audio]));
+        assert!(!carries(&only, TagKind::I));
+        assert!(carries(&only, TagKind::P) && carries(&only, TagKind::Audio) && carries(&only, TagKind::Meta));
+        let all = PublishStyle::of(&crate::scenario::CrowdSpec::default(), "x").unwrap().only;
+        assert!([TagKind::I, TagKind::P, TagKind::Audio].iter().all(|&k| carries(&all, k)));
+    }
+
+    #[test]
+    fn an_unknown_frame_letter_or_an_empty_list_is_one_error_naming_the_key() {
+        let e = style_of("IX").unwrap_err().0;
+        assert!(e.contains("flow[0].crowd.frames") && e.contains("'X'"), "{e}");
+        assert!(style_of("").unwrap_err().0.contains("flow[0].crowd.frames: empty"));
+    }
 
     #[test]
     fn frames_reach_the_channel_log_only_once_their_last_byte_is_read() {
