@@ -121,6 +121,13 @@ impl Channel {
     }
 
     fn purge(&mut self, now: u64) {
+        // An idle channel (the common case on access links) has finished every packet it holds:
+        // drop them without reading the ring, whose front is usually out of cache by now.
+        if self.busy_until <= now {
+            self.fifo.clear();
+            self.fifo_bytes = 0;
+            return;
+        }
         while let Some(f) = self.fifo.front() {
             if f.end > now {
                 break;
@@ -510,6 +517,25 @@ mod tests {
         }
         let s = n.channels[0].stats;
         assert_eq!((s.tx_packets, s.queue_drops), (3, 2)); // 1 on wire + 2×1500 B
+    }
+
+    #[test]
+    fn a_channel_that_went_idle_admits_a_new_burst_as_an_empty_queue() {
+        // 1 on the wire + 2 × 1500 B waiting fill the 3000-byte queue; by 1 ms all three are gone
+        // (busy until 360 us), so the next burst must find the queue and its byte count empty.
+        let mut n = net(QueueLimit::Bytes(3000), 100);
+        let mut pool = PacketPool::default();
+        let mut q = EventQueue::new();
+        for _ in 0..3 {
+            n.send(Time::ZERO, packet(0, 2, 1460), &mut pool, &mut q);
+        }
+        for _ in 0..4 {
+            n.send(Time(1_000_000), packet(0, 2, 1460), &mut pool, &mut q);
+        }
+        let s = n.channels[0].stats;
+        assert_eq!((s.tx_packets, s.queue_drops), (6, 1));
+        assert_eq!(n.channels[0].queue_at(Time(1_000_000)), (2, 3000));
+        assert_eq!(n.channels[0].queue_at(Time(1_360_000)), (0, 0));
     }
 
     #[test]

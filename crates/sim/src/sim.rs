@@ -156,7 +156,9 @@ pub enum SimError {
 }
 
 struct EpSlot {
-    ep: Option<TcpEndpoint>,
+    /// Boxed: a finished per-segment connection's slot stays (connection ids index `eps`), and
+    /// then holds 24 bytes instead of a whole endpoint (~2 KB).
+    ep: Option<Box<TcpEndpoint>>,
     gen: u32,
     armed: Option<Time>,
 }
@@ -676,7 +678,7 @@ impl Simulation {
     }
 
     fn ep_mut(&mut self, ep: u32) -> Option<&mut TcpEndpoint> {
-        self.eps[ep as usize].ep.as_mut()
+        self.eps[ep as usize].ep.as_deref_mut()
     }
 
     fn socket_event(&mut self, now: Time, ep: u32, sev: SocketEvent) {
@@ -1111,8 +1113,8 @@ impl Simulation {
                 if let Some(b) = &self.payloads {
                     b.lock().expect("payload book").open(c, client, ci, si);
                 }
-                self.eps[2 * c as usize].ep = Some(cl);
-                self.eps[2 * c as usize + 1].ep = Some(s);
+                self.eps[2 * c as usize].ep = Some(Box::new(cl));
+                self.eps[2 * c as usize + 1].ep = Some(Box::new(s));
                 if self.flows[f].clamp_packets.is_some() {
                     self.apply_clamp(now, f);
                 }
@@ -1283,7 +1285,7 @@ impl Simulation {
         let mut progressive = Vec::new();
         for (i, fl) in self.flows.iter_mut().enumerate() {
             if let AppState::Progressive(c) = &mut fl.app {
-                let r = progressive_outputs::row(i as u32, &self.sc.flows[i].name, c, self.eps[2 * i + 1].ep.as_ref(), end);
+                let r = progressive_outputs::row(i as u32, &self.sc.flows[i].name, c, self.eps[2 * i + 1].ep.as_deref(), end);
                 video_clients.push(progressive_outputs::qoe(&r, fl.start, flows[i].bytes_read));
                 progressive.push(r);
             }

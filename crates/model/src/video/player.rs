@@ -382,6 +382,19 @@ impl Player {
         }
     }
 
+    /// [`Player::on_bytes`] without bringing playback up to `now`, for a caller that reports every
+    /// delivered packet (the simulator's player app) and always syncs before it reads the player
+    /// ([`Player::advance`] before samples and reports). The deferred sync gives the same state:
+    /// advancing playback to t₁ and then to t₂ equals advancing it to t₂, and the byte count
+    /// touches nothing `sync` reads. Readers that take `&self` (`qoe`, `stalls`, `play_state`)
+    /// see playback as of the last sync.
+    pub fn count_bytes(&mut self, now: Time, bytes: u64) {
+        if let Some(r) = self.current_mut() {
+            r.first_byte.get_or_insert(now);
+            r.bytes_received += bytes;
+        }
+    }
+
     /// The current segment's last byte arrived at `now`; returns its record.
     pub fn on_segment_done(&mut self, now: Time) -> Option<SegmentRecord> {
         self.sync(now);
@@ -626,6 +639,50 @@ mod tests {
             }
         }
         p.advance(until);
+    }
+
+    /// Same downloads, bytes reported in 100 packets each: syncing at every packet (`on_bytes`)
+    /// and counting only (`count_bytes`, syncing at the next decision) end in the same segment
+    /// records, stalls and QoE — also when playback stalls in the middle of a download.
+    #[test]
+    fn counting_bytes_per_packet_without_syncing_ends_in_the_same_player_state() {
+        let run = |sync_per_packet: bool| {
+            let mut p = live_player(6, PlayerConfig::seed004(D));
+            p.join(ms(2000));
+            let mut now = ms(2000);
+            while now < ms(30_000) {
+                match p.next_action(now) {
+                    PlayerAction::WaitUntil(t) => now = t,
+                    PlayerAction::ProbeSizes { segment } => {
+                        let sizes = p.content().segment_sizes(segment).unwrap().to_vec();
+                        p.on_segment_sizes(now, segment, &sizes);
+                    }
+                    PlayerAction::Fetch(req) => {
+                        p.on_first_byte(now);
+                        // segment 2 takes 3 s: playback runs dry half-way through it
+                        let step = Duration::from_millis(if req.segment == 2 { 30 } else { 4 });
+                        for _ in 0..100 {
+                            now += step;
+                            if sync_per_packet {
+                                p.on_bytes(now, req.bytes / 100);
+                            } else {
+                                p.count_bytes(now, req.bytes / 100);
+                            }
+                        }
+                        p.on_segment_done(now).expect("a download was in flight");
+                    }
+                    PlayerAction::Downloading => unreachable!(),
+                    PlayerAction::Finished => break,
+                }
+            }
+            p.advance(ms(30_000));
+            p
+        };
+        let (synced, counted) = (run(true), run(false));
+        assert_eq!(synced.stalls().len(), 1, "the scenario must stall mid-download");
+        assert_eq!(counted.stalls(), synced.stalls());
+        assert_eq!(counted.segments(), synced.segments());
+        assert_eq!(counted.qoe(ms(30_000)), synced.qoe(ms(30_000)));
     }
 
     /// Live, d = 2 s, t0 = 0, one-segment buffer, join at 2.0 s (segment 0 just available).

@@ -237,7 +237,8 @@ impl PlayerApp {
                 let body_before = before.saturating_sub(resp.head_len);
                 let body_now = self.front_read.saturating_sub(resp.head_len);
                 if body_now > body_before && self.front_read < total {
-                    self.player.on_bytes(now, body_now - body_before);
+                    // per packet: count only; the player syncs on its next decision (cheaper)
+                    self.player.count_bytes(now, body_now - body_before);
                 }
             }
             if self.front_read < total {
