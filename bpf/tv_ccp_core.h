@@ -73,12 +73,10 @@ struct tv_ccp {
 	__u32 round_count;		/* RoundCounter.count */
 	__u32 next_round_delivered;	/* RoundCounter.next_round_delivered (packets) */
 	__u32 base_rtt_us;		/* minimum RTT sample (TV_RTT_NONE: none) */
-	__u32 rtt_max_us;		/* storage RTT: slow start's largest sample, then the largest per-round min (0: none) */
+	__u32 rtt_max_us;		/* largest explained RTT outside recovery (0: none) */
 	__u32 rtt_us;			/* latest explained RTT sample, the law's rtt_k (TV_RTT_NONE) */
 	__u32 round_min_us;		/* minimum explained sample of this round (TV_RTT_NONE) */
 	__u32 prev_round_min_us;	/* ... of the previous round (TV_RTT_NONE) */
-	__u32 storage_round_min_us;	/* min explained sample of this round outside the RTO episode,
-					 * Recovery included; folded into rtt_max at the round's end */
 	__u32 rto_episode_end;		/* tp->delivered at which the RTO's outstanding data is in */
 	__u8 in_ca;			/* slow start is over: the law sets the window */
 	__u8 in_rto_recovery;		/* this loss episode began with an RTO */
@@ -273,10 +271,7 @@ static __always_inline void observe(struct sock *sk, const struct rate_sample *r
 			c->rtt_us = r;
 			if (r < c->round_min_us)
 				c->round_min_us = r;
-			if (tp->delivered >= c->rto_episode_end && r < c->storage_round_min_us)
-				c->storage_round_min_us = r;
-			/* slow start fills the buffer within one round: only the sample max sees it */
-			if (!c->in_ca && tp->delivered >= c->rto_episode_end && r > c->rtt_max_us)
+			if (!in_recovery && tp->delivered >= c->rto_episode_end && r > c->rtt_max_us)
 				c->rtt_max_us = r;
 		}
 	}
@@ -287,9 +282,6 @@ static __always_inline void observe(struct sock *sk, const struct rate_sample *r
 		if (c->round_min_us != TV_RTT_NONE)
 			c->prev_round_min_us = c->round_min_us;
 		c->round_min_us = TV_RTT_NONE;
-		if (c->storage_round_min_us != TV_RTT_NONE && c->storage_round_min_us > c->rtt_max_us)
-			c->rtt_max_us = c->storage_round_min_us;
-		c->storage_round_min_us = TV_RTT_NONE;
 	}
 	if (capacity_estimator == 2) {
 		/* ACK trains of at least max(TRAIN_MIN, baseRTT/8) (sample_ack_train) */
@@ -389,7 +381,6 @@ void BPF_PROG(ccp_init, struct sock *sk)
 	c->rtt_us = TV_RTT_NONE;
 	c->round_min_us = TV_RTT_NONE;
 	c->prev_round_min_us = TV_RTT_NONE;
-	c->storage_round_min_us = TV_RTT_NONE;
 }
 
 /* The model's CcpFamily::on_ack. */

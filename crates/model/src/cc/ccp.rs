@@ -41,18 +41,9 @@
 //! - backlog x_k = C · (rtt_k − baseRTT) / MSS (Little's law), rtt_k per `backlog_estimator`:
 //!   0 (default) the explained RTT sample of this ACK; 1 the minimum explained sample of the
 //!   previous round (Vegas' filter against delayed-ACK and jitter noise, one round older).
-//! - storage B = C · rtt_max / MSS: pipe (BDP) plus the bottleneck buffer, i.e. the RTT of a
-//!   full buffer. rtt_max is the larger of (a) the largest sample during slow start — its
-//!   overshoot fills the buffer within one round, so only the sample maximum sees it — and
-//!   (b) the largest per-round minimum afterwards: in congestion avoidance the law moves the
-//!   window slowly, a full buffer is a standing queue, and the round's minimum measures it while
-//!   ignoring one sample's jitter or a delayed ACK. Loss recovery's samples count (a buffer
-//!   overflow always starts a recovery; Linux at 1 % loss is in Recovery for most ACKs, and a
-//!   rule without them froze B near its first value); the episode following an RTO does not.
-//!   Tried and dropped (docs/bpf.md): the largest sample always (a real path's delay jitter
-//!   under load enters B), and the per-round minimum alone (the round that overflows starts with
-//!   the queue still short: B missed the buffer, the law drove the window below the BDP and the
-//!   delivery-rate C followed the throughput down, 106 → 20 Mbit/s in 8 s on a real path).
+//! - storage B = C · rtt_max / MSS: pipe (BDP) plus the bottleneck buffer, which slow start's
+//!   overshoot fills before the first loss. rtt_max is the largest RTT sample taken outside loss
+//!   recovery and outside the episode following an RTO.
 //! - RTT samples whose queueing delay our own data cannot explain — C·(rtt − baseRTT) larger
 //!   than the bytes in flight before the ACK — are ignored for x_k and B. On a real stack such
 //!   samples (hundreds of ms to seconds) come from segments that waited for a retransmission;
@@ -167,9 +158,6 @@ pub struct CcpCore {
     /// Minimum explained RTT sample of this round and of the previous one.
     round_min_rtt: Option<Duration>,
     prev_round_min_rtt: Option<Duration>,
-    /// Minimum explained RTT sample of this round outside the RTO episode (Recovery included):
-    /// folded into `rtt_max` when the round ends, so B sees a standing queue, not one sample.
-    storage_round_min: Option<Duration>,
     /// Slow start is over and the law sets the window (a phase, not `cwnd < ssthresh`: the law
     /// may set cwnd below ssthresh without re-entering slow start).
     in_ca: bool,
@@ -203,7 +191,6 @@ impl CcpCore {
             backlog_from_round_min: p.get(&BACKLOG_ESTIMATOR) != 0.0,
             round_min_rtt: None,
             prev_round_min_rtt: None,
-            storage_round_min: None,
             in_ca: false,
             in_rto_recovery: false,
             rto_episode_end: 0,
@@ -262,21 +249,14 @@ impl CcpCore {
             if explained {
                 self.rtt = Some(r);
                 self.round_min_rtt = Some(self.round_min_rtt.map_or(r, |m| m.min(r)));
-                if ack.delivered_total_bytes >= self.rto_episode_end {
-                    self.storage_round_min = Some(self.storage_round_min.map_or(r, |m| m.min(r)));
-                    if !self.in_ca {
-                        // Slow start fills the buffer within one round: only the sample max sees it.
-                        self.rtt_max = Some(self.rtt_max.map_or(r, |m| m.max(r)));
-                    }
+                if !ack.in_recovery && ack.delivered_total_bytes >= self.rto_episode_end {
+                    self.rtt_max = Some(self.rtt_max.map_or(r, |m| m.max(r)));
                 }
             }
         }
         self.delivered_total = ack.delivered_total_bytes;
         if self.round.on_ack(ack) {
             self.prev_round_min_rtt = self.round_min_rtt.take().or(self.prev_round_min_rtt);
-            if let Some(m) = self.storage_round_min.take() {
-                self.rtt_max = Some(self.rtt_max.map_or(m, |x| x.max(m)));
-            }
         }
         match self.capacity_estimator {
             CapacityEstimator::AckDispersion => self.sample_ack_dispersion(ack),
@@ -619,72 +599,6 @@ pub(crate) mod tests {
         let ((clean_min, clean_mean), (lossy_min, lossy_mean)) = (span(&clean), span(&lossy));
         assert!(lossy_min + 3 >= clean_min, "min cwnd {lossy_min} after the loss vs {clean_min} without");
         assert!((lossy_mean - clean_mean).abs() < 2.0, "mean cwnd {lossy_mean:.1} after the loss vs {clean_mean:.1}");
-    }
-
-    /// One ACK of `MSS` with an RTT sample; `round_end` makes it start a new round.
-    fn ack(core: &CcpCore, now_ms: u64, rtt_ms: u64, in_recovery: bool, round_end: bool) -> AckEvent {
-        let delivered = core.delivered_total + MSS;
-        AckEvent {
-            now: Time::from_millis(now_ms),
-            acked_bytes: MSS,
-            rtt_sample: Some(Duration::from_millis(rtt_ms)),
-            srtt: Duration::from_millis(rtt_ms),
-            min_rtt: Duration::from_millis(100),
-            prior_in_flight_bytes: 10_000 * MSS,
-            bytes_in_flight: 10_000 * MSS,
-            cwnd_limited: true,
-            in_recovery,
-            delivered_total_bytes: delivered,
-            rate: Some(crate::cc::RateSample {
-                delivered_bytes: 100 * MSS,
-                interval: Duration::from_millis(100),
-                prior_delivered_bytes: if round_end { core.round.next_round_delivered } else { 0 },
-                is_app_limited: false,
-                newly_lost_bytes: 0,
-            }),
-        }
-    }
-
-    /// Core past slow start with base RTT 100 ms and rtt_max 120 ms.
-    fn core_in_ca() -> CcpCore {
-        let mut core = CcpCore::new(&CcConfig::default(), &Params::default());
-        core.observe(&ack(&core, 0, 100, false, true));
-        core.observe(&ack(&core, 1, 120, false, false));
-        core.in_ca = true;
-        core.observe(&ack(&core, 2, 110, false, true));
-        assert_eq!(core.rtt_max, Some(Duration::from_millis(120)));
-        core
-    }
-
-    #[test]
-    fn storage_takes_a_standing_queue_seen_in_recovery_at_the_round_end() {
-        let mut core = core_in_ca();
-        for (i, rtt) in [190, 185, 200, 186].into_iter().enumerate() {
-            core.observe(&ack(&core, 10 + i as u64, rtt, true, false));
-        }
-        assert_eq!(core.rtt_max, Some(Duration::from_millis(120)), "folded before the round ended");
-        core.observe(&ack(&core, 20, 190, true, true));
-        assert_eq!(core.rtt_max, Some(Duration::from_millis(185)), "the round's minimum is the standing queue");
-    }
-
-    #[test]
-    fn storage_ignores_one_delay_spike_after_slow_start() {
-        let mut core = core_in_ca();
-        for (i, rtt) in [105, 400, 108].into_iter().enumerate() {
-            core.observe(&ack(&core, 10 + i as u64, rtt, false, false));
-        }
-        core.observe(&ack(&core, 20, 104, false, true));
-        assert_eq!(core.rtt_max, Some(Duration::from_millis(120)));
-    }
-
-    #[test]
-    fn storage_takes_the_largest_sample_of_slow_start() {
-        let mut core = CcpCore::new(&CcConfig::default(), &Params::default());
-        core.observe(&ack(&core, 0, 100, false, true));
-        for (i, rtt) in [101, 180, 102].into_iter().enumerate() {
-            core.observe(&ack(&core, 1 + i as u64, rtt, false, false));
-        }
-        assert_eq!(core.rtt_max, Some(Duration::from_millis(180)));
     }
 
     #[test]
