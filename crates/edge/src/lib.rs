@@ -7,7 +7,8 @@
 //! - [`playlist_rewrite`]: holding back the newest x segments of an HLS media playlist;
 //!   [`mpd_rewrite`] and [`dash_stream`]: the same for MPEG-DASH MPDs.
 //! - [`coalescing_lock`]: the pure lock state machine (one upstream fetch per segment).
-//! - [`in_flight`]: a fetch in progress, read by every waiter as bytes arrive.
+//! - [`in_flight`]: a fetch in progress, read by every waiter as bytes arrive;
+//!   [`conn_socket`]: a receiver's socket the fetch task writes chunks to itself.
 //! - [`segment_fetcher`]: cache → lock → upstream fetch with retries; [`segment_cache`]: bounded
 //!   cache evicting segments that left the live window.
 //! - [`prefetch`]: which held segments to fetch ahead.
@@ -18,6 +19,7 @@
 
 pub mod coalescing_lock;
 pub mod config;
+pub mod conn_socket;
 pub mod dash_never_back;
 pub mod dash_stream;
 pub mod edge;

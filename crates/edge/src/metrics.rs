@@ -62,6 +62,8 @@ pub struct Metrics {
     pub cache_hits: AtomicU64,
     pub cache_misses: AtomicU64,
     pub coalesced_waits: AtomicU64,
+    pub direct_readers: AtomicU64,
+    pub direct_handbacks: AtomicU64,
     pub upstream_fetches: AtomicU64,
     pub upstream_errors: AtomicU64,
     pub prefetches: AtomicU64,
@@ -88,10 +90,16 @@ impl Metrics {
 
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let counters: [(&str, &str, &AtomicU64); 9] = [
+        let counters: [(&str, &str, &AtomicU64); 11] = [
             ("ethle_cache_hits_total", "segment requests served from the cache", &self.cache_hits),
             ("ethle_cache_misses_total", "segment requests that started an upstream fetch", &self.cache_misses),
             ("ethle_coalesced_waits_total", "segment requests that joined an open upstream fetch", &self.coalesced_waits),
+            ("ethle_direct_readers_total", "readers whose body the fetch task wrote to their socket itself", &self.direct_readers),
+            (
+                "ethle_direct_handbacks_total",
+                "direct readers handed back to their connection mid-body (socket full: a slow reader)",
+                &self.direct_handbacks,
+            ),
             ("ethle_upstream_fetches_total", "requests sent upstream (segments, playlists, retries)", &self.upstream_fetches),
             ("ethle_upstream_errors_total", "upstream requests that failed (5xx, timeout, reset, truncation)", &self.upstream_errors),
             ("ethle_prefetches_total", "held segments fetched ahead of any request", &self.prefetches),
@@ -112,7 +120,7 @@ impl Metrics {
         let name = "ethle_reader_first_byte_lag_seconds";
         let _ = writeln!(
             out,
-            "# HELP {name} edge's first byte of a fetch to each reader's first byte handed to its connection\n# TYPE {name} histogram"
+            "# HELP {name} edge's first body byte of a fetch to each reader's first body byte written to its socket\n# TYPE {name} histogram"
         );
         for (i, le) in WAKE_LAG_BUCKETS_US.iter().enumerate() {
             let _ = writeln!(out, "{name}_bucket{{le=\"{}\"}} {}", *le as f64 / 1e6, h.buckets[i].load(Ordering::Relaxed));

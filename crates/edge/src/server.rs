@@ -31,6 +31,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
+use crate::conn_socket::{BodyProgress, ConnSocket, SharedIo};
 use crate::edge::{Edge, PlaylistAnswer, Receiver, PLAYLIST_DEADLINE};
 use crate::in_flight::InFlight;
 use crate::metrics::Metrics;
@@ -42,13 +43,48 @@ use crate::segment_fetcher::Served;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type EdgeBody = BoxBody<Bytes, BoxError>;
 
-/// A receiver's body read straight from the in-flight fetch: the connection task itself is woken
-/// when a chunk lands (no relay task in between); an error aborts the response.
+/// A receiver's body read from the in-flight fetch. A body that starts before the fetch has
+/// any bytes goes direct (`conn_socket`): the fetch task writes each chunk to the socket and this
+/// body hands hyper only chunks already on the wire (hyper skips writing them), waking once at
+/// the end. Otherwise (a late joiner, a hand-back) the connection task itself is woken when a
+/// chunk lands and hyper writes it. An error aborts the response either way.
 struct InFlightBody {
     body: Arc<InFlight>,
+    /// Chunks handed to hyper so far, and their bytes.
     next: usize,
-    metrics: Arc<Metrics>,
+    handed_bytes: u64,
+    conn: Arc<ConnSocket>,
+    /// Whether the direct path was considered (once, at the first poll).
+    started: bool,
     wait: Option<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>,
+}
+
+impl InFlightBody {
+    fn new(body: Arc<InFlight>, conn: Arc<ConnSocket>) -> InFlightBody {
+        InFlightBody { body, next: 0, handed_bytes: 0, conn, started: false, wait: None }
+    }
+
+    fn hand(&mut self, item: Option<Result<Bytes, String>>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match &item {
+            Some(Ok(chunk)) => {
+                if self.next == 1 && self.handed_bytes == 0 {
+                    if let Some(edge_first) = self.body.first_chunk_at() {
+                        self.conn.probe_first_byte(edge_first);
+                    }
+                }
+                self.handed_bytes += chunk.len() as u64;
+            }
+            _ => self.conn.body_done(),
+        }
+        Poll::Ready(item.map(|r| r.map(Frame::data).map_err(BoxError::from)))
+    }
+}
+
+impl Drop for InFlightBody {
+    fn drop(&mut self) {
+        // A receiver gone mid-body: the fetch task stops writing to its socket.
+        self.conn.body_done();
+    }
 }
 
 impl Body for InFlightBody {
@@ -56,17 +92,32 @@ impl Body for InFlightBody {
     type Error = BoxError;
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
+        if !this.started {
+            this.started = true;
+            if this.body.body_not_started() {
+                // Hyper flushes the head when this returns Pending; the connection then registers.
+                this.conn.await_head_flush(this.body.clone(), cx.waker());
+                return Poll::Pending;
+            }
+        }
         loop {
+            if let BodyProgress::OnWire(on_wire) = this.conn.body_progress(cx.waker()) {
+                // Direct: hand over what the fetch task wrote; woken at hand-back or the end.
+                let mut next = this.next;
+                return match this.body.try_next_chunk(&mut next) {
+                    Some(Some(Ok(c))) if this.handed_bytes + c.len() as u64 > on_wire => Poll::Pending,
+                    Some(item) => {
+                        this.next = next;
+                        this.hand(item)
+                    }
+                    None => Poll::Pending,
+                };
+            }
             if this.wait.is_none() {
                 // Subscribe before looking, so a chunk landing in between still wakes us.
                 let mut rx = this.body.subscribe();
                 if let Some(item) = this.body.try_next_chunk(&mut this.next) {
-                    if this.next == 1 {
-                        if let Some(edge_first) = this.body.first_chunk_at() {
-                            this.metrics.reader_first_byte_lag.observe(edge_first.elapsed());
-                        }
-                    }
-                    return Poll::Ready(item.map(|r| r.map(Frame::data).map_err(BoxError::from)));
+                    return this.hand(item);
                 }
                 this.wait = Some(Box::pin(async move {
                     let _ = rx.changed().await;
@@ -104,11 +155,13 @@ pub async fn serve(edge: Arc<Edge>, listener: TcpListener, shutdown: impl Future
                 };
                 let _ = stream.set_nodelay(true);
                 let edge = edge.clone();
+                let socket = ConnSocket::new(stream, edge.metrics.clone());
+                let io = SharedIo(socket.clone());
                 let service = service_fn(move |req| {
-                    let edge = edge.clone();
-                    async move { Ok::<_, Infallible>(route(edge, req, peer).await) }
+                    let (edge, socket) = (edge.clone(), socket.clone());
+                    async move { Ok::<_, Infallible>(route(edge, req, peer, socket).await) }
                 });
-                let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+                let conn = http1::Builder::new().serve_connection(TokioIo::new(io), service);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move { let _ = conn.await; });
             }
@@ -124,7 +177,7 @@ pub async fn serve(edge: Arc<Edge>, listener: TcpListener, shutdown: impl Future
     }
 }
 
-async fn route(edge: Arc<Edge>, req: Request<Incoming>, peer: SocketAddr) -> Response<EdgeBody> {
+async fn route(edge: Arc<Edge>, req: Request<Incoming>, peer: SocketAddr, socket: Arc<ConnSocket>) -> Response<EdgeBody> {
     let path = req.uri().path().to_string();
     if path == "/metrics" {
         let mut r = Response::new(full(edge.metrics.render()));
@@ -172,7 +225,7 @@ async fn route(edge: Arc<Edge>, req: Request<Incoming>, peer: SocketAddr) -> Res
         };
     }
     let range = req.headers().get(hyper::header::RANGE).and_then(|v| v.to_str().ok()).map(str::to_string);
-    segment_response(&edge, &edge_path, range, &receiver, head_only).await
+    segment_response(&edge, &edge_path, range, &receiver, head_only, socket).await
 }
 
 fn receiver_of(edge: &Edge, req: &Request<Incoming>, peer: SocketAddr) -> Result<Receiver, String> {
@@ -251,6 +304,7 @@ async fn segment_response(
     range: Option<String>,
     receiver: &Receiver,
     head_only: bool,
+    socket: Arc<ConnSocket>,
 ) -> Response<EdgeBody> {
     let key = SegmentKey { path_and_query: path.path_and_query(), range };
     let position = edge.position_of(path);
@@ -267,8 +321,15 @@ async fn segment_response(
             let len = o.body.len() as u64;
             (o.status, o.content_type, o.content_range, Some(len), full(o.body))
         }
+        Served::Streaming { head, body } if head.content_length.is_some() => {
+            // Known length: the body may go direct (the raw chunks are the whole framing).
+            let body = InFlightBody::new(body, socket).boxed();
+            (head.status, head.content_type, head.content_range, head.content_length, body)
+        }
         Served::Streaming { head, body } => {
-            let body = InFlightBody { body, next: 0, metrics: edge.metrics.clone(), wait: None }.boxed();
+            let mut body = InFlightBody::new(body, socket);
+            body.started = true; // chunked framing: hyper writes every byte
+            let body = body.boxed();
             (head.status, head.content_type, head.content_range, head.content_length, body)
         }
     };

@@ -24,10 +24,10 @@ fn media(text: &str) -> m3u8_rs::MediaPlaylist {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_hundred_receivers_cause_one_upstream_fetch_per_segment_and_wake_at_once() {
+async fn two_hundred_receivers_cause_one_upstream_fetch_per_segment_and_get_their_first_bytes_right_behind_the_edge() {
     let len = 64 * 1024;
     let source = Source::start(20, len, 0).await;
-    let edge = start_edge(&source, |c| c.body_idle_timeout = Duration::from_secs(20)).await;
+    let edge = start_edge_on_own_runtime(&source, |c| c.body_idle_timeout = Duration::from_secs(20)).await;
     let mut lags = Vec::new();
     for (round, n) in [18u64, 19, 20].into_iter().enumerate() {
         // The source sends the head at once and the body only when every receiver is waiting.
@@ -65,24 +65,28 @@ async fn two_hundred_receivers_cause_one_upstream_fetch_per_segment_and_wake_at_
     }
     lags.sort();
     let (median, p99, worst) = (lags[lags.len() / 2], lags[lags.len() * 99 / 100], lags[lags.len() - 1]);
-    eprintln!("first-byte lag of 600 waiters behind the source's first body write: median {median:?}, p99 {p99:?}, worst {worst:?}");
+    eprintln!(
+        "end to end, source's first body write to each waiter's first body byte read: median {median:?}, p99 {p99:?}, worst {worst:?}"
+    );
     let m = &edge.edge.metrics;
     assert_eq!(m.cache_misses.load(Ordering::Relaxed), 3);
-    // Inside the edge: from its first byte of the fetch to each reader's first byte handed to
-    // that reader's connection. The goal is every reader within 5 ms; on this 2-core machine
-    // shared with other builds (load ~14) 200 connection wakes take 2–3 ms on average and the
-    // tail passes 5 ms (docs/dev/open_items.md), so the test pins the median at 5 ms and
-    // everyone far below nginx's 500 ms lock poll.
+    // Inside the edge: from its first body byte of the fetch to each waiter's first body byte
+    // written to that waiter's socket (the fetch task writes each chunk to every waiting socket
+    // itself, `conn_socket`). Goal: every waiter within 5 ms. Met in most runs on this 2-core
+    // machine; at load 15–18 one run in three has 80–90 % within 5 ms (the fetch task's thread
+    // preempted mid-round; docs/dev/open_items.md, issue 14), so the test pins what holds
+    // there: the median within 2 ms and everyone far below nginx's 500 ms lock poll.
     let h = &m.reader_first_byte_lag;
     let (within_5ms, all) = (h.at_most(5000), h.count.load(Ordering::Relaxed));
     eprintln!(
-        "edge-side: {within_5ms}/{all} readers within 5 ms, {} within 1 ms, mean {:.0} µs",
+        "edge-side: {within_5ms}/{all} waiters within 5 ms, {} within 2 ms, {} within 1 ms, mean {:.0} µs",
+        h.at_most(2000),
         h.at_most(1000),
         h.sum_us.load(Ordering::Relaxed) as f64 / all as f64
     );
     assert_eq!(all, 600);
-    assert!(within_5ms * 2 >= all, "median reader got its first byte more than 5 ms after the edge");
-    assert_eq!(h.at_most(100_000), all, "a reader waited over 100 ms after the edge had bytes");
+    assert!(h.at_most(2000) * 2 >= all, "the median waiter got its first byte more than 2 ms after the edge");
+    assert_eq!(h.at_most(100_000), all, "a waiter got its first byte more than 100 ms after the edge");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -293,9 +293,7 @@ pub struct RunningEdge {
     pub task: tokio::task::JoinHandle<()>,
 }
 
-pub async fn start_edge(source: &Source, tune: impl FnOnce(&mut EdgeConfig)) -> RunningEdge {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+fn test_config(source: &Source, addr: SocketAddr, tune: impl FnOnce(&mut EdgeConfig)) -> EdgeConfig {
     let mut config = EdgeConfig::new(UpstreamBase::parse(&source.url()).unwrap(), addr);
     config.playlist_ttl = Duration::ZERO;
     config.header_timeout = Duration::from_millis(500);
@@ -303,10 +301,44 @@ pub async fn start_edge(source: &Source, tune: impl FnOnce(&mut EdgeConfig)) -> 
     // An Ethernet backhaul's MSS, not loopback's 65 483 bytes (the tests' x follow from it).
     config.backhaul_mss_override = Some(1448);
     tune(&mut config);
-    let edge = Edge::new(config);
+    config
+}
+
+pub async fn start_edge(source: &Source, tune: impl FnOnce(&mut EdgeConfig)) -> RunningEdge {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let edge = Edge::new(test_config(source, addr, tune));
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(serve(edge.clone(), listener, async move {
         let _ = rx.await;
     }));
+    RunningEdge { addr, edge, stop: Some(tx), task }
+}
+
+/// The edge on a runtime of its own (two worker threads, as `tcpvideo-edge` runs it on this
+/// 2-core machine), so the test's receivers and source, on the test's runtime, do not queue
+/// behind the edge's tasks or the edge's behind theirs; they still share the CPUs.
+pub async fn start_edge_on_own_runtime(source: &Source, tune: impl FnOnce(&mut EdgeConfig)) -> RunningEdge {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let edge = Edge::new(test_config(source, addr, tune));
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let served = edge.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = TcpListener::from_std(listener).unwrap();
+            serve(served, listener, async move {
+                let _ = rx.await;
+            })
+            .await;
+        });
+        let _ = done_tx.send(());
+    });
+    let task = tokio::spawn(async move {
+        let _ = done_rx.await;
+    });
     RunningEdge { addr, edge, stop: Some(tx), task }
 }
