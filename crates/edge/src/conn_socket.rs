@@ -206,6 +206,36 @@ impl ConnSocket {
 pub struct SharedIo(pub Arc<ConnSocket>);
 
 impl SharedIo {
+    /// One write of hyper's `offered` bytes: skipped if the fetch task already put them on the
+    /// wire, else written with `try_write` once the socket is writable.
+    fn write_from_hyper(
+        &self,
+        cx: &mut Context<'_>,
+        offered: usize,
+        try_write: impl Fn(&TcpStream) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        let conn = &self.0;
+        let mut s = conn.state.lock().unwrap();
+        if let Some(n) = SharedIo::skip(&mut s, offered) {
+            return Poll::Ready(Ok(n));
+        }
+        loop {
+            ready!(conn.stream.poll_write_ready(cx))?;
+            match try_write(&conn.stream) {
+                Ok(n) => {
+                    s.wire += n as u64;
+                    s.hyper_pos += n as u64;
+                    if n > 0 {
+                        conn.record_probe(&mut s);
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
     /// Skip what is already on the wire; `Some(n)` when the whole call was skipped bytes.
     fn skip(s: &mut State, offered: usize) -> Option<usize> {
         let behind = s.wire - s.hyper_pos;
@@ -237,50 +267,12 @@ impl AsyncRead for SharedIo {
 
 impl AsyncWrite for SharedIo {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let conn = &self.0;
-        let mut s = conn.state.lock().unwrap();
-        if let Some(n) = SharedIo::skip(&mut s, buf.len()) {
-            return Poll::Ready(Ok(n));
-        }
-        loop {
-            ready!(conn.stream.poll_write_ready(cx))?;
-            match conn.stream.try_write(buf) {
-                Ok(n) => {
-                    s.wire += n as u64;
-                    s.hyper_pos += n as u64;
-                    if n > 0 {
-                        conn.record_probe(&mut s);
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
+        self.write_from_hyper(cx, buf.len(), |stream| stream.try_write(buf))
     }
 
     fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
-        let conn = &self.0;
-        let mut s = conn.state.lock().unwrap();
         let offered: usize = bufs.iter().map(|b| b.len()).sum();
-        if let Some(n) = SharedIo::skip(&mut s, offered) {
-            return Poll::Ready(Ok(n));
-        }
-        loop {
-            ready!(conn.stream.poll_write_ready(cx))?;
-            match conn.stream.try_write_vectored(bufs) {
-                Ok(n) => {
-                    s.wire += n as u64;
-                    s.hyper_pos += n as u64;
-                    if n > 0 {
-                        conn.record_probe(&mut s);
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
+        self.write_from_hyper(cx, offered, |stream| stream.try_write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
