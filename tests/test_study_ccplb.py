@@ -16,8 +16,9 @@ import tcpvideo
 from tcpvideo.studies import STUDIES
 from tcpvideo.studies.ccplb import claims as claims_mod
 from tcpvideo.studies.ccplb import run
-from tcpvideo.studies.ccplb.metrics import reducer
-from tcpvideo.studies.ccplb.scenario import Scale, pob_seconds, scenario
+from tcpvideo.studies.ccplb.metrics import reducer, window_use
+from tcpvideo.studies.ccplb.scenario import (Scale, literal_ccplca_pob_rate, literal_vr_floor_segments, pob_seconds,
+                                             scenario)
 
 TINY = Scale("tiny", media_s=4.0, seeds=(1,), slack_s=2.0)
 
@@ -49,6 +50,49 @@ def test_the_frame_player_counts_underflows_when_the_path_is_slower_than_the_vid
 def test_a_path_shorter_than_its_edge_links_is_refused_naming_the_key():
     with pytest.raises(ValueError, match="^rtt_ms: must be at least"):
         scenario("ccplb", 1, TINY)
+
+
+def test_the_pushback_client_closes_the_receive_window_so_a_large_cwnd_is_not_all_in_flight():
+    # CCPLB's POB term gives a window far above the 3 ms path; the client that reads at once lets all
+    # of it fly, the client whose frame player stops reading at POB leaves data in the receive
+    # buffer, its advertised window closes and bounds what is in flight.
+    def run(client: str) -> dict:
+        sc = scenario("ccplb", 3, Scale("t", 6.0, (1,), 2.0), wifi_loss=0.0, client=client)
+        return reducer(tcpvideo.simulate(sc, seed=1))[0]
+
+    pushed, at_once = run("pushback"), run("at_once")
+    assert at_once["rwnd_limited_share"] <= 0.05
+    assert pushed["rwnd_limited_share"] >= 0.2
+    assert pushed["mean_inflight_segments"] < 0.7 * at_once["mean_inflight_segments"]
+
+
+def test_the_literal_ccplca_floor_is_tens_of_times_our_video_rate_window_and_reaches_the_sender():
+    # Seed 001's cwnd_vr = VR/rtt at 100 ms: 5.24 Mbit/s = 452.3 segments/s over 0.1 s = 4523
+    # segments; ours, VR·rtt, is 45.2. The experiment runs it as CCPLB's POB term: the server's
+    # window must reach it (CCPLCA's own window on the same path stays near the BDP).
+    assert literal_vr_floor_segments(100) == pytest.approx(4523.5, abs=0.5)
+    sc = scenario("ccplb", 100, TINY, wifi_loss=0.0, pob_rate=literal_ccplca_pob_rate(100))
+    literal = reducer(tcpvideo.simulate(sc, seed=1))[0]
+    ours = reducer(tcpvideo.simulate(scenario("ccplca", 100, TINY, wifi_loss=0.0), seed=1))[0]
+    assert literal["max_cwnd_segments"] >= 0.95 * 4523
+    assert ours["max_cwnd_segments"] < 0.25 * 4523
+
+
+def test_the_smallest_lead_is_media_received_ahead_of_the_playout_clock():
+    # 8 Mbit/s = 1 MB per media second; playback from 1 s. At 2 s 1.5 MB in: 0.5 s ahead; at 3 s
+    # 1.8 MB in: 0.2 s behind. The sample before playback and the one after the body is in do not count.
+    rows = [dict(t_s=t, flow=0, cwnd_bytes=100 * 1448, bytes_in_flight=f, peer_window_bytes=w, bytes_received=b)
+            for t, f, w, b in [(0.5, 0, 0, 0), (2.0, 10 * 1448, 11 * 1448, 1_500_000),
+                               (3.0, 50 * 1448, 200 * 1448, 1_800_000), (9.0, 0, 0, 0)]]
+    u = window_use(rows, 8e6, 1.0, 5.0)
+    assert u["min_lead_s"] == pytest.approx(-0.2)
+    assert u["rwnd_limited_share"] == 0.5  # at 2 s in flight is one MSS short of the peer's window
+    assert u["mean_inflight_segments"] == pytest.approx(30.0)
+
+
+def test_an_unknown_client_is_refused_naming_the_key():
+    with pytest.raises(ValueError, match="^client: must be one of"):
+        scenario("ccplb", 100, TINY, client="greedy")
 
 
 def _rows(values: dict) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from tcpvideo import sweep
 from tcpvideo.studies.ccplb import claims as claims_mod
 from tcpvideo.studies.ccplb.metrics import reducer
 from tcpvideo.studies.ccplb.scenario import (CCS, DEFAULT, FULL, LARGE_AP_QUEUE_PACKETS, LOSS_SENSITIVITY, POB_PACKETS, POB_RATES, RTTS_MS,
-                                             SENSITIVITY, VIDEO_RATE_BPS, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds,
+                                             SENSITIVITY, SLOW_WIFI_RATE, VIDEO_RATE_BPS, literal_ccplca_pob_rate, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds,
                                              scenario)
 from tcpvideo.studies.report import write_report
 
@@ -64,11 +64,25 @@ def plan(scale: Scale, sensitivity_runs: bool = True) -> list[sweep.Point]:
                                                                     ap_queue_packets=LARGE_AP_QUEUE_PACKETS),
                                        seed=seed, labels=dict(group="apqueue", cc=cc, rtt_ms=100, pob_packets=448,
                                                               pob_rate=r, config=f"AP queue {LARGE_AP_QUEUE_PACKETS}")))
+            for client in ("at_once", "pushback_small_rcvbuf"):
+                for rtt in (3, 100):
+                    for cc, r in [(cc, 1.0) for cc in CCS] + [("ccplb", 0.5), ("ccplb", 2.0)]:
+                        pts.append(sweep.Point(params={}, scenario=scenario(cc, rtt, scale, pob_rate=r, client=client),
+                                               seed=seed, labels=dict(group=client, cc=cc, rtt_ms=rtt, pob_packets=448,
+                                                                      pob_rate=r, config=f"client {client}")))
             for rtt in (3, 100):
                 for cc, r in [(cc, 1.0) for cc in CCS] + [("ccplb", 0.5), ("ccplb", 2.0)]:
-                    pts.append(sweep.Point(params={}, scenario=scenario(cc, rtt, scale, pob_rate=r, client_pushback=True),
-                                           seed=seed, labels=dict(group="pushback", cc=cc, rtt_ms=rtt, pob_packets=448,
-                                                                  pob_rate=r, config="client push-back")))
+                    pts.append(sweep.Point(params={}, scenario=scenario(cc, rtt, scale, pob_rate=r,
+                                                                        wifi_rate=SLOW_WIFI_RATE),
+                                           seed=seed, labels=dict(group="slow_wifi", cc=cc, rtt_ms=rtt, pob_packets=448,
+                                                                  pob_rate=r, config=f"WiFi {SLOW_WIFI_RATE}")))
+            for wifi, rtts in ((WIFI_RATE, RTTS_MS), (SLOW_WIFI_RATE, (3, 100))):
+                for rtt in rtts:
+                    r = literal_ccplca_pob_rate(rtt)
+                    pts.append(sweep.Point(params={}, scenario=scenario("ccplb", rtt, scale, pob_rate=r, wifi_rate=wifi),
+                                           seed=seed, labels=dict(group="literal_ccplca", cc="ccplca (VR/rtt)", rtt_ms=rtt,
+                                                                  pob_packets=448, pob_rate=round(r, 6),
+                                                                  config=f"WiFi {wifi}")))
     return pts
 
 
@@ -98,9 +112,15 @@ def notes(scale: Scale) -> list[str]:
         "seed gives neither); server access and the emulator path 1 Gbit/s; no cross traffic.",
         "The frame player discards a frame more than 200 ms late and counts an underflow / catch-up episode when "
         "a frame is missing at its slot (the model's frame_player defaults; VLC's exact rules are not in the seed).",
-        "The client reads every byte as it arrives (no flow control from a full VLC buffer): the seed's 'frames "
-        "whose playout time is in the future may clog the playout buffer' is not modelled, so picture discards "
-        "come only from late frames.",
+        "The client pushes back as VLC's bounded buffer does (seed 001 §III: the player pulls no more than it can "
+        "handle, cwnd ≤ awnd): once playing it reads from its socket only while it holds less than POB of media "
+        "ahead of its playout clock (progressive.read_ahead = POB), over Linux's autotuned receive buffer, so a full "
+        "buffer closes TCP's window. The client_experiment table compares it with a client that reads at once (the "
+        "main runs before session 7) and with a POB-sized receive buffer. Picture discards come only from late "
+        "frames (the model's player never drops an early frame).",
+        f"Explaining experiments: slow_wifi_experiment (WiFi {SLOW_WIFI_RATE}, 1.5 × the video rate) and "
+        "literal_ccplca_experiment (CCPLCA's floor read as the seed writes it, VR/rtt, run as CCPLB with that "
+        "constant POB term).",
         f"Trials per point: {len(scale.seeds)} (the paper: 5; --full runs 5).",
         "Compound is the draft's (alpha 1/8, beta 1/2, k 3/4); CCP's Kp = 2 and its estimators are ours (ref [3] "
         "not found): the sensitivity table varies them.",
@@ -137,7 +157,9 @@ def run(full: bool = False, out: os.PathLike | str = "studies/ccplb", jobs: Opti
         tables["sensitivity"] = pa.Table.from_pandas(claims_mod.sensitivity(runs_df), preserve_index=False)
         tables["loss_sensitivity"] = pa.Table.from_pandas(claims_mod.loss_sensitivity(runs_df), preserve_index=False)
         tables["ap_queue_experiment"] = pa.Table.from_pandas(claims_mod.ap_queue(runs_df), preserve_index=False)
-        tables["pushback_experiment"] = pa.Table.from_pandas(claims_mod.pushback(runs_df), preserve_index=False)
+        tables["client_experiment"] = pa.Table.from_pandas(claims_mod.client_experiment(runs_df), preserve_index=False)
+        tables["slow_wifi_experiment"] = pa.Table.from_pandas(claims_mod.slow_wifi(runs_df), preserve_index=False)
+        tables["literal_ccplca_experiment"] = pa.Table.from_pandas(claims_mod.literal_ccplca(runs_df), preserve_index=False)
     write_report(out / "report", f"tcpvideo study ccplb ({scale.name} scale): seed 001 reproduced in simulation",
                  "Seed 001: playout-buffer-aware TCP congestion avoidance for video streaming (CCP, CCPLCA, CCPLB) "
                  "against CUBIC and Compound. Method and deviations: docs/studies/ccplb.md.",

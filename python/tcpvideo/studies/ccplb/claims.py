@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from tcpvideo.studies.report import NOT_REPRODUCED, PARTLY, REPRODUCED, Claim, Figure, png_of
-from tcpvideo.studies.ccplb.scenario import (CCS, POB_PACKETS, POB_RATES, RTTS_MS, VIDEO_RATE_BPS, WIFI_LOSS,
-                                             WIFI_QUEUE_PACKETS, WIFI_RATE)
+from tcpvideo.studies.ccplb.scenario import (CCS, LARGE_AP_QUEUE_PACKETS, POB_PACKETS, POB_RATES, RTTS_MS,
+                                             SLOW_WIFI_RATE, VIDEO_RATE_BPS, WIFI_LOSS, WIFI_QUEUE_PACKETS, WIFI_RATE,
+                                             literal_vr_floor_segments)
 
 WIFI_BPS = float(WIFI_RATE.removesuffix("Mbps")) * 1e6
 MSS_BITS = 1448 * 8
@@ -31,6 +32,9 @@ def mathis_mbps(rtt_ms: float, loss: float = WIFI_LOSS) -> float:
     """Reno's loss-limited rate (Mathis et al. 1997): 1.22·MSS / (RTT·√p)."""
     return 1.22 * MSS_BITS / (rtt_ms / 1e3 * loss ** 0.5) / 1e6
 
+# From the reducer's window_use (metrics.py): why a run did or did not fall behind.
+WINDOW_MEASURES = ("mean_cwnd_segments", "mean_inflight_segments", "rwnd_limited_share", "min_lead_s")
+
 MEASURES = (("picture_discards", "picture discards"), ("underflows", "buffer underflows"),
             ("retransmissions", "packet retransmissions"))
 
@@ -42,6 +46,11 @@ def summary(runs: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         agg[f"{m}_mean"] = (m, "mean")
         agg[f"{m}_min"] = (m, "min")
         agg[f"{m}_max"] = (m, "max")
+    for m in WINDOW_MEASURES:
+        if m in runs.columns:
+            agg[f"{m}_mean"] = (m, "mean")
+    if "min_lead_s" in runs.columns:  # the closest any trial came to a late frame
+        agg["min_lead_s_min"] = ("min_lead_s", "min")
     agg["goodput_share_mean"] = ("body_share", "mean")
     agg["trials"] = ("seed", "count")
     return runs.groupby(by, sort=False).agg(**agg).reset_index()
@@ -82,21 +91,38 @@ def ap_queue(runs: pd.DataFrame) -> pd.DataFrame:
     return summary(_with_share(both), ["config", "cc", "pob_rate"])
 
 
-def pushback(runs: pd.DataFrame) -> pd.DataFrame:
-    """The variants (and CCPLB's POBRates) at 3 and 100 ms with a client that pushes back."""
-    return summary(_with_share(runs[runs["group"] == "pushback"]), ["rtt_ms", "cc", "pob_rate"])
+def client_experiment(runs: pd.DataFrame) -> pd.DataFrame:
+    """The variants at 3 and 100 ms (and CCPLB's POBRates at 100 ms) with the study's push-back
+    client, the same over a POB-sized receive buffer, and the client that reads at once."""
+    base = runs[((runs["group"] == "variants") & runs["rtt_ms"].isin([3, 100]))
+                | ((runs["group"] == "pobrate") & (runs["pob_packets"] == 448))].copy()
+    base["config"] = "client pushback (the study's)"
+    both = pd.concat([base, runs[runs["group"].isin(["at_once", "pushback_small_rcvbuf"])]], ignore_index=True)
+    both = both.drop_duplicates(subset=["config", "rtt_ms", "cc", "pob_rate", "seed"])
+    return summary(_with_share(both), ["config", "rtt_ms", "cc", "pob_rate"])
 
 
-def _pushback_line(runs: pd.DataFrame) -> str:
-    a = runs[runs["group"] == "pushback"]
-    if a.empty:
-        return ""
-    m = a.groupby(["rtt_ms", "cc", "pob_rate"])[["picture_discards", "underflows", "retransmissions"]].mean()
-    parts = [f"{rtt} ms {cc}{'' if cc != 'ccplb' else f'({r:g})'} d {row.picture_discards:.1f} "
-             f"r {row.retransmissions:.0f}" for (rtt, cc, r), row in m.iterrows()]
-    return (" Second experiment (pushback_experiment table), a client that reads only while its frame player "
-            "holds less than POB of media ahead of the playout clock, over a POB-sized receive buffer: "
-            + "; ".join(parts) + ".")
+def slow_wifi(runs: pd.DataFrame) -> pd.DataFrame:
+    """The variants and CCPLB's POBRates at 3 and 100 ms over a WiFi link of 1.5 × the video rate."""
+    return summary(_with_share(runs[runs["group"] == "slow_wifi"]), ["config", "rtt_ms", "cc", "pob_rate"])
+
+
+def literal_ccplca(runs: pd.DataFrame) -> pd.DataFrame:
+    """CCPLCA with seed 001's floor read literally (VR/rtt), next to our CCPLCA and CCP."""
+    ours = runs[(runs["group"] == "variants") & runs["cc"].isin(["ccp", "ccplca"])].copy()
+    ours["config"] = "WiFi 20Mbps"
+    slow = runs[(runs["group"] == "slow_wifi") & runs["cc"].isin(["ccp", "ccplca"])]
+    both = pd.concat([ours, slow, runs[runs["group"] == "literal_ccplca"]], ignore_index=True)
+    return summary(_with_share(both), ["config", "rtt_ms", "cc"])
+
+
+def _mean(runs: pd.DataFrame, measure: str, agg: str = "mean", **labels) -> float:
+    sel = runs
+    for k, v in labels.items():
+        sel = sel[sel[k] == v]
+    if sel.empty or measure not in sel.columns:
+        return float("nan")
+    return float(sel[measure].agg(agg))
 
 
 def _apq_line(runs: pd.DataFrame) -> str:
@@ -155,31 +181,126 @@ def _explain(found: list[Claim], runs: pd.DataFrame) -> None:
                f"CCPLCA's VR·RTT floor and CCPLB's POB term prevent that. See the loss_sensitivity table for how this "
                f"depends on our loss rate."),
         "C2": f"At 3 ms the loss-limited rate ({mathis_mbps(3):.0f} Mbit/s) is above the WiFi link: every variant keeps up.",
-        "C3": (f"CCPLCA's window is max(VR·rtt, CCP's): CCP's window is already above VR·rtt on this path, so CCPLCA "
-               f"ran the same packets as CCP in {int(same.sum())} of {len(same)} runs (identical retransmissions). "
-               f"The paper's CCPLCA was worse than CCP; its mechanism ('being liberal in sizing cwnd' clogging the "
-               f"playout buffer) needs a client whose full buffer pushes back: the main runs' player reads every byte "
-               f"at once, and in the push-back experiment (below) the receive window bounds what is in flight, so "
-               f"an oversized cwnd only overflows the AP queue, repaired in an RTT, far within the POB."),
-        "C4": ("Every POBRate plays without discards or underflows: CCPLB's largest window (mean " +
-               ", ".join(f"POBRate {r:g}: {pr[pr['pob_rate'] == r]['max_cwnd_segments'].mean():.0f}" for r in POB_RATES) +
-               f" segments) is far above what the 100 ms path holds (~{path_storage_packets(100):.0f} packets), so "
-               f"goodput stays above the video rate whatever the share; POBRate changes only how much overflows "
-               f"(retransmissions in figs7_9_pobrate). In the main runs the client never refuses data; with a "
-               f"client that pushes back (experiment below) overbooking still costs only retransmissions: the WiFi "
-               f"link carries several times the video rate, so no frame is late."),
+        "C3": _why_c3(runs),
+        "C4": _why_c4(runs),
         "C5": (f"CCPLB adds POB/POBRate = 495 MSS-sized segments (448 × 1600 B) to CCP's law; the paths hold only "
                f"{storage} packets (BDP + AP queue), so its window (mean max {cw.get((3, 'ccplb'), float('nan')):.0f} "
                f"segments at 3 ms) overflows the AP queue every round (seed-faithful Eq. 5; the model keeps no cap)."),
-        "C6": (f"Same cause as C5: at 100 ms CCPLB's window (mean max {cw.get((100, 'ccplb'), float('nan')):.0f} "
-               f"segments) exceeds the path's ~{path_storage_packets(100):.0f} packets, CCP's "
-               f"({cw.get((100, 'ccp'), float('nan')):.0f}) does not. The paper's similar counts suggest its path "
-               f"stored far more than ours (a 1 Gbit/s emulator path with large buffers, a WiFi AP of unknown queue)."),
+        "C6": _why_c6(runs, cw),
     }
-    apq = _apq_line(runs)
-    pb = _pushback_line(runs)
     for c in found:
-        c.why = why.get(c.id, c.why) + (apq + pb if c.id in ("C3", "C4", "C5", "C6") else "")
+        c.why = why.get(c.id, c.why)
+
+
+def _vr_rtt_segments(rtt_ms: float) -> float:
+    """Our CCPLCA's floor, VR·rtt, in MSS-sized segments at the base RTT."""
+    return VIDEO_RATE_BPS / 8 * rtt_ms / 1e3 / 1448
+
+
+def _why_c3(runs: pd.DataFrame) -> str:
+    v = runs[runs["group"] == "variants"]
+    lit = runs[runs["group"] == "literal_ccplca"]
+    slow = runs[runs["group"] == "slow_wifi"]
+    same = (v[v["cc"] == "ccplca"].set_index(["rtt_ms", "seed"])["retransmissions"]
+            == v[v["cc"] == "ccp"].set_index(["rtt_ms", "seed"])["retransmissions"])
+
+    def per(df: pd.DataFrame, measure: str, agg: str = "mean", d: int = 0, **labels) -> str:
+        """One number per RTT (3 / 100 / 200 ms)."""
+        return " / ".join(f"{_mean(df, measure, agg, rtt_ms=r, **labels):.{d}f}" for r in RTTS_MS)
+
+    floors = " / ".join(f"{_vr_rtt_segments(r):.1f}" for r in RTTS_MS)
+    literal = " / ".join(f"{literal_vr_floor_segments(r):.0f}" for r in RTTS_MS)
+    text = (f"Our CCPLCA's floor VR·rtt is {floors} segments at "
+            f"{' / '.join(map(str, RTTS_MS))} ms, CCP's mean window "
+            f"{per(v, 'mean_cwnd_segments', cc='ccp')}: the floor "
+            f"binds where CCP drifts below the video rate (200 ms: CCP "
+            f"{_mean(v, 'picture_discards', cc='ccp', rtt_ms=200):.1f} discards, CCPLCA "
+            f"{_mean(v, 'picture_discards', cc='ccplca', rtt_ms=200):.1f}) and otherwise only when CCP's law dips "
+            f"for a moment (retransmissions CCPLCA {per(v, 'retransmissions', cc='ccplca')}, CCP "
+            f"{per(v, 'retransmissions', cc='ccp')}; identical runs {int(same.sum())} of {len(same)}), so it is "
+            f"never worse than CCP in discards or underflows.")
+    if lit.empty:
+        return text
+    lm = lambda m, cfg, r, agg="mean": _mean(lit, m, agg, config=cfg, rtt_ms=r)  # noqa: E731
+    fast, slow_cfg = f"WiFi {WIFI_RATE}", f"WiFi {SLOW_WIFI_RATE}"
+    text += (f" Seed 001 writes the floor as cwnd_vr = VR/rtt and calls CCPLCA 'liberal in sizing cwnd to large "
+             f"values'; read literally (VR in segments/s over rtt in s: "
+             f"{literal} segments) the floor is above any window the "
+             f"receiver allows, so only the receiver's window limits sending (literal_ccplca table, run as CCPLB with "
+             f"that constant term): retransmissions {per(lit, 'retransmissions', config=fast)} "
+             f"against CCP's {per(v, 'retransmissions', cc='ccp')}, "
+             f"smallest lead over trials {per(lit, 'min_lead_s', 'min', 2, config=fast)} s "
+             f"(our CCPLCA {per(v, 'min_lead_s', 'min', 2, cc='ccplca')} s), "
+             f"but no discards: the {WIFI_RATE} WiFi carries {WIFI_BPS / VIDEO_RATE_BPS:.1f} × the video rate, so "
+             f"overflow losses never hold goodput under it for the 1.09 s of the POB.")
+    if not slow.empty:
+        text += (f" On a {SLOW_WIFI_RATE} WiFi (1.5 × VR, slow_wifi table) the literal floor costs frames: "
+                 f"{lm('picture_discards', slow_cfg, 3):.1f} discards at 3 ms and "
+                 f"{lm('picture_discards', slow_cfg, 100):.1f} at 100 ms (smallest lead "
+                 f"{lm('min_lead_s', slow_cfg, 3, 'min'):.2f} / {lm('min_lead_s', slow_cfg, 100, 'min'):.2f} s, "
+                 f"{lm('retransmissions', slow_cfg, 3):.0f} / {lm('retransmissions', slow_cfg, 100):.0f} "
+                 f"retransmissions) while at 3 ms CUBIC, Compound, CCP, our CCPLCA and CCPLB(1) have "
+                 + " / ".join(f"{_mean(slow, 'picture_discards', cc=cc, rtt_ms=3, pob_rate=1.0):.0f}"
+                              for cc in ("cubic", "compound", "ccp", "ccplca", "ccplb"))
+                 + " — the worst variant at 3 ms, as the paper's Fig. 4. So C3 needs both the literal (large) floor "
+                 "and a WiFi link close to the video rate; with VR·rtt it cannot hold.")
+    return text
+
+
+def _why_c4(runs: pd.DataFrame) -> str:
+    pr = runs[(runs["group"] == "pobrate") & (runs["pob_packets"] == 448)]
+    per = lambda m, agg="mean", d=0: " / ".join(f"{_mean(pr, m, agg, pob_rate=r):.{d}f}" for r in POB_RATES)  # noqa: E731
+    text = (f"No POBRate has a late frame at any POB. With the push-back client the receiver's window, not cwnd, "
+            f"bounds what is in flight (POB 448, POBRate 0.5 / 1 / 2: receive-window-limited in "
+            f"{per('rwnd_limited_share', d=2)} of the samples; mean in flight {per('mean_inflight_segments')} "
+            f"segments against a mean cwnd of {per('mean_cwnd_segments')}): the POB term's excess is spent only when "
+            f"the window reopens, as AP-queue overflow (retransmissions {per('retransmissions')}), while the "
+            f"{WIFI_RATE} WiFi keeps goodput above the video rate. The smallest lead over trials, "
+            f"{per('min_lead_s', 'min', 2)} s of the 1.09 s POB, says overbooking came closest to a late frame, "
+            f"not within the 200 ms the player tolerates.")
+    slow = runs[runs["group"] == "slow_wifi"]
+    if not slow.empty:
+        sp = lambda m, agg="mean", d=0: " / ".join(f"{_mean(slow, m, agg, cc='ccplb', rtt_ms=100, pob_rate=r):.{d}f}"  # noqa: E731
+                                               for r in POB_RATES)
+        text += (f" On a {SLOW_WIFI_RATE} WiFi (slow_wifi table, 100 ms) the margin shrinks most for overbooking: "
+                 f"smallest lead {sp('min_lead_s', 'min', 2)} s, retransmissions {sp('retransmissions')}, discards "
+                 f"{sp('picture_discards', d=1)}: C4's direction (0.5 worst) shows in margin and retransmissions, "
+                 f"not yet in frames.")
+    apq = runs[runs["group"] == "apqueue"]
+    if not apq.empty:
+        text += (f" The session-5 result (behind a {LARGE_AP_QUEUE_PACKETS}-packet AP queue CCPLB(0.5) alone had "
+                 f"discards) came from the client that reads at once: with push-back CCPLB(0.5) there has "
+                 f"{_mean(apq, 'picture_discards', cc='ccplb', pob_rate=0.5):.1f} discards and mean in flight "
+                 f"{_mean(apq, 'mean_inflight_segments', cc='ccplb', pob_rate=0.5):.0f} segments (no 1-s standing "
+                 f"queue can form behind a closed receive window).")
+    return text
+
+
+def _why_c6(runs: pd.DataFrame, cw) -> str:
+    v = runs[runs["group"] == "variants"]
+    r = lambda df, cc, **kw: _mean(df, "retransmissions", cc=cc, rtt_ms=100, **kw)  # noqa: E731
+    text = (f"CCPLB adds POB/POBRate = 495 segments to CCP's law; at 100 ms its window (mean "
+            f"{_mean(v, 'mean_cwnd_segments', cc='ccplb', rtt_ms=100):.0f}, max {cw.get((100, 'ccplb'), float('nan')):.0f} "
+            f"segments) exceeds what the path holds (~{path_storage_packets(100):.0f} packets: BDP + AP queue), "
+            f"CCP's (mean {_mean(v, 'mean_cwnd_segments', cc='ccp', rtt_ms=100):.0f}) does not.")
+    ao = runs[runs["group"] == "at_once"]
+    if not ao.empty:
+        text += (f" Push-back narrows the gap: with the client that reads at once CCP / CCPLB retransmit "
+                 f"{r(ao, 'ccp'):.0f} / {r(ao, 'ccplb', pob_rate=1.0):.0f} (ratio "
+                 f"{r(ao, 'ccplb', pob_rate=1.0) / max(r(ao, 'ccp'), 1):.0f}), with push-back {r(v, 'ccp'):.0f} / "
+                 f"{r(v, 'ccplb'):.0f}: the closed receive window caps CCPLB's in-flight data (mean "
+                 f"{_mean(v, 'mean_inflight_segments', cc='ccplb', rtt_ms=100):.0f} segments), and CCP's own count "
+                 f"rises with its window (mean cwnd {_mean(ao, 'mean_cwnd_segments', cc='ccp', rtt_ms=100):.0f} at "
+                 f"once, {_mean(v, 'mean_cwnd_segments', cc='ccp', rtt_ms=100):.0f} with push-back; receive-window-"
+                 f"limited in {_mean(v, 'rwnd_limited_share', cc='ccp', rtt_ms=100):.2f} of the samples): Eq. 4's "
+                 f"−in_flight term raises cwnd while the receiver holds in-flight low, and the reopening window sends "
+                 f"it as a burst into the {WIFI_QUEUE_PACKETS}-packet AP queue.")
+    apq = runs[runs["group"] == "apqueue"]
+    if not apq.empty:
+        text += (f" With a {LARGE_AP_QUEUE_PACKETS}-packet AP queue (ap_queue_experiment) CCP / CCPLB retransmit "
+                 f"{r(apq, 'ccp'):.0f} / {r(apq, 'ccplb', pob_rate=1.0):.0f}: C6 holds on a path that stores "
+                 f"CCPLB's window; the paper's AP queue is not given.")
+    return text
 
 
 def _claims(runs: pd.DataFrame) -> list[Claim]:

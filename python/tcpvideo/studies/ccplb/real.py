@@ -209,7 +209,8 @@ class Point:
 
 def _scenario(point: Point, media_s: float, seed: int) -> dict:
     scale = Scale("real", media_s=media_s, seeds=(seed,), slack_s=6.0)
-    return scenario(point.cc, point.rtt_ms, scale, point.pob_packets, point.pob_rate)
+    # the real client reads as data arrive, so its simulated twin does too
+    return scenario(point.cc, point.rtt_ms, scale, point.pob_packets, point.pob_rate, client="at_once")
 
 
 def run_sim(point: Point, media_s: float, seed: int) -> dict:

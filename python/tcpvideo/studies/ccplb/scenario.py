@@ -12,7 +12,15 @@ Our readings where the seed is silent (docs/studies/ccplb.md says why):
   and the server hands it, with the video rate, to its congestion control (``AppInfo``; CCPLB with
   ``pob_from_app = 1`` counts it in MSS-sized segments, the same bytes); POBRate is ``pob_rate``;
 - WiFi 20 Mbit/s (above the video rate, as the authors checked with iperf), a 100-packet AP
-  queue, 0.5 % Bernoulli loss in both directions (the seed gives neither rate nor loss rate).
+  queue, 0.5 % Bernoulli loss in both directions (the seed gives neither rate nor loss rate);
+- the client pushes back (session 7; the seed's §III: "the player will not pull more data into the
+  playout buffer than it can handle", and "cwnd ≤ awnd at all times"): once playing, its frame
+  player reads from the socket only while it holds less than POB of media ahead of its playout
+  clock (``progressive.read_ahead`` = POB: POB bytes at the video rate), so a full buffer leaves
+  the data in the receive buffer and TCP's advertised window closes. The receive buffer is Linux's
+  default (``rcv_buf = "auto"``, autotuning up to 6 MiB: the seed did no TCP tuning). Before
+  session 7 the client read every byte at once: ``client = "at_once"`` keeps that reader for the
+  study's comparison.
 """
 
 from __future__ import annotations
@@ -49,10 +57,33 @@ LOSS_SENSITIVITY = (0.001, 0.02)
 # So is the AP's queue: the explaining experiment for CCPLB's retransmissions and POBRate reruns
 # the 100 ms variants and CCPLB(0.5), CCPLB(2) with a queue that holds CCPLB(1)'s window.
 LARGE_AP_QUEUE_PACKETS = 2000
-# The second explaining experiment: a client that pushes back, as VLC does when its buffer is full:
-# the frame player reads from its socket only while it holds less than POB of media ahead of the
-# playout clock (``progressive.read_ahead``), over a receive buffer of POB bytes (SO_RCVBUF, no
-# autotuning; our choice: the seed does not say how VLC reads its socket or sizes the buffer).
+# How the client reads (see the module doc): "pushback" (the study's, VLC's bounded playout buffer
+# over Linux's autotuned receive buffer), "pushback_small_rcvbuf" (the same over a fixed receive
+# buffer of POB bytes: the session-5 experiment) or "at_once" (reads every byte as it arrives: the
+# main runs before session 7).
+CLIENTS = ("pushback", "pushback_small_rcvbuf", "at_once")
+# The explaining experiment for C3/C4: the WiFi link close to the video rate (1.5 x 5.24 Mbit/s),
+# where a window that overflows the AP queue can cost goodput below the video rate.
+SLOW_WIFI_RATE = "8Mbps"
+# The explaining experiment for C3: seed 001 writes CCPLCA's floor as cwnd_vr = VR/rtt and calls it
+# "being liberal in sizing cwnd to large values"; our CCPLCA takes the dimensionally consistent
+# VR·rtt (1.4 / 45 / 90 segments at 3 / 100 / 200 ms). The literal reading, VR in segments per
+# second over rtt in seconds, is a floor of tens of thousands of segments: a window that never
+# binds, so the receiver's window alone limits what is sent. We run it as CCPLB with a constant
+# POB term of that size (pob_rate = POB / floor): the floor dominates CCP's law, so max(floor,
+# law) ≈ floor + law; the deviation is that the floor is fixed at the base RTT (the literal one
+# shrinks a little as queueing raises rtt).
+MSS_BYTES = 1448
+
+
+def literal_vr_floor_segments(rtt_ms: float) -> float:
+    """Seed 001's cwnd_vr = VR/rtt read literally: VR in MSS-sized segments per second, rtt in seconds."""
+    return VIDEO_RATE_BPS / 8 / MSS_BYTES / (rtt_ms / 1e3)
+
+
+def literal_ccplca_pob_rate(rtt_ms: float, pob_packets: int = 448) -> float:
+    """The POBRate that makes CCPLB's POB term the literal CCPLCA floor at ``rtt_ms``."""
+    return pob_seconds(pob_packets) * VIDEO_RATE_BPS / 8 / MSS_BYTES / literal_vr_floor_segments(rtt_ms)
 
 
 @dataclass(frozen=True)
@@ -74,8 +105,11 @@ def pob_seconds(pob_packets: int) -> float:
 
 def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_rate: float = 1.0,
              cc_params: Optional[dict] = None, wifi_loss: float = WIFI_LOSS,
-             ap_queue_packets: int = WIFI_QUEUE_PACKETS, client_pushback: bool = False) -> dict:
+             ap_queue_packets: int = WIFI_QUEUE_PACKETS, client: str = "pushback",
+             wifi_rate: str = WIFI_RATE) -> dict:
     """One testbed run: ``cc`` at the server, path RTT ``rtt_ms``, client POB ``pob_packets``."""
+    if client not in CLIENTS:
+        raise ValueError(f"client: must be one of {', '.join(CLIENTS)}, got {client!r}")
     if rtt_ms < 4 * EDGE_DELAY_MS:
         raise ValueError(f"rtt_ms: must be at least {4 * EDGE_DELAY_MS} ms (the two edge links)")
     pob_s = pob_seconds(pob_packets)
@@ -86,7 +120,7 @@ def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_r
     if params:
         tcp["cc_params"] = params
     path_delay_ms = rtt_ms / 2 - 2 * EDGE_DELAY_MS
-    if client_pushback:
+    if client == "pushback_small_rcvbuf":
         tcp["rcv_buf"] = pob_packets * PACKET_BYTES
     return {
         "name": f"ccplb-testbed-{cc}-{rtt_ms:g}ms-pob{pob_packets}",
@@ -96,7 +130,7 @@ def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_r
         "link": [
             {"name": "access", "a": "server", "b": "emulator", "rate": "1Gbps", "delay": f"{EDGE_DELAY_MS}ms"},
             {"name": "path", "a": "emulator", "b": "ap", "rate": "1Gbps", "delay": f"{path_delay_ms:g}ms"},
-            {"name": "wifi", "a": "ap", "b": "client", "rate": WIFI_RATE, "delay": f"{EDGE_DELAY_MS}ms",
+            {"name": "wifi", "a": "ap", "b": "client", "rate": wifi_rate, "delay": f"{EDGE_DELAY_MS}ms",
              "queue": ap_queue_packets, "loss": {"model": "bernoulli", "p": wifi_loss}},
         ],
         "flow": [{
@@ -104,7 +138,7 @@ def scenario(cc: str, rtt_ms: float, scale: Scale, pob_packets: int = 448, pob_r
             "progressive": {"mode": "bulk", "rate": f"{VIDEO_RATE_BPS}bps", "media": f"{scale.media_s:g}s",
                             "startup_media": "0s", "chunk": "1s", "playback": "frames",
                             "startup_threshold": f"{pob_s:.4f}s",
-                            **({"read_ahead": f"{pob_s:.4f}s"} if client_pushback else {})},
+                            **({"read_ahead": f"{pob_s:.4f}s"} if client != "at_once" else {})},
             "tcp": tcp,
         }],
         "record": {"sample_interval": "100ms", "events": False},
