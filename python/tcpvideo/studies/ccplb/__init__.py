@@ -24,7 +24,7 @@ from tcpvideo import sweep
 from tcpvideo.studies.ccplb import claims as claims_mod
 from tcpvideo.studies.ccplb.metrics import reducer
 from tcpvideo.studies.ccplb.scenario import (CCS, DEFAULT, FULL, LARGE_AP_QUEUE_PACKETS, LOSS_SENSITIVITY, POB_PACKETS, POB_RATES, RTTS_MS,
-                                             SENSITIVITY, SLOW_WIFI_RATE, VIDEO_RATE_BPS, literal_ccplca_pob_rate, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds,
+                                             POBRATE_WIFI_RATES, SENSITIVITY, SLOW_WIFI_RATE, VIDEO_RATE_BPS, literal_ccplca_pob_rate, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds,
                                              scenario)
 from tcpvideo.studies.report import write_report
 
@@ -76,6 +76,11 @@ def plan(scale: Scale, sensitivity_runs: bool = True) -> list[sweep.Point]:
                                                                         wifi_rate=SLOW_WIFI_RATE),
                                            seed=seed, labels=dict(group="slow_wifi", cc=cc, rtt_ms=rtt, pob_packets=448,
                                                                   pob_rate=r, config=f"WiFi {SLOW_WIFI_RATE}")))
+            for wifi in POBRATE_WIFI_RATES:
+                for r in POB_RATES:
+                    pts.append(sweep.Point(params={}, scenario=scenario("ccplb", 100, scale, pob_rate=r, wifi_rate=wifi),
+                                           seed=seed, labels=dict(group="wifi_pobrate", cc="ccplb", rtt_ms=100,
+                                                                  pob_packets=448, pob_rate=r, config=f"WiFi {wifi}")))
             for wifi, rtts in ((WIFI_RATE, RTTS_MS), (SLOW_WIFI_RATE, (3, 100))):
                 for rtt in rtts:
                     r = literal_ccplca_pob_rate(rtt)
@@ -158,6 +163,7 @@ def run(full: bool = False, out: os.PathLike | str = "studies/ccplb", jobs: Opti
         tables["loss_sensitivity"] = pa.Table.from_pandas(claims_mod.loss_sensitivity(runs_df), preserve_index=False)
         tables["ap_queue_experiment"] = pa.Table.from_pandas(claims_mod.ap_queue(runs_df), preserve_index=False)
         tables["client_experiment"] = pa.Table.from_pandas(claims_mod.client_experiment(runs_df), preserve_index=False)
+        tables["wifi_pobrate_experiment"] = pa.Table.from_pandas(claims_mod.wifi_pobrate(runs_df), preserve_index=False)
         tables["slow_wifi_experiment"] = pa.Table.from_pandas(claims_mod.slow_wifi(runs_df), preserve_index=False)
         tables["literal_ccplca_experiment"] = pa.Table.from_pandas(claims_mod.literal_ccplca(runs_df), preserve_index=False)
     write_report(out / "report", f"tcpvideo study ccplb ({scale.name} scale): seed 001 reproduced in simulation",

@@ -107,6 +107,14 @@ def slow_wifi(runs: pd.DataFrame) -> pd.DataFrame:
     return summary(_with_share(runs[runs["group"] == "slow_wifi"]), ["config", "rtt_ms", "cc", "pob_rate"])
 
 
+def wifi_pobrate(runs: pd.DataFrame) -> pd.DataFrame:
+    """CCPLB's POBRates at POB 448, 100 ms, over the study's WiFi and slower ones."""
+    base = runs[(runs["group"] == "pobrate") & (runs["pob_packets"] == 448)].copy()
+    base["config"] = f"WiFi {WIFI_RATE} (the study's)"
+    both = pd.concat([base, runs[runs["group"] == "wifi_pobrate"]], ignore_index=True)
+    return summary(_with_share(both), ["config", "pob_rate"])
+
+
 def literal_ccplca(runs: pd.DataFrame) -> pd.DataFrame:
     """CCPLCA with seed 001's floor read literally (VR/rtt), next to our CCPLCA and CCP."""
     ours = runs[(runs["group"] == "variants") & runs["cc"].isin(["ccp", "ccplca"])].copy()
@@ -266,6 +274,18 @@ def _why_c4(runs: pd.DataFrame) -> str:
                  f"smallest lead {sp('min_lead_s', 'min', 2)} s, retransmissions {sp('retransmissions')}, discards "
                  f"{sp('picture_discards', d=1)}: C4's direction (0.5 worst) shows in margin and retransmissions, "
                  f"not yet in frames.")
+    wp = runs[runs["group"] == "wifi_pobrate"]
+    if not wp.empty:
+        m = wp.groupby(["config", "pob_rate"])["picture_discards"].agg(["mean", lambda x: int((x > 0).sum()), "count"])
+        parts = []
+        for cfg in dict.fromkeys(wp["config"]):
+            parts.append(f"{cfg.removeprefix('WiFi ')}: " + " / ".join(
+                f"{m.loc[(cfg, r), 'mean']:.1f} ({m.loc[(cfg, r), '<lambda_0>']} of {m.loc[(cfg, r), 'count']})"
+                for r in POB_RATES if (cfg, r) in m.index))
+        text += (" Mean discards for POBRate 0.5 / 1 / 2 (trials with any) as the WiFi nears the video rate "
+                 "(wifi_pobrate_experiment): " + "; ".join(parts) + ". So overbooking's cost in frames depends on "
+                 "a WiFi rate the seed does not give, and within 1.15–1.5 × VR it is not even monotone: near the "
+                 "video rate every POBRate can fall behind, driven by which loss episodes hit which trial.")
     apq = runs[runs["group"] == "apqueue"]
     if not apq.empty:
         text += (f" The session-5 result (behind a {LARGE_AP_QUEUE_PACKETS}-packet AP queue CCPLB(0.5) alone had "

@@ -65,6 +65,9 @@ CLIENTS = ("pushback", "pushback_small_rcvbuf", "at_once")
 # The explaining experiment for C3/C4: the WiFi link close to the video rate (1.5 x 5.24 Mbit/s),
 # where a window that overflows the AP queue can cost goodput below the video rate.
 SLOW_WIFI_RATE = "8Mbps"
+# C4's dependence on the same unknown: CCPLB's POBRates at 100 ms over WiFi links of 1.15 / 1.34 /
+# 1.53 × the video rate (every rate tried is reported: the direction is not robust).
+POBRATE_WIFI_RATES = ("6Mbps", "7Mbps", SLOW_WIFI_RATE)
 # The explaining experiment for C3: seed 001 writes CCPLCA's floor as cwnd_vr = VR/rtt and calls it
 # "being liberal in sizing cwnd to large values"; our CCPLCA takes the dimensionally consistent
 # VR·rtt (1.4 / 45 / 90 segments at 3 / 100 / 200 ms). The literal reading, VR in segments per
