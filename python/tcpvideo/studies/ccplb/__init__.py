@@ -10,6 +10,7 @@ pool or Ray, resumable, ``OUT/runs/``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -24,7 +25,7 @@ from tcpvideo import sweep
 from tcpvideo.studies.ccplb import claims as claims_mod
 from tcpvideo.studies.ccplb.metrics import reducer
 from tcpvideo.studies.ccplb.scenario import (CCS, DEFAULT, FULL, LARGE_AP_QUEUE_PACKETS, LOSS_SENSITIVITY, POB_PACKETS, POB_RATES, RTTS_MS,
-                                             POBRATE_WIFI_RATES, SENSITIVITY, SLOW_WIFI_RATE, VIDEO_RATE_BPS, literal_ccplca_pob_rate, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds,
+                                             POBRATE_WIFI_RATES, SENSITIVITY, SENSITIVITY_RTTS_MS, SLOW_WIFI_RATE, VIDEO_RATE_BPS, literal_ccplca_pob_rate, WIFI_LOSS, WIFI_RATE, Scale, pob_seconds,
                                              scenario)
 from tcpvideo.studies.report import write_report
 
@@ -50,9 +51,9 @@ def plan(scale: Scale, sensitivity_runs: bool = True) -> list[sweep.Point]:
                     group="pobrate", cc="ccplb", rtt_ms=100, pob_packets=pob, pob_rate=r, config="")))
         if sensitivity_runs:
             for name, params in SENSITIVITY.items():
-                for cc in ("ccp", "ccplb"):
-                    pts.append(sweep.Point(params={}, scenario=scenario(cc, 100, scale, cc_params=params), seed=seed,
-                                           labels=dict(group="sensitivity", cc=cc, rtt_ms=100, pob_packets=448,
+                for cc, rtt in itertools.product(("ccp", "ccplb"), SENSITIVITY_RTTS_MS):
+                    pts.append(sweep.Point(params={}, scenario=scenario(cc, rtt, scale, cc_params=params), seed=seed,
+                                           labels=dict(group="sensitivity", cc=cc, rtt_ms=rtt, pob_packets=448,
                                                        pob_rate=1.0, config=name)))
             for loss in LOSS_SENSITIVITY:
                 for cc in CCS:

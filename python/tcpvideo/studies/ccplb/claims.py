@@ -196,6 +196,11 @@ def _explain(found: list[Claim], runs: pd.DataFrame) -> None:
                f"segments at 3 ms) overflows the AP queue every round (seed-faithful Eq. 5; the model keeps no cap)."),
         "C6": _why_c6(runs, cw),
     }
+    sens = runs[(runs["group"] == "sensitivity") & (runs["cc"] == "ccp") & (runs["rtt_ms"] == 200)]
+    if not sens.empty:
+        why["C1"] += (" CCP's 200 ms drift depends on its estimators (sensitivity table, mean discards at 200 ms: "
+                      + "; ".join(f"{cfg} {d:.0f}" for cfg, d in sens.groupby("config", sort=False)["picture_discards"]
+                                  .mean().items()) + ").")
     for c in found:
         c.why = why.get(c.id, c.why)
 

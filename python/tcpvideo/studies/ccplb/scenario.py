@@ -50,6 +50,8 @@ SENSITIVITY = {
     "capacity_estimator 2 (ACK trains)": {"capacity_estimator": 2.0},
     "backlog_estimator 1 (previous round's minimum)": {"backlog_estimator": 1.0},
 }
+# At 100 ms (Fig. 5's path) and at 200 ms, where CCP with the defaults drifts below the video rate.
+SENSITIVITY_RTTS_MS = (100, 200)
 
 # The loss rate of the WiFi link is our choice (the seed gives none): the variants at 100 ms are
 # also run at these, to show what of the comparison depends on it.
