@@ -310,6 +310,41 @@ mod tests {
     }
 
     #[test]
+    fn a_bounded_reader_holds_at_most_its_playout_buffer_in_bytes_beyond_the_frames_already_due() {
+        // Seed 001's POB is bytes (448 packets of 1600 B); the bound is media time. At a CBR rate
+        // they are the same buffer: whatever the clock, the body read beyond the frames whose
+        // deadline has passed (what the player holds, decoded-but-not-shown plus unread) is at most
+        // read_ahead × rate plus one frame's rounding (an I-frame, the largest). 5.24 Mbit/s, POB
+        // 1.0944 s = 716 800 bytes.
+        let mut c = client(
+            "rate = \"5.24Mbps\"\nmedia = \"20s\"\nplayback = \"frames\"\nstartup_threshold = \"1.0944s\"\nread_ahead = \"1.0944s\"",
+        );
+        let (_, ends, period) = c.read_ahead.clone().unwrap();
+        let pob_bytes = 716_800u64;
+        let largest_frame = ends.windows(2).map(|w| w[1] - w[0]).max().unwrap().max(ends[0]);
+        c.on_read(Time::ZERO, 100 + ends[27]); // 28 frames = 1.12 s of media: playback starts at 0
+        assert_eq!(c.playback.started_at(), Some(Time::ZERO));
+        let mut held_max = 0;
+        for ms in (0..15_000).step_by(7) {
+            let now = Time::from_millis(ms);
+            let (bound, _) = c.read_bound(now).unwrap();
+            if bound == u64::MAX {
+                break;
+            }
+            if bound > c.read {
+                let n = bound - c.read;
+                c.on_read(now, n); // read everything the buffer admits
+            }
+            // frames due by now (deadline i·period ≤ now): 0..=⌊now/period⌋, shown or discarded
+            let due = (now.saturating_since(Time::ZERO).as_nanos() / period.as_nanos()) as usize + 1;
+            let held = c.read - 100 - ends[due.min(ends.len()) - 1];
+            held_max = held_max.max(held);
+        }
+        assert!(held_max <= pob_bytes + largest_frame, "held {held_max} > POB {pob_bytes} + one frame {largest_frame}");
+        assert!(held_max + largest_frame >= pob_bytes, "held {held_max}: the reader stopped well short of the POB");
+    }
+
+    #[test]
     fn read_ahead_is_refused_with_the_buffer_player_and_below_the_startup_threshold() {
         let spec = toml::from_str("read_ahead = \"2s\"").unwrap();
         let e = progressive_of(Some(&spec), "flow[0].progressive").unwrap_err();
