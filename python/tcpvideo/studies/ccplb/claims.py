@@ -281,11 +281,12 @@ def _why_c4(runs: pd.DataFrame) -> str:
                  f"not yet in frames.")
     wp = runs[runs["group"] == "wifi_pobrate"]
     if not wp.empty:
-        m = wp.groupby(["config", "pob_rate"])["picture_discards"].agg(["mean", lambda x: int((x > 0).sum()), "count"])
+        m = wp.assign(any_discard=wp["picture_discards"] > 0).groupby(["config", "pob_rate"]).agg(
+            mean=("picture_discards", "mean"), with_any=("any_discard", "sum"), count=("seed", "count"))
         parts = []
         for cfg in dict.fromkeys(wp["config"]):
             parts.append(f"{cfg.removeprefix('WiFi ')}: " + " / ".join(
-                f"{m.loc[(cfg, r), 'mean']:.1f} ({m.loc[(cfg, r), '<lambda_0>']} of {m.loc[(cfg, r), 'count']})"
+                f"{m.loc[(cfg, r), 'mean']:.1f} ({int(m.loc[(cfg, r), 'with_any'])} of {int(m.loc[(cfg, r), 'count'])})"
                 for r in POB_RATES if (cfg, r) in m.index))
         text += (" Mean discards for POBRate 0.5 / 1 / 2 (trials with any) as the WiFi nears the video rate "
                  "(wifi_pobrate_experiment): " + "; ".join(parts) + ". So overbooking's cost in frames depends on "
