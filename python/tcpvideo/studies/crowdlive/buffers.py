@@ -19,7 +19,7 @@ from pathlib import Path
 SHARES = (0.0, 0.25, 0.5, 1.0)
 
 
-def sensitivity(out: Path, scale: dict, seed: int, seeds: int = 3) -> list[dict]:
+def sensitivity(out: Path, scale: dict, seed: int, seeds: int = 3, shares=SHARES) -> list[dict]:
     """One row per BDP-queue share: retransmitted and sent download packets per frame type and
     phase, pooled over `seeds` seeds (seed, seed+1, ...), and the rates in %."""
     import tcpvideo
@@ -28,17 +28,17 @@ def sensitivity(out: Path, scale: dict, seed: int, seeds: int = 3) -> list[dict]
     from .population import scenario
 
     rows = []
-    for share in SHARES:
+    for share in shares:
         pooled: dict = {}
         for s in range(seed, seed + seeds):
-            run_dir = out / f"share_{share:g}_seed{s}"
+            run_dir = out / f"share_{share:g}_loss{scale.get('viewer_loss_p')}_seed{s}"
             tcpvideo.simulate(scenario(seed=s, **{**scale, "bdp_queue_share": share}), out=run_dir)
             for phase, by_type in _loss_by_phase(run_dir).items():
                 for kind, r in by_type.items():
                     acc = pooled.setdefault((phase, kind), [0, 0])
                     acc[0] += r["retrans"]
                     acc[1] += r["packets"]
-        row = {"bdp_queue_share": share, "seeds": seeds}
+        row = {"bdp_queue_share": share, "viewer_loss_p": scale.get("viewer_loss_p"), "seeds": seeds}
         for kind in ("I", "P", "V"):
             for phase in ("steady", "join", "all"):
                 if phase == "all":
@@ -58,3 +58,28 @@ def describe(rows: list[dict]) -> str:
 
     return "; ".join(f"share {r['bdp_queue_share']:g}: steady {rates(r, 'steady')}, all {rates(r, 'all')}"
                      for r in rows)
+
+
+def main(argv=None) -> None:
+    """`python -m tcpvideo.studies.crowdlive.buffers OUT [--viewer-loss 0,0.002,...] [--shares
+    0,1] [--seed 1 --seeds 3]`: the sensitivity at the study's default scale for each viewer
+    random-loss level (session 7's question: does random loss keep the I burst inside the queue?)."""
+    import argparse
+
+    from . import DEFAULT
+
+    ap = argparse.ArgumentParser(prog="python -m tcpvideo.studies.crowdlive.buffers")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--viewer-loss", default=str(DEFAULT["viewer_loss_p"]))
+    ap.add_argument("--shares", default=",".join(f"{x:g}" for x in SHARES))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=3)
+    a = ap.parse_args(argv)
+    for loss in (float(x) for x in a.viewer_loss.split(",")):
+        rows = sensitivity(a.out, {**DEFAULT, "viewer_loss_p": loss}, a.seed, a.seeds,
+                           tuple(float(x) for x in a.shares.split(",")))
+        print(f"viewer random loss {loss:g}: {describe(rows)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
