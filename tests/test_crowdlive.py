@@ -138,3 +138,36 @@ def test_an_unknown_frame_letter_is_refused_naming_the_key(tmp_path):
     next(f for f in sc["flow"] if f["app"] == "publish")["crowd"]["frames"] = "IB"
     with pytest.raises(Exception, match=r"crowd\.frames"):
         tcpvideo.simulate(sc, out=tmp_path)
+
+
+def _viewer_links(sc: dict) -> list[dict]:
+    return [lk for lk in sc["link"] if lk["name"].startswith("sub")]
+
+
+def test_bdp_sized_viewer_queues_replace_only_the_queue_of_a_nested_share_of_viewers():
+    from tcpvideo.studies.crowdlive.population import bdp_packets
+
+    runs = {s: scenario(publishers=3, subscribers=40, seed=2, bdp_queue_share=s) for s in (0.0, 0.25, 0.5, 1.0)}
+    drawn = _viewer_links(runs[0.0])
+    bdp = [bdp_packets(float(lk["rate"].removesuffix("Mbps")), float(lk["delay"].removesuffix("ms"))) for lk in drawn]
+    assert all(q >= 4 for q in bdp) and min(bdp) < 16 < max(bdp)  # some shorter than an I frame, some not
+    assert [lk["ba"]["queue"] for lk in _viewer_links(runs[1.0])] == bdp
+    chosen = {}
+    for share, sc in runs.items():
+        links = _viewer_links(sc)
+        # Everything but the queue is the same population.
+        strip = lambda lk: {**lk, "ba": {k: v for k, v in lk["ba"].items() if k != "queue"}}  # noqa: E731
+        assert [strip(lk) for lk in links] == [strip(lk) for lk in drawn]
+        assert sc["flow"] == runs[0.0]["flow"]
+        chosen[share] = {i for i, (lk, d) in enumerate(zip(links, drawn)) if lk["ba"]["queue"] != d["ba"]["queue"]}
+    assert chosen[0.25] <= chosen[0.5] <= chosen[1.0]
+    assert 0 < len(chosen[0.5]) < 40
+
+
+def test_viewer_random_loss_is_set_apart_from_the_publishers():
+    a = scenario(publishers=2, subscribers=3, seed=4, loss_p=0.02)
+    b = scenario(publishers=2, subscribers=3, seed=4, loss_p=0.02, viewer_loss_p=0.002)
+    pub = lambda sc: [lk for lk in sc["link"] if lk["name"].startswith("pub")]  # noqa: E731
+    assert pub(a) == pub(b)
+    for la, lb in zip(_viewer_links(a), _viewer_links(b)):
+        assert lb["ba"]["loss"]["p"] == pytest.approx(la["ba"]["loss"]["p"] * 0.1)

@@ -783,6 +783,14 @@ impl Flow {
         // before it (issue 16: an RTO 0.7 ms after a SACK, in the study's tlp_off variant).
         let resent_before = seg.is_some_and(|s| s.retrans > 0);
         let ack_clocked = ack_clocked && !(resent_before && self.snd.loss_point.is_none() && !rack_timer);
+        let ack_clocked = ack_clocked
+            && !retrans::timer_beside_a_signal_free_ack(retrans::QuietResend {
+                loss_evidence,
+                in_loss_episode: self.snd.loss_point.is_some(),
+                loss_signals_outstanding: self.snd.dupacks > 0 || self.snd.sacked_out > 0,
+                age_ns: seg.map_or(0, |s| now.saturating_sub(s.last_tx)),
+                rto_ns: self.est.rto_ns(),
+            });
         let kind = if loss_evidence && (ack_clocked || rack_timer) {
             RetransKind::Fast
         } else if ack_clocked && self.snd.loss_point.is_some() {

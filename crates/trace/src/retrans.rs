@@ -18,7 +18,14 @@
 //!   count it as a timeout; we keep it apart (issue 16) and do not type it.
 //! - `Fast` by RACK's timer: the ACK-clock test fails but RACK could have fired (`rack_timer.rs`:
 //!   within about one SRTT of the first ACK that reported data sent after the lost copy).
-//! - `Other`: ACK-clocked without loss evidence.
+//! - `Other`: ACK-clocked without loss evidence. Since issue 16 session 7, not when the client
+//!   packet just before the re-send cannot have triggered it ([`timer_beside_a_signal_free_ack`]):
+//!   no loss signal in it, none outstanding (no dupacks counted, nothing SACKed), no loss episode,
+//!   and the segment older than 0.9·RTO — an RTO that fired just after the client's own
+//!   retransmitted request (both ends armed their RTO from the same handshake sample and fire
+//!   together: the study's per-type connections whose whole first window a short queue dropped).
+//!   Narrow on purpose: with dupacks or SACKs seen, an unexplained re-send stays `Other` (at a
+//!   client-side vantage point the triggering ACK is a whole RTT before the re-send).
 //!
 //! Timeout types. The seed's words (§3.2), and the rule we apply:
 //! - Double: "If the retransmitted packet by fast retransmit is dropped by the network, timeout
@@ -116,6 +123,27 @@ impl TimeoutType {
 /// timer-driven one follows the last event by at least Linux's 10 ms TLP floor or the 200 ms
 /// RTO floor.
 pub const ACK_CLOCK_NS: u64 = 2_000_000;
+
+/// What is known of a re-send that came within `ACK_CLOCK_NS` of a client packet.
+#[derive(Clone, Copy, Debug)]
+pub struct QuietResend {
+    /// The client packet was a duplicate ACK or carried SACK blocks, or fast recovery is on.
+    pub loss_evidence: bool,
+    /// The post-RTO episode (Linux `TCP_CA_Loss`), where each ACK releases more re-sends.
+    pub in_loss_episode: bool,
+    /// Dupacks counted or SACKed data held since the last cumulative advance.
+    pub loss_signals_outstanding: bool,
+    /// Since the segment's last transmission.
+    pub age_ns: u64,
+    pub rto_ns: u64,
+}
+
+/// Whether a re-send right after a client packet was nevertheless the retransmission timer's:
+/// nothing ACK-driven in Linux re-sends without loss signals (dupacks, SACKs) or a loss episode,
+/// and the segment had waited about an RTO.
+pub fn timer_beside_a_signal_free_ack(r: QuietResend) -> bool {
+    !r.loss_evidence && !r.in_loss_episode && !r.loss_signals_outstanding && r.age_ns * 10 >= r.rto_ns * 9
+}
 
 /// Everything known about one timeout retransmission, filled in when it is sent and completed
 /// when the ACK that covers it arrives (or the flow ends).

@@ -304,3 +304,28 @@ fn a_single_segment_resend_followed_by_an_unbacked_off_timer_was_a_probe() {
     assert_eq!(retrans_kinds(&resend_twice(300.0)), vec!["tlp", "timeout"]);
     assert_eq!(retrans_kinds(&resend_twice(600.0)), vec!["timeout", "timeout"]);
 }
+
+#[test]
+fn an_rto_just_after_the_clients_own_retransmitted_request_is_a_timeout_not_ack_clocked() {
+    // Both ends armed their RTO from the same handshake sample: the client's request re-send
+    // arrives 1.5 ms before the server's RTO re-sends the first of its ten lost segments (the
+    // study's per-type connections, whose whole first window a short queue dropped). That client
+    // packet acknowledges nothing new and carries no SACK: no ACK-driven path re-sends on it.
+    let mut c = Conn::new();
+    c.handshake(90.0);
+    c.client_send(67);
+    c.server_ack(67);
+    c.server_burst(10, MSS);
+    c.wait_ms(288.5);
+    c.client_send_at(0, 67);
+    c.wait_ms(1.5);
+    c.server_resend(0, MSS);
+    c.wait_ms(90.0);
+    c.client_ack(s(1));
+    c.server_resend(s(1), MSS);
+    c.wait_ms(90.0);
+    c.client_ack(s(10));
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a)[0], "timeout");
+    assert_eq!(a.flows[0].other_retrans, 0);
+}

@@ -18,6 +18,17 @@ looking at the result (issue 16); they are drawn from their own random stream, s
 the population is the same with or without them.
 
 Experiments (all off by default, each leaves every random draw of the population unchanged):
+Viewer last miles (issue 16, session 7): every viewer path has random (Gilbert–Elliott) loss
+*and* a finite drop-tail queue. ``viewer_loss_p`` sets the viewers' random loss apart from the
+publishers' (``loss_p``); the study's default 0.004 (mean 0.5 % per path: the function's
+long-standing default, and just under the paper's overall ~0.6 % so that queue drops come on top).
+``bdp_queue_share`` — the share of viewer paths whose queue is BDP-sized (the classic rule
+buffer = RTT × C, :func:`bdp_packets`); the others keep the drawn 30/60/100 packets, the
+over-provisioned buffers of home routers and cellular base stations (bufferbloat). No source
+gives the mix; the study's default ½ is the no-information midpoint, stated before its per-type
+result was looked at, and the study reports a 0 / ¼ / ½ / 1 sensitivity (``buffers.py``). Which
+paths are BDP-sized is drawn from its own random stream (nested: a path BDP-sized at ¼ is at ½).
+
 ``per_type_connections`` — seed 000 §4's last mitigation, "transmit each type of frame in
 separate connections": every publisher opens one upload per frame type (I, P, voice; flows
 ``pubN_I`` …, the same encoder and pauses) and every viewer one download per type, to which the
@@ -46,10 +57,13 @@ def scenario(
     pause_every_s: float = 15.0,
     per_type_connections: bool = False,
     viewer_queue: int | None = None,
+    bdp_queue_share: float = 0.0,
+    viewer_loss_p: float | None = None,
 ) -> dict:
     """A scenario dict for `tcpvideo.simulate` (keys documented in docs/scenario.md)."""
     rng = random.Random(seed * 7919 + 16)
     style_rng = random.Random(seed * 104729 + 3)  # publisher end and encoder pauses
+    buffer_rng = random.Random(seed * 15485863 + 7)  # which viewer paths have BDP-sized queues
     nodes = [{"name": "fe", "kind": "host"}, {"name": "r", "kind": "router"}]
     links = [{"name": "fe_link", "a": "fe", "b": "r", "rate": "1Gbps", "delay": "1ms", "queue": 2000}]
     base_tcp = {"keepalive_idle": "5s", "keepalive_interval": "5s", "keepalive_probes": 9}
@@ -96,10 +110,12 @@ def scenario(
         watch = rng.lognormvariate(3.0, 0.7)  # median ~20 s
         down_rate = rng.choice([2, 4, 8, 20])
         delay = rng.uniform(10, 50)
-        p_bad = loss_p * rng.uniform(0.5, 2.0) / 2
+        p_bad = (loss_p if viewer_loss_p is None else viewer_loss_p) * rng.uniform(0.5, 2.0) / 2
         links.append({
             "name": f"{name}_link", "a": name, "b": "r", "rate": f"{down_rate}Mbps", "delay": f"{delay:.1f}ms",
-            "ba": {"rate": f"{down_rate}Mbps", "queue": _queue(rng.choice([30, 60, 100]), viewer_queue),
+            "ba": {"rate": f"{down_rate}Mbps",
+                   "queue": _queue(rng.choice([30, 60, 100]), viewer_queue, buffer_rng.random() < bdp_queue_share,
+                                   bdp_packets(down_rate, delay)),
                    "loss": {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}},
         })
         flow = {"name": name, "client": name, "server": "fe", "app": "subscribe", "start": f"{start:.3f}s",
@@ -121,9 +137,23 @@ def scenario(
     }
 
 
-def _queue(drawn: int, override: int | None) -> int:
-    """The drawn queue, or the experiment's (the draw still happens: the population stays put)."""
-    return drawn if override is None else override
+def bdp_packets(rate_mbps: float, one_way_ms: float) -> int:
+    """A viewer path's bandwidth-delay product in 1500-byte packets: the access rate times the
+    path's base RTT (two access delays plus the front-end link's 1 ms each way), at least 4.
+
+    The classic router buffer rule (Villamizar & Song, "High performance TCP in ANSNET", CCR
+    1994: buffer = RTT × C, so that one Reno flow keeps the link busy after halving its window);
+    the floor keeps a path's queue above the 2–3 packets of Linux's initial ACK-clocked bursts."""
+    rtt_s = 2 * (one_way_ms + 1.0) / 1000
+    return max(4, round(rate_mbps * 1e6 * rtt_s / (1500 * 8)))
+
+
+def _queue(drawn: int, override: int | None, bdp_sized: bool = False, bdp: int = 0) -> int:
+    """The drawn queue, the BDP-sized one, or the experiment's (the draws still happen: the
+    population stays put)."""
+    if override is not None:
+        return override
+    return bdp if bdp_sized else drawn
 
 
 def _per_type(flow: dict) -> list[dict]:

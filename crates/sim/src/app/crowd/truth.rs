@@ -24,7 +24,8 @@
 //! the analyzer's rule order but from the truth: `double` (the segment had been retransmitted
 //! before), `ack_delay_loss` (no copy of the segment sent before the RTO was dropped: the data
 //! arrived, its ACK did not come back in time), `less_packet` (at most 3 segments were
-//! outstanding at any time between the segment's first send and the RTO), `tail` (fewer than 3
+//! outstanding at any time between the segment's first send and the RTO, counted as Linux's
+//! `packets_out`: segments, whatever their size), `tail` (fewer than 3
 //! segments were sent after it), `continuous_loss` (every segment outstanding at the RTO had a
 //! dropped copy), `other`.
 //!
@@ -353,6 +354,19 @@ fn stalls(t: &FlowTruth) -> Vec<(Time, Time, Duration, &'static str, usize)> {
     out
 }
 
+/// Data segments outstanding right after the front-end's packet `t.events[k]`, as Linux counts
+/// `packets_out` (one per segment sent and not cumulatively acknowledged, whatever its size):
+/// the first transmissions that end above SND.UNA (the highest byte sent minus the socket's
+/// unacknowledged bytes). Issue 16 session 7: counting `unacked_bytes / MSS` instead made five
+/// 200-byte voice segments "one packet out", so voice-only connections looked less-packet.
+fn segments_out(t: &FlowTruth, k: usize) -> u64 {
+    let is_first_tx = |x: &PktEvent| x.out && x.len > 1 && matches!(x.kind, PktKind::Data);
+    let sent = &t.events[..=k];
+    let snd_nxt = sent.iter().filter(|x| is_first_tx(x)).map(|x| x.off + x.len as u64).max().unwrap_or(0);
+    let snd_una = snd_nxt.saturating_sub(t.events[k].state.unacked_bytes);
+    sent.iter().rev().filter(|x| is_first_tx(x)).take_while(|x| x.off + x.len as u64 > snd_una).count() as u64
+}
+
 /// The type of the timeout retransmission at `t.events[i]` (rules in the module comment).
 fn timeout_type(t: &FlowTruth, i: usize) -> &'static str {
     let e = &t.events[i];
@@ -368,7 +382,7 @@ fn timeout_type(t: &FlowTruth, i: usize) -> &'static str {
         return "ack_delay_loss";
     }
     let window = &before[first..];
-    let max_out = window.iter().filter(|x| x.out).map(|x| x.state.unacked_bytes.div_ceil(x.state.mss)).max().unwrap_or(0);
+    let max_out = (first..i).filter(|&k| t.events[k].out).map(|k| segments_out(t, k)).max().unwrap_or(0);
     if max_out <= 3 {
         return "less_packet";
     }
@@ -452,5 +466,18 @@ mod tests {
         assert_eq!(timeout_type(&flow(evs.clone(), all), 6), "continuous_loss");
         let some = vec![(Time::from_millis(10), 0, 1000)];
         assert_eq!(timeout_type(&flow(evs, some), 6), "other");
+    }
+
+    #[test]
+    fn small_segments_count_one_each_so_five_voice_frames_out_are_not_less_packet() {
+        // Five 200-byte voice segments, the first lost: 1000 bytes are one MSS, but Linux's
+        // packets_out (and the seed's "packets out") counts five.
+        let mut evs: Vec<PktEvent> = (0..5).map(|k| ev(k * 40, true, k * 200, 200, PktKind::Data, (k + 1) * 200)).collect();
+        evs.push(ev(400, true, 0, 200, RTO, 1000));
+        let lost = vec![(Time::from_millis(1), 0, 200)];
+        assert_ne!(timeout_type(&flow(evs.clone(), lost.clone()), 5), "less_packet");
+        // Three of them out at most: less packet.
+        let three: Vec<PktEvent> = evs[..3].iter().copied().chain([ev(400, true, 0, 200, RTO, 600)]).collect();
+        assert_eq!(timeout_type(&flow(three, lost), 3), "less_packet");
     }
 }
