@@ -8,13 +8,19 @@ TCP through ``tcpvideo emulate`` (namespaces, linkem; the scenario's ``cc`` reso
 registered BPF twin tv_NAME). The cwnd series of both runs (the simulator's samples and the
 kernel's TCP_INFO, the struct ``ss -ti`` prints, every 100 ms) are paired by time; the figure of
 merit is the median of real/simulated cwnd over the run after ``--skip`` seconds, which must lie
-within ±15 % (issue 15). Next to it the script prints the metric's noise floor: the simulator
-against itself on another loss draw (seed + 1000), since linkem and the simulator draw their
-random losses from different generators. CCPLCA gets a video rate (``--video-rate``) so that its floor acts, and
+within ±15 % (issue 15). The loss is content-keyed by default (``--loss-model keyed``,
+crates/sim/src/keyed_loss.rs): a data segment is lost iff a hash of (seed, connection, relative
+sequence number, n-th transmission) is under p·2^64, in the simulator and in linkem alike, so both
+runtimes lose the same segments whatever the timing (``--loss-model bernoulli``: one draw per
+packet in arrival order, which differ between the runtimes as soon as one packet differs). Next
+to it the script prints the metric's noise floor: the simulator against itself on another loss
+pattern (seed + 1000: another keyed key). CCPLCA gets a video rate (``--video-rate``) so that its floor acts, and
 CCPLB its POB / POBRate, through ``cc_params`` in the simulator and the per-socket app info in
 the kernel (tcpvideo.bpf.set_app_info).
 
 Root, clang, bpftool, libbpf headers. Loads the ports it needs and unloads them afterwards.
+The link emulators run SCHED_FIFO (``--rt-priority``, default 10) so that other load on the
+machine delays them less; the load average is printed next to the numbers.
 
     python bench/bpf_vs_sim_cwnd.py                       # ccp compound ccplb ccplca, 20 s each
     python bench/bpf_vs_sim_cwnd.py --cc ccp compound --duration 10 --seeds 1 2 3
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import statistics
 import sys
 import tomllib
@@ -41,10 +48,10 @@ BOUND = 0.15
 
 
 def scenario_for(cc: str, duration_s: float, seed: int, video_rate_mbps: float, pob: float, pob_rate: float,
-                 loss: float = 0.01) -> dict:
+                 loss: float = 0.01, loss_model: str = "keyed") -> dict:
     sc = tomllib.loads(SCENARIO.read_text())
     if loss > 0:
-        sc["link"][1]["loss"] = {"model": "bernoulli", "p": loss}
+        sc["link"][1]["loss"] = {"model": loss_model, "p": loss}
     else:
         del sc["link"][1]["loss"]
     sc["duration"] = f"{duration_s}s"
@@ -106,15 +113,15 @@ def loss_reductions(series: list[tuple[float, float]], skip_s: float, drop: floa
 def run_one(cc: str, args, seed: int) -> dict:
     from tcpvideo.emulate import emulate
 
-    sc = scenario_for(cc, args.duration, seed, args.video_rate, args.pob, args.pob_rate, args.loss)
+    sc = scenario_for(cc, args.duration, seed, args.video_rate, args.pob, args.pob_rate, args.loss, args.loss_model)
     out = Path(args.out) / f"{cc}-seed{seed}"
     sim = tcpvideo.simulate(copy.deepcopy(sc), out=out / "sim")
-    real = emulate(copy.deepcopy(sc), out=out / "real", log=lambda m: None)
+    real = emulate(copy.deepcopy(sc), out=out / "real", log=lambda m: None, rt_priority=args.rt_priority)
     s, r = cwnd_series(sim), cwnd_series(real)
     ratio, n = median_ratio(r, s, args.skip)
-    # The metric's noise floor: the same model against itself on another loss draw (seed + 1000).
-    # Kernel and simulator draw their losses from different generators, so a kernel/simulator
-    # ratio can be no tighter than this.
+    # The metric's noise floor: the same model against itself on another loss pattern (seed +
+    # 1000). With Bernoulli loss the kernel and the simulator lose different segments, so a
+    # kernel/simulator ratio can be no tighter than this; with keyed loss they lose the same ones.
     other = copy.deepcopy(sc)
     other["seed"] = seed + 1000
     noise, _ = median_ratio(cwnd_series(tcpvideo.simulate(other, out=out / "sim_other_seed")), s, args.skip)
@@ -124,6 +131,9 @@ def run_one(cc: str, args, seed: int) -> dict:
             "sim_goodput_mbps": sim.summary.get("aggregate_goodput_mbps"),
             "real_goodput_mbps": real.summary.get("aggregate_goodput_mbps"),
             "sim_other_seed_ratio": noise, "within_bound": abs(ratio - 1) <= BOUND,
+            "loss_model": args.loss_model, "load_avg_1min": os.getloadavg()[0],
+            "sim_retransmissions": sim.summary.get("retransmissions"),
+            "real_retransmissions": real.summary.get("retransmissions"),
             "real_loss_reductions": loss_reductions(r, args.skip), "sim_loss_reductions": loss_reductions(s, args.skip)}
 
 
@@ -133,7 +143,10 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=20.0)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1])
     ap.add_argument("--skip", type=float, default=1.0, help="seconds left out at the start (handshake, first RTTs)")
-    ap.add_argument("--loss", type=float, default=0.01, help="Bernoulli loss on the bottleneck (0: none)")
+    ap.add_argument("--loss", type=float, default=0.01, help="random loss on the bottleneck (0: none)")
+    ap.add_argument("--loss-model", choices=["keyed", "bernoulli"], default="keyed",
+                    help="keyed: the same segments lost in both runtimes (default); bernoulli: one draw per packet")
+    ap.add_argument("--rt-priority", type=int, default=10, help="SCHED_FIFO priority of the link emulators (0: none)")
     ap.add_argument("--video-rate", type=float, default=40.0, help="CCPLCA's video rate, Mbit/s")
     ap.add_argument("--pob", type=float, default=448.0, help="CCPLB's POB, segments")
     ap.add_argument("--pob-rate", type=float, default=1.0, help="CCPLB's POBRate")
@@ -154,17 +167,18 @@ def main() -> None:
                       f"({row['samples']} samples; mean cwnd {row['real_mean_cwnd_segments']:.0f} vs "
                       f"{row['sim_mean_cwnd_segments']:.0f} segments; goodput {row['real_goodput_mbps']:.1f} vs "
                       f"{row['sim_goodput_mbps']:.1f} Mbit/s) {'ok' if row['within_bound'] else 'OUTSIDE ±15 %'}; "
-                      f"sim/sim(seed {seed + 1000}) {row['sim_other_seed_ratio']:.3f}",
+                      f"sim/sim(seed {seed + 1000}) {row['sim_other_seed_ratio']:.3f}; load {row['load_avg_1min']:.1f}",
                       flush=True)
     finally:
         bpf.unload(names)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "summary.json").write_text(json.dumps(rows, indent=1))
-    print(f"\nkernel/simulator cwnd, median ratio per CC (bound ±{BOUND:.0%}):")
+    print(f"\nkernel/simulator cwnd, median ratio per CC (bound ±{BOUND:.0%}; loss model {args.loss_model}, "
+          f"load average {os.getloadavg()[0]:.1f} at the end):")
     for cc in args.cc:
         rs = [r["median_ratio"] for r in rows if r["cc"] == cc]
         floor = [r["sim_other_seed_ratio"] for r in rows if r["cc"] == cc]
-        print(f"  {cc:<9} {' '.join(f'{x:.3f}' for x in rs)}   (simulator vs itself, other loss draw: "
+        print(f"  {cc:<9} {' '.join(f'{x:.3f}' for x in rs)}   (simulator vs itself, other loss pattern: "
               f"{' '.join(f'{x:.3f}' for x in floor)})")
         red = {k: [x for r in rows if r["cc"] == cc for x in r[f"{k}_loss_reductions"]] for k in ("real", "sim")}
         if red["real"] and red["sim"]:

@@ -266,7 +266,8 @@ fn read_batch(s: &mut Side, pool: &mut Pool) -> Result<(), String> {
             continue;
         }
         let lane = s.pipe.lane_for(&buf[..n]);
-        if s.pipe.offer(now, slot, n as u32, lane, |x| pool.give(x)) == Admission::QueueFull {
+        let segment = tcpvideo_sim::keyed_loss::TcpSegment::parse_ipv4(&buf[..n]);
+        if s.pipe.offer(now, slot, n as u32, lane, segment.as_ref(), |x| pool.give(x)) == Admission::QueueFull {
             pool.give(slot);
         }
     }

@@ -6,6 +6,8 @@
 //! the rate like any other ("loss on the wire"), and a lost one simply never reaches the delay
 //! stage; the rest arrive `delay ± jitter` after their last bit left. With the same seed and the
 //! same packet sequence a direction drops exactly the packets the simulator's channel would.
+//! The keyed model (`loss=keyed`, crates/sim/src/keyed_loss.rs) reads each packet's IPv4/TCP
+//! header instead and drops the same *segments* as the simulator whatever the packet order.
 //!
 //! Parameters ([`DirectionConfig`]): rate (or a Mahimahi trace, or none), queue limit in packets
 //! or bytes, delay, jitter (uniform ±, no reordering; delay.rs), loss model, per-address delays.
@@ -15,6 +17,7 @@ use std::time::Duration;
 
 use tcpvideo_model::Time;
 use tcpvideo_sim::engine::{streams, sub_rng};
+use tcpvideo_sim::keyed_loss::TcpSegment;
 use tcpvideo_sim::loss::{LossModel, LossSpec};
 use tcpvideo_sim::network::QueueLimit;
 
@@ -88,7 +91,9 @@ impl<H: Copy> Pipe<H> {
 
     /// A packet arrives at `now`. Lost packets are returned through `drop` once they have used
     /// the link; a tail-dropped one is reported by the return value (buffer still the caller's).
-    pub fn offer(&mut self, now: Time, handle: H, len: u32, lane: u16, drop: impl FnMut(H)) -> Admission {
+    /// `segment` is the packet's IPv4/TCP header (`TcpSegment::parse_ipv4`; None for anything
+    /// else), which the keyed loss model reads.
+    pub fn offer(&mut self, now: Time, handle: H, len: u32, lane: u16, segment: Option<&TcpSegment>, drop: impl FnMut(H)) -> Admission {
         self.advance(now, drop);
         let c = &self.counters;
         c.packets_in.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -99,7 +104,7 @@ impl<H: Copy> Pipe<H> {
         }
         // the loss draw happens at admission, in admission order, as in the simulator; the packet
         // still occupies the queue and the link
-        if self.loss.lose() {
+        if self.loss.lose_segment(segment) {
             if let Some(h) = self.bottleneck.last_admitted_mut() {
                 h.2 = true;
             }
@@ -157,7 +162,7 @@ mod tests {
         let mut out = vec![];
         for i in 0..n {
             let now = Time::ZERO + gap * i;
-            if p.offer(now, i, len, 0, |h| lost.push(h)) == Admission::QueueFull {
+            if p.offer(now, i, len, 0, None, |h| lost.push(h)) == Admission::QueueFull {
                 lost.push(i);
             }
             while let Some((h, _, due)) = p.pop_due(now) {
@@ -212,10 +217,66 @@ mod tests {
         let mut sim = LossModel::new(spec, sub_rng(42, streams::LOSS_BASE + 3));
         let mut lost = vec![];
         for i in 0..500u32 {
-            p.offer(Time::from_micros(i as u64), i, 100, 0, |h| lost.push(h));
+            p.offer(Time::from_micros(i as u64), i, 100, 0, None, |h| lost.push(h));
         }
         p.advance(Time::MAX, |h| lost.push(h));
         let expected: Vec<u32> = (0..500).filter(|_| sim.lose()).collect();
+        assert_eq!(lost, expected);
+    }
+
+    /// A raw IPv4/TCP packet from 10.0.0.1:80 to 10.0.1.2:40000 with `payload` bytes.
+    fn tcp_packet(seq: u32, flags: u8, payload: usize) -> Vec<u8> {
+        let mut p = vec![0u8; 40 + payload];
+        p[0] = 0x45;
+        let total = p.len() as u16;
+        p[2..4].copy_from_slice(&total.to_be_bytes());
+        p[9] = 6;
+        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        p[16..20].copy_from_slice(&[10, 0, 1, 2]);
+        p[20..22].copy_from_slice(&80u16.to_be_bytes());
+        p[22..24].copy_from_slice(&40000u16.to_be_bytes());
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        p[32] = 5 << 4;
+        p[33] = flags;
+        p
+    }
+
+    #[test]
+    fn keyed_loss_drops_the_segments_the_simulators_keyed_model_drops_whatever_comes_between() {
+        use tcpvideo_sim::packet::flags::{ACK, SYN};
+        const MSS: u32 = 1448;
+        let spec = LossSpec::Keyed { p: 0.1 };
+        let cfg = DirectionConfig { loss: spec, ..Default::default() };
+        // linkem: raw packets, ISN 5000, a pure ACK and a UDP packet before every data segment
+        let mut pipe: Pipe<u32> = Pipe::new(&cfg, 42, 3, Time::ZERO);
+        let mut offer = |h: u32, pkt: &[u8], lost: &mut Vec<u32>| {
+            let seg = TcpSegment::parse_ipv4(pkt);
+            pipe.offer(Time::from_micros(h as u64), h, pkt.len() as u32, 0, seg.as_ref(), |x| lost.push(x));
+        };
+        let mut lost = vec![];
+        offer(1_000_000, &tcp_packet(5000, SYN | ACK, 0), &mut lost);
+        for i in 0..1000u32 {
+            offer(2_000_000 + i, &tcp_packet(5001 + i, ACK, 0), &mut lost);
+            let mut udp = tcp_packet(0, 0, 8);
+            udp[9] = 17;
+            offer(3_000_000 + i, &udp, &mut lost);
+            offer(i, &tcp_packet(5001 + i * MSS, ACK, MSS as usize), &mut lost);
+        }
+        pipe.advance(Time::MAX, |h| lost.push(h));
+        // the simulator's model on the bare segments, another ISN
+        let mut sim = LossModel::new(spec, sub_rng(42, streams::LOSS_BASE + 3));
+        let seg = |seq, flags, len| TcpSegment {
+            src_ip: 0x0a00_0001,
+            dst_ip: 0x0a00_0102,
+            src_port: 80,
+            dst_port: 40000,
+            seq,
+            flags,
+            payload_len: len,
+        };
+        assert!(!sim.lose_segment(Some(&seg(77, SYN | ACK, 0))));
+        let expected: Vec<u32> = (0..1000).filter(|i| sim.lose_segment(Some(&seg(78 + i * MSS, ACK, MSS)))).collect();
+        assert!(expected.len() > 60 && expected.len() < 140, "{} of 1000", expected.len());
         assert_eq!(lost, expected);
     }
 
@@ -227,8 +288,8 @@ mod tests {
             ..Default::default()
         };
         let mut p: Pipe<u32> = Pipe::new(&cfg, 1, 0, Time::ZERO);
-        p.offer(Time::ZERO, 0, 1500, 0, |_| {});
-        p.offer(Time::ZERO, 1, 1500, 0, |_| {});
+        p.offer(Time::ZERO, 0, 1500, 0, None, |_| {});
+        p.offer(Time::ZERO, 1, 1500, 0, None, |_| {});
         assert_eq!(p.next_wakeup(), Some(Time::from_millis(1)), "the second waits behind the lost first");
         p.advance(Time::MAX, |_| {});
         assert_eq!(p.counters.snapshot().loss_drops, 2);

@@ -4,7 +4,7 @@
 //! crates/sim/src/scenario.rs `Qty`).
 //!
 //! Keys: `rate` (none: unlimited), `trace` (a Mahimahi trace file, instead of `rate`), `queue`
-//! (packets) or `queue_bytes`, `delay`, `jitter`, `loss` (`bernoulli` or `gilbert_elliott`) with
+//! (packets) or `queue_bytes`, `delay`, `jitter`, `loss` (`bernoulli`, `gilbert_elliott` or `keyed`) with
 //! `loss_p` (Bernoulli's probability, or Good→Bad), `loss_r` (Bad→Good), `loss_good`, `loss_bad`
 //! (loss probability in each state; defaults 0 and 1). Every error names the key.
 
@@ -85,15 +85,20 @@ pub fn direction_from_pairs(pairs: &[(String, String)], what: &str) -> Result<Di
     cfg.loss = match get("loss") {
         None => {
             if let Some(k) = ["loss_p", "loss_r", "loss_good", "loss_bad"].into_iter().find(|k| get(k).is_some()) {
-                return Err(format!("{what}.{k}: set loss=bernoulli or loss=gilbert_elliott too"));
+                return Err(format!("{what}.{k}: set loss=bernoulli, loss=gilbert_elliott or loss=keyed too"));
             }
             LossSpec::None
         }
-        Some("bernoulli") => {
+        Some(m @ ("bernoulli" | "keyed")) => {
             if let Some(k) = ["loss_r", "loss_good", "loss_bad"].into_iter().find(|k| get(k).is_some()) {
                 return Err(format!("{what}.{k}: only for loss=gilbert_elliott"));
             }
-            LossSpec::Bernoulli { p: prob("loss_p", None)? }
+            let p = prob("loss_p", None)?;
+            if m == "keyed" {
+                LossSpec::Keyed { p }
+            } else {
+                LossSpec::Bernoulli { p }
+            }
         }
         Some("gilbert_elliott") => LossSpec::GilbertElliott {
             p: prob("loss_p", None)?,
@@ -101,7 +106,7 @@ pub fn direction_from_pairs(pairs: &[(String, String)], what: &str) -> Result<Di
             loss_good: prob("loss_good", Some(0.0))?,
             loss_bad: prob("loss_bad", Some(1.0))?,
         },
-        Some(o) => return Err(format!("{what}.loss: unknown model {o:?} (bernoulli, gilbert_elliott)")),
+        Some(o) => return Err(format!("{what}.loss: unknown model {o:?} (bernoulli, gilbert_elliott, keyed)")),
     };
     Ok(cfg)
 }
@@ -126,6 +131,8 @@ mod tests {
     fn gilbert_elliott_takes_its_defaults_from_netem() {
         let d = parse_direction("loss=gilbert_elliott,loss_p=0.01,loss_r=0.3", "ba").unwrap();
         assert_eq!(d.loss, LossSpec::GilbertElliott { p: 0.01, r: 0.3, loss_good: 0.0, loss_bad: 1.0 });
+        let d = parse_direction("loss=keyed,loss_p=0.01", "ab").unwrap();
+        assert_eq!(d.loss, LossSpec::Keyed { p: 0.01 });
     }
 
     #[test]
@@ -140,6 +147,7 @@ mod tests {
             ("loss_p=0.1", "ab.loss_p"),
             ("loss=bernoulli,loss_p=0.1,loss_r=0.2", "ab.loss_r"),
             ("loss=burst", "ab.loss"),
+            ("loss=keyed,loss_p=0.1,loss_r=0.2", "ab.loss_r"),
             ("rate=1Mbps,trace=x", "ab.trace"),
             ("trace=/nonexistent/trace", "ab.trace"),
             ("queue=1,queue_bytes=1", "ab.queue_bytes"),

@@ -33,6 +33,10 @@ fn dir_dict<'py>(py: Python<'py>, d: &DirDef) -> PyResult<Bound<'py, PyDict>> {
             loss.set_item("model", "bernoulli")?;
             loss.set_item("p", p)?;
         }
+        LossSpec::Keyed { p } => {
+            loss.set_item("model", "keyed")?;
+            loss.set_item("p", p)?;
+        }
         LossSpec::GilbertElliott { p, r, loss_good, loss_bad } => {
             loss.set_item("model", "gilbert_elliott")?;
             loss.set_item("p", p)?;

@@ -13,6 +13,7 @@ pub mod connection;
 pub mod engine;
 pub mod ethle_testbed;
 pub mod event_queue;
+pub mod keyed_loss;
 pub mod loss;
 pub mod network;
 pub mod packet;

@@ -7,16 +7,36 @@
 //! probability `1-k` in Good and `1-h` in Bad (here `loss_good`, `loss_bad`). The state transition
 //! happens *before* the loss draw, as in netem. Each direction of each link draws from its own RNG
 //! stream (engine::sub_rng), so the loss pattern of one link never depends on the rest of the run.
+//!
+//! Keyed (`model = "keyed"`, keyed_loss.rs) drops a TCP data segment iff a hash of the stream's
+//! key, the connection, the relative sequence number and the how-many-th transmission of it is
+//! under `p`·2^64: the same segments are lost in the simulator and through linkem whatever the
+//! timing. It needs the packet ([`LossModel::lose_segment`]); [`LossModel::lose`] alone never
+//! drops under it.
 
 use rand::Rng;
 use rand_pcg::Pcg64;
+
+use crate::keyed_loss::{KeyedLoss, TcpSegment};
 
 /// A loss model's parameters, as a scenario gives them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LossSpec {
     None,
-    Bernoulli { p: f64 },
-    GilbertElliott { p: f64, r: f64, loss_good: f64, loss_bad: f64 },
+    Bernoulli {
+        p: f64,
+    },
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
+    /// Content-keyed: a data segment's fate is a function of (key, connection, sequence, n-th
+    /// transmission); see keyed_loss.rs.
+    Keyed {
+        p: f64,
+    },
 }
 
 /// A loss model with its state and its own random stream.
@@ -25,18 +45,36 @@ pub struct LossModel {
     spec: LossSpec,
     bad: bool,
     rng: Pcg64,
+    keyed: Option<KeyedLoss>,
 }
 
 impl LossModel {
-    pub fn new(spec: LossSpec, rng: Pcg64) -> Self {
-        LossModel { spec, bad: false, rng }
+    pub fn new(spec: LossSpec, mut rng: Pcg64) -> Self {
+        // the keyed model's key is the stream's first value, so both runtimes derive the same
+        // key from (seed, channel); the other models leave the stream untouched here
+        let keyed = match spec {
+            LossSpec::Keyed { p } => Some(KeyedLoss::new(p, rng.gen())),
+            _ => None,
+        };
+        LossModel { spec, bad: false, rng, keyed }
+    }
+
+    /// Decide the fate of one packet given what it carries (`None`: not an IPv4/TCP packet):
+    /// the keyed model reads the segment, the others ignore it and draw as [`LossModel::lose`].
+    #[inline]
+    pub fn lose_segment(&mut self, segment: Option<&TcpSegment>) -> bool {
+        match (&mut self.keyed, segment) {
+            (Some(k), Some(s)) => k.lose(s),
+            (Some(_), None) => false,
+            (None, _) => self.lose(),
+        }
     }
 
     /// Decide the fate of one packet: true = lost.
     #[inline]
     pub fn lose(&mut self) -> bool {
         match self.spec {
-            LossSpec::None => false,
+            LossSpec::None | LossSpec::Keyed { .. } => false,
             LossSpec::Bernoulli { p } => p > 0.0 && self.rng.gen::<f64>() < p,
             LossSpec::GilbertElliott { p, r, loss_good, loss_bad } => {
                 let u: f64 = self.rng.gen();

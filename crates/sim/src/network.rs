@@ -388,7 +388,7 @@ impl Network {
                     self.taps[t as usize].record(now, start, pool.get(idx));
                 }
                 let ch = &mut self.channels[c as usize];
-                if ch.loss.lose() {
+                if ch.loss.lose_segment(Some(&crate::keyed_loss::TcpSegment::from(pool.get(idx)))) {
                     ch.stats.loss_drops += 1;
                     let p = pool.take(idx);
                     if let Some(d) = self.drop_log.as_mut() {

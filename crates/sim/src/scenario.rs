@@ -670,6 +670,14 @@ fn loss_of(l: &Option<LossToml>, path: &str) -> Result<LossSpec, ScenarioError> 
             }
             Ok(LossSpec::Bernoulli { p: prob(l.p, "p")? })
         }
+        "keyed" => {
+            for (k, v) in [("r", l.r), ("loss_good", l.loss_good), ("loss_bad", l.loss_bad)] {
+                if v.is_some() {
+                    return err(format!("{path}.{k}"), "only for model \"gilbert_elliott\"");
+                }
+            }
+            Ok(LossSpec::Keyed { p: prob(l.p, "p")? })
+        }
         "gilbert_elliott" => {
             let Some(r) = l.r else { return err(format!("{path}.r"), "missing (Bad→Good probability)") };
             Ok(LossSpec::GilbertElliott {
@@ -679,7 +687,7 @@ fn loss_of(l: &Option<LossToml>, path: &str) -> Result<LossSpec, ScenarioError> 
                 loss_bad: prob(l.loss_bad.unwrap_or(1.0), "loss_bad")?,
             })
         }
-        other => err(format!("{path}.model"), format!("unknown loss model {other:?} (bernoulli, gilbert_elliott)")),
+        other => err(format!("{path}.model"), format!("unknown loss model {other:?} (bernoulli, gilbert_elliott, keyed)")),
     }
 }
 
