@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use hyper::Method;
 use m3u8_rs::{MediaPlaylist, Playlist};
 use tcpvideo_model::ethle::{BackhaulModel, Group, HoldInputs, StartupReading, StreamPolicy};
 use tcpvideo_model::units::Bandwidth;
@@ -32,7 +31,7 @@ use tracing::{info, warn};
 use crate::config::EdgeConfig;
 use crate::metrics::Metrics;
 use crate::playlist_rewrite::{hold_back, last_sequence};
-use crate::prefetch::held_segments_to_fetch;
+use crate::prefetch::{held_segments_to_fetch, startup_segments_to_fetch};
 use crate::receiver_context::ContextStore;
 use crate::request_path::{resolve_reference, EdgePath};
 use crate::segment_cache::{SegmentKey, StreamPosition};
@@ -110,11 +109,7 @@ impl Receiver {
 impl Edge {
     pub fn new(config: EdgeConfig) -> Arc<Edge> {
         let metrics = Arc::new(Metrics::default());
-        let client = UpstreamClient {
-            base: config.upstream.clone(),
-            header_timeout: config.header_timeout,
-            body_idle_timeout: config.body_idle_timeout,
-        };
+        let client = UpstreamClient::new(config.upstream.clone(), config.header_timeout, config.body_idle_timeout);
         let fetcher = SegmentFetcher::new(client.clone(), config.cache_bytes, config.max_object_bytes, config.retries, metrics.clone());
         Arc::new(Edge {
             config,
@@ -293,7 +288,8 @@ impl Edge {
         let newest = stream.state.lock().unwrap().view.as_ref()?.segments.last()?.1.clone();
         let duration = playlist.segments.last()?.duration as f64;
         Metrics::bump(&self.metrics.upstream_fetches);
-        let head = self.client.send(Method::HEAD, &newest.path_and_query(), None).await.ok()?;
+        // On the playlist's keep-alive connection: one backhaul RTT, not two.
+        let head = self.client.head_small(&newest.path_and_query()).await.ok()?;
         bitrate_from_size(head.content_length?, duration)
     }
 
@@ -316,31 +312,43 @@ impl Edge {
                 g.receivers_redirected = red as u64;
             });
         }
-        match group {
+        let new_receiver = !s.shown.contains_key(&rkey);
+        let (answer, served_edge, ahead) = match group {
             Group::Redirected => {
                 drop(s);
-                self.redirect(path)
+                return self.redirect(path);
             }
             Group::Hold0 => {
-                if let Some(last) = last_sequence(&playlist) {
+                let last = last_sequence(&playlist);
+                if let Some(last) = last {
                     s.shown.insert(rkey, last);
                 }
-                PlaylistAnswer::Body { bytes: raw, content_type: M3U8_TYPE }
+                (PlaylistAnswer::Body { bytes: raw, content_type: M3U8_TYPE }, last, Vec::new())
             }
             Group::HoldX { x, .. } => {
                 let held = hold_back(&playlist, x, s.shown.get(&rkey).copied());
+                let mut ahead = Vec::new();
                 if let Some(last) = held.last_served_sequence {
                     s.shown.insert(rkey, last);
                     let newest = last_sequence(&playlist).unwrap_or(last);
-                    let to_fetch: Vec<Listed> = held_segments_to_fetch(last, x, newest)
-                        .filter_map(|seq| s.view.as_ref()?.segments.iter().find(|(q, _, _)| *q == seq).cloned())
-                        .collect();
-                    drop(s);
-                    self.prefetch(stream_key, to_fetch);
+                    ahead = held_segments_to_fetch(last, x, newest).collect();
                 }
-                PlaylistAnswer::Body { bytes: Bytes::from(held.text), content_type: M3U8_TYPE }
+                (PlaylistAnswer::Body { bytes: Bytes::from(held.text), content_type: M3U8_TYPE }, held.last_served_sequence, ahead)
             }
-        }
+        };
+        // A new receiver's start (a cold edge has none of it yet) first, then the held segments.
+        let startup = match (new_receiver, served_edge) {
+            (true, Some(edge)) => startup_segments_to_fetch(edge, playlist.media_sequence).collect(),
+            _ => Vec::new(),
+        };
+        let to_fetch: Vec<Listed> = startup
+            .into_iter()
+            .chain(ahead)
+            .filter_map(|seq| s.view.as_ref()?.segments.iter().find(|(q, _, _)| *q == seq).cloned())
+            .collect();
+        drop(s);
+        self.prefetch(stream_key, to_fetch);
+        answer
     }
 
     fn prefetch(&self, stream_key: &str, segments: Vec<Listed>) {
