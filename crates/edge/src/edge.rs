@@ -11,9 +11,14 @@
 //! values are remembered for the media playlists they name). Anything else (segments, init
 //! sections, keys, MPDs) is a segment request served through `segment_fetcher`.
 //!
+//! Start-up (a cold edge; not in the paper, which measured a warm one): playlists and the bitrate
+//! HEAD share a keep-alive upstream connection (`upstream::SmallRequestPool`); a new stream's first
+//! playlist opens a few segment connections ahead while the HEAD is out (`UpstreamClient::preconnect`);
+//! a receiver's first playlist also prefetches where hls.js will start (`prefetch::startup_segments_to_fetch`).
+//!
 //! MPD requests go to `dash_stream` (the same decision, `mpd_rewrite` for the held MPD). The backhaul
-//! model uses the source's MSS as TCP_INFO reports it (`tcpi_rcv_mss`) and no bottleneck (the
-//! paper's case). A stream whose bitrate cannot be found (no BANDWIDTH, EXT-X-BITRATE, byte range,
+//! model uses the source's sending MSS from TCP_INFO (`upstream::source_send_mss`) and no
+//! bottleneck (the paper's case). A stream whose bitrate cannot be found (no BANDWIDTH, EXT-X-BITRATE, byte range,
 //! or Content-Length from a HEAD of the newest segment) is served hold-0 and logged.
 
 use std::collections::hash_map::DefaultHasher;
@@ -230,6 +235,11 @@ impl Edge {
         }
         self.fetcher.evict_left_window(&stream_key, media.media_sequence);
         let mut s = stream.state.lock().unwrap();
+        if s.view.is_none() {
+            // A new stream: its first segment fetches (start-up and held) follow the policy
+            // (after the bitrate HEAD); have their handshakes done by then.
+            self.client.preconnect(STARTUP_PRECONNECTS);
+        }
         if s.backhaul.is_none() {
             let sample = self.config.backhaul(backhaul);
             if let Some(b) = sample {
@@ -398,6 +408,10 @@ impl Edge {
         s.policy.as_ref().map(|p| p.stream_hold().held_segments())
     }
 }
+
+/// Connections opened ahead on a stream's first playlist: the 4 start-up segments of a new
+/// hls.js receiver and 2 held ones (x = 2 is the demo's and the paper's common case).
+const STARTUP_PRECONNECTS: usize = 6;
 
 /// How long to wait for a playlist before the server gives up on it.
 pub const PLAYLIST_DEADLINE: Duration = Duration::from_secs(30);

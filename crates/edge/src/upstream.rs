@@ -22,6 +22,13 @@
 //! any response byte; the request (GET/HEAD, idempotent, RFC 9110 §9.2.2) is then sent once more
 //! on a new connection.
 //!
+//! A new stream's first segment fetches would each wait one backhaul RTT for their handshake
+//! after the bitrate HEAD has returned; [`UpstreamClient::preconnect`] opens a few connections
+//! (handshake only, no request) while the HEAD is in flight, and [`UpstreamClient::send`] takes
+//! one of those before connecting anew. Each still carries exactly one fetch and starts it from
+//! the initial window (no data has crossed it), so the model's premise holds; one not used within
+//! `PRECONNECTED_MAX_AGE` is closed unused (sources close connections that send no request).
+//!
 //! Deadlines: connect + response headers within `header_timeout`; then each body chunk within
 //! `body_idle_timeout` (a slow or stalled source ends the fetch as a transient error).
 
@@ -101,6 +108,12 @@ const SMALL_POOL_IDLE_MAX: usize = 4;
 /// connections after a while (nginx `keepalive_timeout` 75 s) and a reused dead one costs a retry.
 const SMALL_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Most connections opened ahead of segment fetches and waiting for one.
+const PRECONNECTED_MAX: usize = 8;
+/// A preconnected socket older than this is not used (hyper's server closes a connection that
+/// sends no request within 30 s; a few RTTs is all start-up needs).
+const PRECONNECTED_MAX_AGE: Duration = Duration::from_secs(5);
+
 /// One open HTTP/1.1 connection to the source and a descriptor to read its TCP_INFO.
 struct UpstreamConnection {
     sender: SendRequest<Empty<Bytes>>,
@@ -153,27 +166,81 @@ impl std::fmt::Debug for SmallRequestPool {
     }
 }
 
+/// New connections (handshake done, nothing sent) waiting for one segment fetch each.
+#[derive(Default)]
+pub struct Preconnected {
+    ready: Mutex<Vec<UpstreamConnection>>,
+    used: std::sync::atomic::AtomicU64,
+}
+
+impl Preconnected {
+    fn take(&self) -> Option<UpstreamConnection> {
+        let mut ready = self.ready.lock().unwrap();
+        while let Some(c) = ready.pop() {
+            if !c.sender.is_closed() && c.idle_since.elapsed() < PRECONNECTED_MAX_AGE {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Segment fetches that went over a preconnected socket so far.
+    pub fn used(&self) -> u64 {
+        self.used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl std::fmt::Debug for Preconnected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preconnected").field("ready", &self.ready.lock().map(|r| r.len()).unwrap_or(0)).finish()
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct UpstreamClient {
     pub base: UpstreamBase,
     pub header_timeout: Duration,
     pub body_idle_timeout: Duration,
     pub small_pool: Arc<SmallRequestPool>,
+    pub preconnected: Arc<Preconnected>,
 }
 
 impl UpstreamClient {
     pub fn new(base: UpstreamBase, header_timeout: Duration, body_idle_timeout: Duration) -> UpstreamClient {
-        UpstreamClient { base, header_timeout, body_idle_timeout, small_pool: Arc::default() }
+        UpstreamClient { base, header_timeout, body_idle_timeout, small_pool: Arc::default(), preconnected: Arc::default() }
     }
 
-    /// Send one request on a new connection and wait for the response headers.
+    /// Send one request on a new connection (a preconnected one if any is waiting) and wait for
+    /// the response headers.
     pub async fn send(&self, method: Method, path_and_query: &str, range: Option<&str>) -> Result<UpstreamResponse, UpstreamError> {
         tokio::time::timeout(self.header_timeout, async {
+            if let Some(mut c) = self.preconnected.take() {
+                if let Ok(r) = self.request(&mut c, method.clone(), path_and_query, range, true).await {
+                    self.preconnected.used.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(r);
+                }
+                // Closed by the source while waiting: a new connection instead.
+            }
             let mut c = self.connect().await?;
             self.request(&mut c, method, path_and_query, range, true).await
         })
         .await
         .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
+    }
+
+    /// Open `count` connections in the background for the next segment fetches (handshake only).
+    pub fn preconnect(&self, count: usize) {
+        for _ in 0..count {
+            let client = self.clone();
+            tokio::spawn(async move {
+                if let Ok(Ok(c)) = tokio::time::timeout(client.header_timeout, client.connect()).await {
+                    let mut ready = client.preconnected.ready.lock().unwrap();
+                    if ready.len() < PRECONNECTED_MAX {
+                        ready.push(c);
+                    }
+                }
+            });
+        }
     }
 
     async fn connect(&self) -> Result<UpstreamConnection, UpstreamError> {

@@ -76,3 +76,27 @@ async fn a_cold_edges_first_playlist_also_fetches_where_a_new_hls_js_player_star
     assert_eq!(startup.map(|p| source.fetches(p)), [1; 6]);
     assert_eq!(source.fetches("/live/seg24.ts"), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_streams_first_segment_fetches_find_their_connections_already_open() {
+    // No EXT-X-BITRATE: the policy (and so the first segment fetches) waits for the bitrate HEAD,
+    // which the source answers after 300 ms (a backhaul round trip). The connections the first
+    // segment GETs travel on were opened while the HEAD was outstanding, each carries one GET.
+    let source = Source::start(30, 10_000, 0).await;
+    *source.state.head_delay.lock().unwrap() = Duration::from_millis(300);
+    let edge = start_edge(&source, |c| c.backhaul_rtt_override = Some(Duration::from_millis(302))).await;
+    assert_eq!(get(edge.addr, "/live/stream.m3u8", &[("X-Receiver-Id", "first")]).await.status, 200);
+    let head = source.requests_for("/live/seg30.ts").into_iter().find(|r| r.method == "HEAD").expect("the bitrate HEAD");
+    let head_answered = head.at + Duration::from_millis(300);
+    eventually(|| source.state.requests.lock().unwrap().iter().any(|r| r.method == "GET" && r.path.ends_with(".ts"))).await;
+    let requests = source.state.requests.lock().unwrap().clone();
+    let accepted = source.state.accepted_at.lock().unwrap().clone();
+    let segment_gets: Vec<_> = requests.iter().filter(|r| r.method == "GET" && r.path.ends_with(".ts")).collect();
+    assert!(!segment_gets.is_empty());
+    for r in &segment_gets {
+        assert!(r.at >= head_answered, "{} fetched before the policy was known", r.path);
+        assert!(accepted[r.connection as usize] < head_answered, "{}: its connection was opened after the HEAD returned", r.path);
+        assert_eq!(requests.iter().filter(|q| q.connection == r.connection).count(), 1, "{}: a reused connection", r.path);
+    }
+    assert!(edge.edge.client.preconnected.used() >= 1);
+}

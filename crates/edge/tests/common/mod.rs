@@ -59,8 +59,11 @@ pub struct SourceState {
     pub first_body_write: Mutex<HashMap<String, Instant>>,
     /// Extra tags in the media playlist header (e.g. EXT-X-BITRATE goes on segments instead).
     pub bitrate_kbps: u64,
-    /// TCP connections accepted so far.
+    /// TCP connections accepted so far, and when each was accepted.
     pub connections: AtomicU64,
+    pub accepted_at: Mutex<Vec<Instant>>,
+    /// Pause before answering a HEAD (a backhaul round trip for the bitrate probe).
+    pub head_delay: Mutex<Duration>,
     /// Every request in arrival order.
     pub requests: Mutex<Vec<SourceRequest>>,
 }
@@ -108,6 +111,8 @@ impl Source {
             first_body_write: Mutex::new(HashMap::new()),
             bitrate_kbps,
             connections: AtomicU64::new(0),
+            accepted_at: Mutex::new(Vec::new()),
+            head_delay: Mutex::new(Duration::ZERO),
             requests: Mutex::new(Vec::new()),
         });
         let s = state.clone();
@@ -117,7 +122,11 @@ impl Source {
                     return;
                 };
                 let s = s.clone();
-                let connection = s.connections.fetch_add(1, Ordering::SeqCst);
+                let connection = {
+                    let mut accepted = s.accepted_at.lock().unwrap();
+                    accepted.push(Instant::now());
+                    s.connections.fetch_add(1, Ordering::SeqCst)
+                };
                 tokio::spawn(async move { s.serve_connection(stream, connection).await });
             }
         });
@@ -204,6 +213,9 @@ impl SourceState {
                 p.push_str("#EXTINF:2.000,\nsegment-with-a-long-name.ts\n");
             }
             (p.into_bytes(), "application/vnd.apple.mpegurl")
+        } else if let Some(n) = path.strip_prefix("/live/chunk-0-").and_then(|r| r.strip_suffix(".m4s")).and_then(|n| n.parse::<u64>().ok())
+        {
+            (segment_body(n, self.segment_bytes), "video/mp4")
         } else if let Some(n) = path.strip_prefix("/live/seg").and_then(|r| r.strip_suffix(".ts")).and_then(|n| n.parse::<u64>().ok()) {
             (segment_body(n, self.segment_bytes), "video/mp2t")
         } else {
@@ -220,6 +232,10 @@ impl SourceState {
                 return Some(false);
             }
             _ => {}
+        }
+        let head_delay = *self.head_delay.lock().unwrap();
+        if method == "HEAD" && !head_delay.is_zero() {
+            tokio::time::sleep(head_delay).await;
         }
         let connection_header = if close { "close" } else { "keep-alive" };
         let head = format!(
