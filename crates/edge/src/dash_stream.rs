@@ -10,6 +10,12 @@
 //! Representation of each adaptation set: [`held_segment_urls`]), resolved against the MPD's
 //! directory, through the coalescing fetcher (fetched once however many receivers follow).
 //!
+//! A segment request the HLS index does not know is looked up in the DASH streams' number
+//! templates (`dash_segment_map`: path → representation and number); for a hold-x receiver the
+//! edge then fetches that Representation's next x segments the source has (as HLS's
+//! `Edge::after_segment_request`), so a receiver that reloads the MPD less often than once per
+//! segment still finds the lead refreshed at each segment it asks for.
+//!
 //! A receiver moved from hold-0 to hold-x is never shown an earlier live edge than before
 //! (`dash_never_back`: its hold grows by one segment per segment time up to x; number-based
 //! templates only). Not yet: prefetch for SegmentTimeline / `$Time$` templates and absolute
@@ -24,9 +30,11 @@ use tcpvideo_model::units::Bandwidth;
 use tracing::{info, warn};
 
 use crate::dash_never_back::ShownEdges;
+use crate::dash_segment_map::{number_templates, NumberTemplate};
 use crate::edge::{Edge, PlaylistAnswer, Receiver};
 use crate::metrics::Metrics;
 use crate::mpd_rewrite::{held_segment_urls, hold_back_mpd, stream_facts};
+use crate::prefetch::held_segments_to_fetch;
 use crate::request_path::EdgePath;
 use crate::segment_cache::SegmentKey;
 use crate::upstream::BackhaulSample;
@@ -38,6 +46,10 @@ struct DashStream {
     backhaul: Option<BackhaulSample>,
     policy: Option<StreamPolicy>,
     shown: ShownEdges,
+    /// The MPD's directory (segment URLs are relative to it) and its number templates, from the
+    /// latest MPD fetched.
+    dir: String,
+    templates: Vec<NumberTemplate>,
 }
 
 /// Per-MPD state of the edge.
@@ -82,9 +94,12 @@ pub async fn answer_mpd(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> Pl
         }
     };
     let upstream_edge = newest_segment_number(text);
+    let templates = number_templates(text).unwrap_or_default();
     let group = {
         let mut all = edge.dash.streams.lock().unwrap();
         let s = all.entry(key.clone()).or_default();
+        s.dir = mpd_directory(path).to_string();
+        s.templates = templates;
         if s.backhaul.is_none() {
             s.backhaul = edge.config.backhaul(response.backhaul);
         }
@@ -138,6 +153,40 @@ pub async fn answer_mpd(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> Pl
     }
 }
 
+/// `/live/stream.mpd` → `/live/`.
+fn mpd_directory(path: &EdgePath) -> &str {
+    &path.path[..path.path.rfind('/').map_or(0, |i| i + 1)]
+}
+
+/// After a segment request no HLS playlist listed: if a DASH stream's number template writes
+/// this path, fetch the next x segments of the same Representation that the source has
+/// (x of the receiver's group; nothing for hold-0). Returns whether the path was a DASH segment.
+pub fn after_segment_request(edge: &Edge, path: &EdgePath, receiver: &Receiver) -> bool {
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let Some(now) = chrono::DateTime::from_timestamp(since_epoch.as_secs() as i64, since_epoch.subsec_nanos()) else { return false };
+    let to_fetch: Option<Vec<String>> = {
+        let all = edge.dash.streams.lock().unwrap();
+        all.values().find_map(|s| {
+            let file = path.path.strip_prefix(s.dir.as_str())?;
+            let (t, number) = s.templates.iter().find_map(|t| t.number_of(file).map(|n| (t, n)))?;
+            if t.media.starts_with('/') || t.media.contains("://") {
+                return Some(Vec::new()); // absolute media URLs: not resolved against the MPD (as `prefetch_held`)
+            }
+            let x = match s.policy.as_ref().and_then(|p| p.group_of(receiver.key())) {
+                Some(Group::HoldX { x, .. }) => x,
+                _ => 0,
+            };
+            let newest = t.newest_available(now).unwrap_or(0);
+            Some(held_segments_to_fetch(number, x, newest).map(|n| format!("{}{}", s.dir, t.url(n))).collect())
+        })
+    };
+    let Some(to_fetch) = to_fetch else { return false };
+    for p in to_fetch {
+        edge.fetcher.prefetch(&SegmentKey { path_and_query: p, range: None }, None);
+    }
+    true
+}
+
 /// The upstream live edge: the newest complete segment's number (number-based templates only).
 fn newest_segment_number(mpd: &str) -> Option<u64> {
     let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -156,7 +205,7 @@ fn prefetch_held(edge: &Edge, path: &EdgePath, mpd: &str, x: u32) {
             return;
         }
     };
-    let dir = &path.path[..path.path.rfind('/').map_or(0, |i| i + 1)];
+    let dir = mpd_directory(path);
     for (_, url) in urls {
         if url.starts_with('/') || url.contains("://") {
             continue;

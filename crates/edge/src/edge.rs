@@ -11,9 +11,14 @@
 //! values are remembered for the media playlists they name). Anything else (segments, init
 //! sections, keys, MPDs) is a segment request served through `segment_fetcher`.
 //!
+//! Start-up (a cold edge; not in the paper, which measured a warm one): playlists and the bitrate
+//! HEAD share a keep-alive upstream connection (`upstream::SmallRequestPool`); a new stream's first
+//! playlist opens a few segment connections ahead while the HEAD is out (`UpstreamClient::preconnect`);
+//! a receiver's first playlist also prefetches where hls.js will start (`prefetch::startup_segments_to_fetch`).
+//!
 //! MPD requests go to `dash_stream` (the same decision, `mpd_rewrite` for the held MPD). The backhaul
-//! model uses the source's MSS as TCP_INFO reports it (`tcpi_rcv_mss`) and no bottleneck (the
-//! paper's case). A stream whose bitrate cannot be found (no BANDWIDTH, EXT-X-BITRATE, byte range,
+//! model uses the source's sending MSS from TCP_INFO (`upstream::source_send_mss`) and no
+//! bottleneck (the paper's case). A stream whose bitrate cannot be found (no BANDWIDTH, EXT-X-BITRATE, byte range,
 //! or Content-Length from a HEAD of the newest segment) is served hold-0 and logged.
 
 use std::collections::hash_map::DefaultHasher;
@@ -23,7 +28,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use hyper::Method;
 use m3u8_rs::{MediaPlaylist, Playlist};
 use tcpvideo_model::ethle::{BackhaulModel, Group, HoldInputs, StartupReading, StreamPolicy};
 use tcpvideo_model::units::Bandwidth;
@@ -32,7 +36,7 @@ use tracing::{info, warn};
 use crate::config::EdgeConfig;
 use crate::metrics::Metrics;
 use crate::playlist_rewrite::{hold_back, last_sequence};
-use crate::prefetch::held_segments_to_fetch;
+use crate::prefetch::{held_segments_to_fetch, startup_segments_to_fetch};
 use crate::receiver_context::ContextStore;
 use crate::request_path::{resolve_reference, EdgePath};
 use crate::segment_cache::{SegmentKey, StreamPosition};
@@ -110,11 +114,7 @@ impl Receiver {
 impl Edge {
     pub fn new(config: EdgeConfig) -> Arc<Edge> {
         let metrics = Arc::new(Metrics::default());
-        let client = UpstreamClient {
-            base: config.upstream.clone(),
-            header_timeout: config.header_timeout,
-            body_idle_timeout: config.body_idle_timeout,
-        };
+        let client = UpstreamClient::new(config.upstream.clone(), config.header_timeout, config.body_idle_timeout);
         let fetcher = SegmentFetcher::new(client.clone(), config.cache_bytes, config.max_object_bytes, config.retries, metrics.clone());
         Arc::new(Edge {
             config,
@@ -235,6 +235,11 @@ impl Edge {
         }
         self.fetcher.evict_left_window(&stream_key, media.media_sequence);
         let mut s = stream.state.lock().unwrap();
+        if s.view.is_none() {
+            // A new stream: its first segment fetches (start-up and held) follow the policy
+            // (after the bitrate HEAD); have their handshakes done by then.
+            self.client.preconnect(STARTUP_PRECONNECTS);
+        }
         if s.backhaul.is_none() {
             let sample = self.config.backhaul(backhaul);
             if let Some(b) = sample {
@@ -293,7 +298,8 @@ impl Edge {
         let newest = stream.state.lock().unwrap().view.as_ref()?.segments.last()?.1.clone();
         let duration = playlist.segments.last()?.duration as f64;
         Metrics::bump(&self.metrics.upstream_fetches);
-        let head = self.client.send(Method::HEAD, &newest.path_and_query(), None).await.ok()?;
+        // On the playlist's keep-alive connection: one backhaul RTT, not two.
+        let head = self.client.head_small(&newest.path_and_query()).await.ok()?;
         bitrate_from_size(head.content_length?, duration)
     }
 
@@ -316,31 +322,43 @@ impl Edge {
                 g.receivers_redirected = red as u64;
             });
         }
-        match group {
+        let new_receiver = !s.shown.contains_key(&rkey);
+        let (answer, served_edge, ahead) = match group {
             Group::Redirected => {
                 drop(s);
-                self.redirect(path)
+                return self.redirect(path);
             }
             Group::Hold0 => {
-                if let Some(last) = last_sequence(&playlist) {
+                let last = last_sequence(&playlist);
+                if let Some(last) = last {
                     s.shown.insert(rkey, last);
                 }
-                PlaylistAnswer::Body { bytes: raw, content_type: M3U8_TYPE }
+                (PlaylistAnswer::Body { bytes: raw, content_type: M3U8_TYPE }, last, Vec::new())
             }
             Group::HoldX { x, .. } => {
                 let held = hold_back(&playlist, x, s.shown.get(&rkey).copied());
+                let mut ahead = Vec::new();
                 if let Some(last) = held.last_served_sequence {
                     s.shown.insert(rkey, last);
                     let newest = last_sequence(&playlist).unwrap_or(last);
-                    let to_fetch: Vec<Listed> = held_segments_to_fetch(last, x, newest)
-                        .filter_map(|seq| s.view.as_ref()?.segments.iter().find(|(q, _, _)| *q == seq).cloned())
-                        .collect();
-                    drop(s);
-                    self.prefetch(stream_key, to_fetch);
+                    ahead = held_segments_to_fetch(last, x, newest).collect();
                 }
-                PlaylistAnswer::Body { bytes: Bytes::from(held.text), content_type: M3U8_TYPE }
+                (PlaylistAnswer::Body { bytes: Bytes::from(held.text), content_type: M3U8_TYPE }, held.last_served_sequence, ahead)
             }
-        }
+        };
+        // A new receiver's start (a cold edge has none of it yet) first, then the held segments.
+        let startup = match (new_receiver, served_edge) {
+            (true, Some(edge)) => startup_segments_to_fetch(edge, playlist.media_sequence).collect(),
+            _ => Vec::new(),
+        };
+        let to_fetch: Vec<Listed> = startup
+            .into_iter()
+            .chain(ahead)
+            .filter_map(|seq| s.view.as_ref()?.segments.iter().find(|(q, _, _)| *q == seq).cloned())
+            .collect();
+        drop(s);
+        self.prefetch(stream_key, to_fetch);
+        answer
     }
 
     fn prefetch(&self, stream_key: &str, segments: Vec<Listed>) {
@@ -390,6 +408,10 @@ impl Edge {
         s.policy.as_ref().map(|p| p.stream_hold().held_segments())
     }
 }
+
+/// Connections opened ahead on a stream's first playlist: the 4 start-up segments of a new
+/// hls.js receiver and 2 held ones (x = 2 is the demo's and the paper's common case).
+const STARTUP_PRECONNECTS: usize = 6;
 
 /// How long to wait for a playlist before the server gives up on it.
 pub const PLAYLIST_DEADLINE: Duration = Duration::from_secs(30);

@@ -21,6 +21,7 @@ pub mod coalescing_lock;
 pub mod config;
 pub mod conn_socket;
 pub mod dash_never_back;
+pub mod dash_segment_map;
 pub mod dash_stream;
 pub mod edge;
 pub mod in_flight;

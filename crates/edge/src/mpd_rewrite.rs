@@ -27,6 +27,8 @@ use std::time::Duration;
 
 use dash_mpd_core::{SegmentTemplate, SegmentTimeline, MPD};
 
+use crate::dash_segment_map::{number_templates, template_segment_length};
+
 /// An MPD as served to a hold-x receiver.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeldMpd {
@@ -89,13 +91,6 @@ fn drop_last(timeline: &mut SegmentTimeline, x: u32) -> u32 {
         dropped += 1;
     }
     dropped
-}
-
-/// Segment length of a number-based template (`@duration` / `@timescale`).
-fn template_segment_length(t: &SegmentTemplate) -> Option<Duration> {
-    let d = t.duration?;
-    let scale = t.timescale.unwrap_or(1).max(1) as f64;
-    (d > 0.0).then(|| Duration::from_secs_f64(d / scale))
 }
 
 /// The MPD a receiver held back by `x` segments sees.
@@ -163,30 +158,15 @@ pub fn stream_facts(xml: &str) -> Result<(bool, Option<u64>, Option<Duration>), 
 /// (§5.3.9.5.3, availabilityTimeOffset ignored). Empty for static MPDs, timelines and before the
 /// first segment.
 pub fn held_segment_urls(xml: &str, x: u32, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<(u64, String)>, MpdRewriteError> {
-    let mpd = dash_mpd_core::parse(xml).map_err(|e| MpdRewriteError::Parse(e.to_string()))?;
-    if mpd.mpdtype.as_deref() != Some("dynamic") || x == 0 {
-        return Ok(Vec::new());
-    }
-    let ast = mpd.availabilityStartTime.ok_or(MpdRewriteError::NoAvailabilityStart)?;
-    let Some(period) = mpd.periods.first() else { return Ok(Vec::new()) };
-    let since_start = now.signed_duration_since(ast).to_std().unwrap_or_default().saturating_sub(period.start.unwrap_or_default());
+    let templates = number_templates(xml)?;
     let mut out = Vec::new();
-    for a in &period.adaptations {
-        let Some(r) = a.representations.iter().max_by_key(|r| r.bandwidth.unwrap_or(0)) else { continue };
-        let Some(t) = r.SegmentTemplate.as_ref().or(a.SegmentTemplate.as_ref()).or(period.SegmentTemplate.as_ref()) else { continue };
-        let (Some(media), Some(length), None) = (t.media.as_deref(), template_segment_length(t), t.SegmentTimeline.as_ref()) else {
-            continue;
-        };
-        let complete = (since_start.as_secs_f64() / length.as_secs_f64()).floor() as u64;
-        if complete == 0 {
-            continue;
-        }
-        let first_number = t.startNumber.unwrap_or(1);
-        let newest = first_number + complete - 1;
-        let oldest_held = newest.saturating_sub(x as u64 - 1).max(first_number);
-        for n in oldest_held..=newest {
-            out.push((n, segment_url(media, r.id.as_deref().unwrap_or(""), r.bandwidth.unwrap_or(0), n)));
-        }
+    if x == 0 {
+        return Ok(out);
+    }
+    for t in templates.iter().filter(|t| t.top_of_adaptation_set) {
+        let Some(newest) = t.newest_available(now) else { continue };
+        let oldest_held = newest.saturating_sub(x as u64 - 1).max(t.start_number);
+        out.extend((oldest_held..=newest).map(|n| (n, t.url(n))));
     }
     Ok(out)
 }

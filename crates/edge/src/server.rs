@@ -309,8 +309,11 @@ async fn segment_response(
     let key = SegmentKey { path_and_query: path.path_and_query(), range };
     let position = edge.position_of(path);
     let served = edge.fetcher.get(&key, position.clone()).await;
-    if let Some(p) = &position {
-        edge.after_segment_request(p, receiver);
+    match &position {
+        Some(p) => edge.after_segment_request(p, receiver),
+        None => {
+            crate::dash_stream::after_segment_request(edge, path, receiver);
+        }
     }
     let (status, content_type, content_range, length, body) = match served {
         Served::Failed { status, reason } => {

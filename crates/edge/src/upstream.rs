@@ -10,15 +10,36 @@
 //! the RTT with a patched tcpdump on SEQ/ACK timestamps; TCP_INFO gives the same quantity from the
 //! kernel without capturing.
 //!
+//! Small requests (playlists, MPDs, the bitrate HEAD: [`UpstreamClient::get_small`],
+//! [`UpstreamClient::head_small`]) go over a few keep-alive connections instead
+//! ([`SmallRequestPool`], HTTP/1.1 persistent connections, RFC 9112 §9.3): on a 302 ms backhaul a
+//! new connection costs one RTT of handshake before the request, and a cold edge's first playlist
+//! is followed at once by the HEAD, so reusing the playlist's connection removes one RTT from a
+//! new stream's start-up (docs/edge_demo.md). Segments never use the pool: each segment fetch has
+//! its own new connection, the model's premise. TCP_INFO is read on whichever connection carried
+//! the request, so the stream's first backhaul sample still comes from the connection that
+//! carried its first playlist. A reused connection the source has closed meanwhile fails before
+//! any response byte; the request (GET/HEAD, idempotent, RFC 9110 §9.2.2) is then sent once more
+//! on a new connection.
+//!
+//! A new stream's first segment fetches would each wait one backhaul RTT for their handshake
+//! after the bitrate HEAD has returned; [`UpstreamClient::preconnect`] opens a few connections
+//! (handshake only, no request) while the HEAD is in flight, and [`UpstreamClient::send`] takes
+//! one of those before connecting anew. Each still carries exactly one fetch and starts it from
+//! the initial window (no data has crossed it), so the model's premise holds; one not used within
+//! `PRECONNECTED_MAX_AGE` is closed unused (sources close connections that send no request).
+//!
 //! Deadlines: connect + response headers within `header_timeout`; then each body chunk within
 //! `body_idle_timeout` (a slow or stalled source ends the fetch as a transient error).
 
 use std::os::fd::AsRawFd;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 use thiserror::Error;
@@ -81,44 +102,187 @@ pub struct UpstreamResponse {
     pub body: Incoming,
 }
 
+/// Idle keep-alive connections kept for small requests (a handful of streams' playlists).
+const SMALL_POOL_IDLE_MAX: usize = 4;
+/// An idle connection older than this is closed rather than reused: sources close idle
+/// connections after a while (nginx `keepalive_timeout` 75 s) and a reused dead one costs a retry.
+const SMALL_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Most connections opened ahead of segment fetches and waiting for one.
+const PRECONNECTED_MAX: usize = 8;
+/// A preconnected socket older than this is not used (hyper's server closes a connection that
+/// sends no request within 30 s; a few RTTs is all start-up needs).
+const PRECONNECTED_MAX_AGE: Duration = Duration::from_secs(5);
+
+/// One open HTTP/1.1 connection to the source and a descriptor to read its TCP_INFO.
+struct UpstreamConnection {
+    sender: SendRequest<Empty<Bytes>>,
+    info_fd: Option<OwnedFd>,
+    idle_since: Instant,
+    /// False once the source said `Connection: close`.
+    reusable: bool,
+}
+
+/// Keep-alive connections for small requests (playlists, MPDs, HEADs); never for segments.
+#[derive(Default)]
+pub struct SmallRequestPool {
+    idle: Mutex<Vec<UpstreamConnection>>,
+    opened: std::sync::atomic::AtomicU64,
+    reused: std::sync::atomic::AtomicU64,
+}
+
+impl SmallRequestPool {
+    fn take(&self) -> Option<UpstreamConnection> {
+        let mut idle = self.idle.lock().unwrap();
+        while let Some(c) = idle.pop() {
+            if !c.sender.is_closed() && c.idle_since.elapsed() < SMALL_POOL_IDLE_TIMEOUT {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    fn put(&self, mut c: UpstreamConnection) {
+        if !c.reusable || c.sender.is_closed() {
+            return;
+        }
+        c.idle_since = Instant::now();
+        let mut idle = self.idle.lock().unwrap();
+        if idle.len() < SMALL_POOL_IDLE_MAX {
+            idle.push(c);
+        }
+    }
+
+    /// (connections opened for small requests, small requests sent on a reused connection).
+    pub fn counts(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.opened.load(Relaxed), self.reused.load(Relaxed))
+    }
+}
+
+impl std::fmt::Debug for SmallRequestPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmallRequestPool").field("idle", &self.idle.lock().map(|i| i.len()).unwrap_or(0)).finish()
+    }
+}
+
+/// New connections (handshake done, nothing sent) waiting for one segment fetch each.
+#[derive(Default)]
+pub struct Preconnected {
+    ready: Mutex<Vec<UpstreamConnection>>,
+    used: std::sync::atomic::AtomicU64,
+}
+
+impl Preconnected {
+    fn take(&self) -> Option<UpstreamConnection> {
+        let mut ready = self.ready.lock().unwrap();
+        while let Some(c) = ready.pop() {
+            if !c.sender.is_closed() && c.idle_since.elapsed() < PRECONNECTED_MAX_AGE {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Segment fetches that went over a preconnected socket so far.
+    pub fn used(&self) -> u64 {
+        self.used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl std::fmt::Debug for Preconnected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preconnected").field("ready", &self.ready.lock().map(|r| r.len()).unwrap_or(0)).finish()
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct UpstreamClient {
     pub base: UpstreamBase,
     pub header_timeout: Duration,
     pub body_idle_timeout: Duration,
+    pub small_pool: Arc<SmallRequestPool>,
+    pub preconnected: Arc<Preconnected>,
 }
 
 impl UpstreamClient {
-    /// Send one request on a new connection and wait for the response headers.
-    pub async fn send(&self, method: Method, path_and_query: &str, range: Option<&str>) -> Result<UpstreamResponse, UpstreamError> {
-        tokio::time::timeout(self.header_timeout, self.send_inner(method, path_and_query, range))
-            .await
-            .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
+    pub fn new(base: UpstreamBase, header_timeout: Duration, body_idle_timeout: Duration) -> UpstreamClient {
+        UpstreamClient { base, header_timeout, body_idle_timeout, small_pool: Arc::default(), preconnected: Arc::default() }
     }
 
-    async fn send_inner(&self, method: Method, path_and_query: &str, range: Option<&str>) -> Result<UpstreamResponse, UpstreamError> {
+    /// Send one request on a new connection (a preconnected one if any is waiting) and wait for
+    /// the response headers.
+    pub async fn send(&self, method: Method, path_and_query: &str, range: Option<&str>) -> Result<UpstreamResponse, UpstreamError> {
+        tokio::time::timeout(self.header_timeout, async {
+            if let Some(mut c) = self.preconnected.take() {
+                if let Ok(r) = self.request(&mut c, method.clone(), path_and_query, range, true).await {
+                    self.preconnected.used.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(r);
+                }
+                // Closed by the source while waiting: a new connection instead.
+            }
+            let mut c = self.connect().await?;
+            self.request(&mut c, method, path_and_query, range, true).await
+        })
+        .await
+        .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
+    }
+
+    /// Open `count` connections in the background for the next segment fetches (handshake only).
+    pub fn preconnect(&self, count: usize) {
+        for _ in 0..count {
+            let client = self.clone();
+            tokio::spawn(async move {
+                if let Ok(Ok(c)) = tokio::time::timeout(client.header_timeout, client.connect()).await {
+                    let mut ready = client.preconnected.ready.lock().unwrap();
+                    if ready.len() < PRECONNECTED_MAX {
+                        ready.push(c);
+                    }
+                }
+            });
+        }
+    }
+
+    async fn connect(&self) -> Result<UpstreamConnection, UpstreamError> {
         let stream =
             TcpStream::connect(&self.base.authority).await.map_err(|e| UpstreamError::Connect(format!("{}: {e}", self.base.authority)))?;
         let _ = stream.set_nodelay(true);
         // A second descriptor for the same socket, so TCP_INFO can be read while hyper owns it.
         let info_fd = OwnedFd::dup(stream.as_raw_fd());
-        let (mut sender, connection) =
+        let (sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| UpstreamError::Http(e.to_string()))?;
         tokio::spawn(async move {
             let _ = connection.await;
         });
+        Ok(UpstreamConnection { sender, info_fd, idle_since: Instant::now(), reusable: true })
+    }
+
+    async fn request(
+        &self,
+        c: &mut UpstreamConnection,
+        method: Method,
+        path_and_query: &str,
+        range: Option<&str>,
+        close: bool,
+    ) -> Result<UpstreamResponse, UpstreamError> {
         let mut request = Request::builder()
             .method(method)
             .uri(format!("{}{}", self.base.prefix, path_and_query))
-            .header(hyper::header::HOST, &self.base.authority)
-            .header(hyper::header::CONNECTION, "close");
+            .header(hyper::header::HOST, &self.base.authority);
+        if close {
+            request = request.header(hyper::header::CONNECTION, "close");
+        }
         if let Some(r) = range {
             request = request.header(hyper::header::RANGE, r);
         }
         let request = request.body(Empty::<Bytes>::new()).map_err(|e| UpstreamError::Http(e.to_string()))?;
-        let response = sender.send_request(request).await.map_err(|e| UpstreamError::Http(e.to_string()))?;
-        let backhaul = info_fd.as_ref().and_then(|fd| tcp_info(fd.0));
+        c.sender.ready().await.map_err(|e| UpstreamError::Http(e.to_string()))?;
+        let response = c.sender.send_request(request).await.map_err(|e| UpstreamError::Http(e.to_string()))?;
+        let backhaul = c.info_fd.as_ref().and_then(|fd| tcp_info(fd.0));
         let header = |name: hyper::header::HeaderName| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let source_closes = header(hyper::header::CONNECTION).is_some_and(|v| v.to_ascii_lowercase().contains("close"));
+        // The source will close after this response: never hand the connection out again.
+        c.reusable &= !source_closes;
         Ok(UpstreamResponse {
             status: response.status(),
             content_length: header(hyper::header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
@@ -127,6 +291,34 @@ impl UpstreamClient {
             backhaul,
             body: response.into_body(),
         })
+    }
+
+    /// A small request on a pooled keep-alive connection (a new one if none is idle), up to the
+    /// response headers; the connection goes back to the pool once the caller has read the body.
+    async fn send_small(&self, method: Method, path_and_query: &str) -> Result<(UpstreamResponse, UpstreamConnection), UpstreamError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        tokio::time::timeout(self.header_timeout, async {
+            if let Some(mut c) = self.small_pool.take() {
+                if let Ok(r) = self.request(&mut c, method.clone(), path_and_query, None, false).await {
+                    self.small_pool.reused.fetch_add(1, Relaxed);
+                    return Ok((r, c));
+                }
+                // Closed by the source while idle: once more on a new connection.
+            }
+            let mut c = self.connect().await?;
+            self.small_pool.opened.fetch_add(1, Relaxed);
+            let r = self.request(&mut c, method, path_and_query, None, false).await?;
+            Ok((r, c))
+        })
+        .await
+        .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
+    }
+
+    /// HEAD on a pooled keep-alive connection (the bitrate probe of a new stream).
+    pub async fn head_small(&self, path_and_query: &str) -> Result<UpstreamResponse, UpstreamError> {
+        let (response, c) = self.send_small(Method::HEAD, path_and_query).await?;
+        self.small_pool.put(c);
+        Ok(response)
     }
 
     /// Next body chunk under the idle deadline; `Ok(None)` at the end.
@@ -149,9 +341,10 @@ impl UpstreamClient {
         }
     }
 
-    /// GET a whole small object (a playlist) up to `limit` bytes.
+    /// GET a whole small object (a playlist, an MPD) up to `limit` bytes, on a pooled keep-alive
+    /// connection.
     pub async fn get_small(&self, path_and_query: &str, limit: u64) -> Result<(UpstreamResponse, Bytes), UpstreamError> {
-        let mut response = self.send(Method::GET, path_and_query, None).await?;
+        let (mut response, connection) = self.send_small(Method::GET, path_and_query).await?;
         if response.content_length.is_some_and(|n| n > limit) {
             return Err(UpstreamError::TooLarge { limit });
         }
@@ -167,6 +360,8 @@ impl UpstreamClient {
                 return Err(UpstreamError::Truncated { got: body.len() as u64, expected });
             }
         }
+        // Only a connection whose response was read to its end can carry the next request.
+        self.small_pool.put(connection);
         Ok((response, Bytes::from(body)))
     }
 }

@@ -358,3 +358,44 @@ async fn a_dash_receiver_moved_from_hold_0_to_hold_x_never_sees_an_earlier_live_
     }
     assert_eq!(ast_for("mover", "20000").await, held);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dash_receivers_segment_request_keeps_the_edge_x_segments_ahead_without_an_mpd_reload() {
+    // x = 2 (302 ms, 15 Mbit/s, 2-s segments). The receiver loads the MPD once (the edge fetches
+    // the two newest, which the held MPD hides), then asks for a segment six behind the source's
+    // newest: the edge maps the path back to (representation 0, number m) and fetches m+1 and m+2
+    // of that representation at once, before the receiver asks. A hold-0 receiver's request
+    // fetches nothing ahead.
+    let source = Source::start(30, 10_000, 0).await;
+    let edge = start_edge(&source, |c| c.backhaul_rtt_override = Some(Duration::from_millis(302))).await;
+    let newest = || (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 1_795_485_600) / 2;
+    let far = [("X-Receiver-Id", "far"), ("X-Ran-Throughput-Kbps", "50000")];
+    assert_eq!(get(edge.addr, "/live/stream.mpd", &far).await.status, 200);
+    let chunk = |n: u64| format!("/live/chunk-0-{n:05}.m4s");
+    let m = newest() - 6;
+    let own = get(edge.addr, &chunk(m), &far).await;
+    assert!(own.complete);
+    assert_eq!(own.body, common::segment_body(m, 10_000));
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while (source.fetches(&chunk(m + 1)) == 0 || source.fetches(&chunk(m + 2)) == 0) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!((source.fetches(&chunk(m + 1)), source.fetches(&chunk(m + 2))), (1, 1), "the lead was not refreshed");
+    assert_eq!(source.fetches(&chunk(m + 3)), 0, "fetched more than x ahead");
+    // The next request is served from the prefetch and moves the lead by one.
+    let next = get(edge.addr, &chunk(m + 1), &far).await;
+    assert_eq!(next.body, common::segment_body(m + 1, 10_000));
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while source.fetches(&chunk(m + 3)) == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!([m + 1, m + 2, m + 3].map(|n| source.fetches(&chunk(n))), [1, 1, 1]);
+    // A near receiver (hold-0) asking for an old segment makes the edge fetch only that one.
+    let near = [("X-Receiver-Id", "near"), ("X-Ran-Throughput-Kbps", "100000")];
+    let near_edge = start_edge(&source, |c| c.backhaul_rtt_override = Some(Duration::from_millis(50))).await;
+    assert_eq!(get(near_edge.addr, "/live/stream.mpd", &near).await.status, 200);
+    let old = m - 10;
+    assert!(get(near_edge.addr, &chunk(old), &near).await.complete);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!([old, old + 1].map(|n| source.fetches(&chunk(n))), [1, 0]);
+}

@@ -1,6 +1,8 @@
 //! Test doubles for the edge: a scripted live source (an HLS origin on loopback that can fail in
 //! named ways) and a raw HTTP/1.1 receiver that records when its first body byte arrived and
 //! whether the body was complete. Both keep their own bookkeeping (fetch counts, timestamps).
+//! The source keeps a connection open for the next request unless the request says
+//! `Connection: close` or a fault ended it, and logs which connection carried each request.
 
 #![allow(dead_code)]
 
@@ -57,6 +59,23 @@ pub struct SourceState {
     pub first_body_write: Mutex<HashMap<String, Instant>>,
     /// Extra tags in the media playlist header (e.g. EXT-X-BITRATE goes on segments instead).
     pub bitrate_kbps: u64,
+    /// TCP connections accepted so far, and when each was accepted.
+    pub connections: AtomicU64,
+    pub accepted_at: Mutex<Vec<Instant>>,
+    /// Pause before answering a HEAD (a backhaul round trip for the bitrate probe).
+    pub head_delay: Mutex<Duration>,
+    /// Every request in arrival order.
+    pub requests: Mutex<Vec<SourceRequest>>,
+}
+
+/// One request as the source saw it.
+#[derive(Clone, Debug)]
+pub struct SourceRequest {
+    /// Which accepted connection (0, 1, ...) carried it.
+    pub connection: u64,
+    pub method: String,
+    pub path: String,
+    pub at: Instant,
 }
 
 pub struct Source {
@@ -91,6 +110,10 @@ impl Source {
             faults: Mutex::new(HashMap::new()),
             first_body_write: Mutex::new(HashMap::new()),
             bitrate_kbps,
+            connections: AtomicU64::new(0),
+            accepted_at: Mutex::new(Vec::new()),
+            head_delay: Mutex::new(Duration::ZERO),
+            requests: Mutex::new(Vec::new()),
         });
         let s = state.clone();
         tokio::spawn(async move {
@@ -99,7 +122,12 @@ impl Source {
                     return;
                 };
                 let s = s.clone();
-                tokio::spawn(async move { s.answer(stream).await });
+                let connection = {
+                    let mut accepted = s.accepted_at.lock().unwrap();
+                    accepted.push(Instant::now());
+                    s.connections.fetch_add(1, Ordering::SeqCst)
+                };
+                tokio::spawn(async move { s.serve_connection(stream, connection).await });
             }
         });
         Source { addr, state }
@@ -120,6 +148,11 @@ impl Source {
     pub fn media_playlist(&self) -> String {
         self.state.media_playlist()
     }
+
+    /// The requests for `path`, in arrival order.
+    pub fn requests_for(&self, path: &str) -> Vec<SourceRequest> {
+        self.state.requests.lock().unwrap().iter().filter(|r| r.path == path).cloned().collect()
+    }
 }
 
 impl SourceState {
@@ -136,19 +169,32 @@ impl SourceState {
         p
     }
 
-    async fn answer(self: Arc<Self>, mut stream: TcpStream) {
+    /// Answer requests on one connection until one asks to close or a fault ends it.
+    async fn serve_connection(self: Arc<Self>, mut stream: TcpStream, connection: u64) {
+        while let Some(keep_open) = self.clone().answer(&mut stream, connection).await {
+            if !keep_open {
+                return;
+            }
+        }
+    }
+
+    /// One request: `Some(true)` if the connection may carry another, `None` at EOF.
+    async fn answer(self: Arc<Self>, stream: &mut TcpStream, connection: u64) -> Option<bool> {
         let mut buf = Vec::new();
-        let mut chunk = [0u8; 4096];
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        let mut chunk = [0u8; 1];
+        // Byte by byte: the next request on a keep-alive connection must stay unread.
+        while !buf.ends_with(b"\r\n\r\n") {
             match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Ok(0) | Err(_) => return None,
+                Ok(_) => buf.push(chunk[0]),
             }
         }
         let request = String::from_utf8_lossy(&buf).to_string();
+        let close = request.to_ascii_lowercase().contains("\r\nconnection: close");
         let mut parts = request.split_whitespace();
         let method = parts.next().unwrap_or("").to_string();
         let path = parts.next().unwrap_or("").to_string();
+        self.requests.lock().unwrap().push(SourceRequest { connection, method: method.clone(), path: path.clone(), at: Instant::now() });
         *self.fetches.lock().unwrap().entry(path.clone()).or_default() += 1;
         let fault = self.faults.lock().unwrap().get_mut(&path).and_then(|q| q.pop_front());
         let (body, content_type) = if path == "/live/stream.m3u8" {
@@ -167,27 +213,40 @@ impl SourceState {
                 p.push_str("#EXTINF:2.000,\nsegment-with-a-long-name.ts\n");
             }
             (p.into_bytes(), "application/vnd.apple.mpegurl")
+        } else if let Some(n) = path.strip_prefix("/live/chunk-0-").and_then(|r| r.strip_suffix(".m4s")).and_then(|n| n.parse::<u64>().ok())
+        {
+            (segment_body(n, self.segment_bytes), "video/mp4")
         } else if let Some(n) = path.strip_prefix("/live/seg").and_then(|r| r.strip_suffix(".ts")).and_then(|n| n.parse::<u64>().ok()) {
             (segment_body(n, self.segment_bytes), "video/mp2t")
         } else {
             let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
-            return;
+            return Some(false);
         };
         match fault {
             Some(Fault::Status500) => {
                 let _ = stream.write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
-                return;
+                return Some(false);
             }
             Some(Fault::HangBeforeHeaders(d)) => {
                 tokio::time::sleep(d).await;
-                return;
+                return Some(false);
             }
             _ => {}
         }
-        let head =
-            format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
-        if stream.write_all(head.as_bytes()).await.is_err() || method == "HEAD" {
-            return;
+        let head_delay = *self.head_delay.lock().unwrap();
+        if method == "HEAD" && !head_delay.is_zero() {
+            tokio::time::sleep(head_delay).await;
+        }
+        let connection_header = if close { "close" } else { "keep-alive" };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: {connection_header}\r\n\r\n",
+            body.len()
+        );
+        if stream.write_all(head.as_bytes()).await.is_err() {
+            return Some(false);
+        }
+        if method == "HEAD" {
+            return Some(!close);
         }
         let delay = *self.body_delay.lock().unwrap();
         if !delay.is_zero() && path.ends_with(".ts") {
@@ -203,10 +262,12 @@ impl SourceState {
                 let _ = stream.write_all(&body[..body.len() / 2]).await;
                 tokio::time::sleep(d).await;
                 let _ = stream.write_all(&body[body.len() / 2..]).await;
+                Some(false)
             }
             Some(Fault::Truncate(n)) => {
                 let _ = stream.write_all(&body[..n.min(body.len())]).await;
                 let _ = stream.shutdown().await;
+                Some(false)
             }
             Some(Fault::ResetAfter(n)) => {
                 let _ = stream.write_all(&body[..n.min(body.len())]).await;
@@ -214,11 +275,9 @@ impl SourceState {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 #[allow(deprecated)] // zero linger does not block: it is how a reset is sent
                 let _ = stream.set_linger(Some(Duration::ZERO));
-                drop(stream);
+                Some(false)
             }
-            _ => {
-                let _ = stream.write_all(&body).await;
-            }
+            _ => Some(stream.write_all(&body).await.is_ok() && !close),
         }
     }
 }
