@@ -249,6 +249,13 @@ def test_kill_9_mid_run_leaves_nothing_after_cleanup_and_the_hosts_network_is_un
     assert subprocess.run(["ip", "-o", "addr", "show"], capture_output=True, text=True).stdout == host_addrs
 
 
+def _interruptible():
+    """Child setup: Ctrl-C's default action, whatever this test run inherited. A shell starts a
+    background job with SIGINT ignored and children keep that, so Python would install no
+    KeyboardInterrupt handler and the SIGINT case would test nothing but a timeout."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @needs_root
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_mid_run_tears_everything_down(tmp_path, sig):
@@ -257,7 +264,7 @@ def test_ctrl_c_or_sigterm_mid_run_tears_everything_down(tmp_path, sig):
     p.write_text(json.dumps(_with(duration="60s")))
     proc = subprocess.Popen([sys.executable, "-c", "from tcpvideo.cli import main; main()", "emulate", str(p),
                              "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+                            text=True, preexec_fn=_interruptible)
     try:
         deadline = time.time() + 30
         while time.time() < deadline and not proc.stdout.readline().startswith("running"):

@@ -87,12 +87,20 @@ def _point_names(out: Path) -> dict[str, str]:
         return {r["key"]: f"{r['dumbbell.clients']}-{r['seed']}" for r in csv.DictReader(f)}
 
 
+def _interruptible():
+    """Child setup: Ctrl-C's default action, whatever this test run inherited. A shell starts a
+    background job with SIGINT ignored and children keep that, so the sweep would never see the
+    SIGINT and the test would fail for the launcher's sake, not the sweep's."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
 def test_interrupted_sweep_rerun_finishes_every_point_and_never_reruns_a_stored_one(workspace, sig):
     tmp, env, marks = workspace
     out = tmp / "out"
     proc = subprocess.Popen(_sweep_args(tmp, out, "--jobs", "2"), env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_interruptible)
     runs = out / "runs"
     deadline = time.monotonic() + 240
     try:
