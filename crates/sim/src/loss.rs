@@ -91,6 +91,12 @@ impl LossModel {
         }
     }
 
+    /// True when a packet's fate depends on what it carries ([`LossModel::lose_segment`]).
+    #[inline]
+    pub fn is_keyed(&self) -> bool {
+        self.keyed.is_some()
+    }
+
     pub fn is_lossless(&self) -> bool {
         matches!(self.spec, LossSpec::None)
     }

@@ -388,7 +388,13 @@ impl Network {
                     self.taps[t as usize].record(now, start, pool.get(idx));
                 }
                 let ch = &mut self.channels[c as usize];
-                if ch.loss.lose_segment(Some(&crate::keyed_loss::TcpSegment::from(pool.get(idx)))) {
+                // only keyed loss reads the segment: the others skip building it per packet
+                let lost = if ch.loss.is_keyed() {
+                    ch.loss.lose_segment(Some(&crate::keyed_loss::TcpSegment::from(pool.get(idx))))
+                } else {
+                    ch.loss.lose()
+                };
+                if lost {
                     ch.stats.loss_drops += 1;
                     let p = pool.take(idx);
                     if let Some(d) = self.drop_log.as_mut() {
