@@ -1,9 +1,9 @@
 //! The discrete-event core: an integer-nanosecond clock, an event queue (a radix heap,
 //! [`crate::event_queue`]) and a packet pool.
 //!
-//! Events are ordered by `(time, sequence number)`: the sequence number is a counter incremented on
-//! every push, so two events at the same nanosecond run in the order they were scheduled and a run
-//! is exactly reproducible (the classic ns-3 / OMNeT++ tie-break). An event is a small `Copy` value
+//! Events are ordered by `(time, sequence number)`: the sequence number grows with every push (the
+//! time of scheduling, then a count; see [`EventQueue`]), so two events at the same nanosecond run
+//! in the order they were scheduled and a run is exactly reproducible (the classic ns-3 / OMNeT++ tie-break). An event is a small `Copy` value
 //! (12 bytes; 32 with its time and sequence number in the queue) that refers to packets by index
 //! into a [`PacketPool`], so pushing an event never allocates once the queue's buckets and the pool
 //! have grown to the run's high-water mark (STYLE.md rule 6, htsim's recycled packets).
@@ -33,14 +33,31 @@ pub enum Event {
 }
 
 /// The event queue and the clock.
+///
+/// The sequence number that orders equal times is `(time of scheduling, count within that time)`
+/// packed into a `u64` (time in the high bits, [`SEQ_COUNT_BITS`] of count): for events scheduled
+/// as the clock advances this is exactly the order of a plain push counter (the clock never goes
+/// back), and it lets [`push_after_hop`](EventQueue::push_after_hop) give an event that is
+/// scheduled early (a packet forwarded straight through a router, `network.rs` cut-through) the
+/// place it would have had if it had been scheduled at the router, when the packet got there.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: RadixQueue<Event>,
-    seq: u64,
+    /// Time of scheduling the current count belongs to, and the count.
+    seq_time: u64,
+    seq_count: u64,
     now: Time,
     /// Events popped so far (for events/s reports).
     pub processed: u64,
 }
+
+/// Bits of the sequence number that count events scheduled at the same nanosecond.
+pub const SEQ_COUNT_BITS: u32 = 20;
+/// Times of scheduling below this keep `(time, count)` sequence numbers (2^43 ns ≈ 2.4 h); later
+/// ones fall back to a plain counter above every earlier number, so order stays exact, and
+/// [`EventQueue::push_after_hop`] is not used past it (`Network::enable_cut_through` checks).
+pub const SEQ_TIME_LIMIT_NS: u64 = 1 << 43;
+const SEQ_LATE_HOP: u64 = (1 << SEQ_COUNT_BITS) - 1;
 
 impl EventQueue {
     pub fn new() -> Self {
@@ -52,11 +69,41 @@ impl EventQueue {
     }
 
     /// Schedule `ev` at `at`. Scheduling in the past is a bug; it is clamped to now.
+    #[inline]
     pub fn push(&mut self, at: Time, ev: Event) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.0.max(self.now.0);
-        self.seq += 1;
-        self.heap.push(at, self.seq, ev);
+        let seq = self.next_seq();
+        self.heap.push(at, seq, ev);
+    }
+
+    #[inline]
+    fn next_seq(&mut self) -> u64 {
+        let t = self.now.0;
+        if t >= SEQ_TIME_LIMIT_NS {
+            // Past the packed range: a plain counter above every packed number.
+            self.seq_count += 1;
+            return (SEQ_TIME_LIMIT_NS << SEQ_COUNT_BITS) + self.seq_count;
+        }
+        if t != self.seq_time {
+            self.seq_time = t;
+            self.seq_count = 0;
+        }
+        // More than 2^20 − 1 events scheduled in one nanosecond share the last number (their
+        // order among themselves is still deterministic: the queue keeps insertion order).
+        let c = self.seq_count.min(SEQ_LATE_HOP - 1);
+        self.seq_count += 1;
+        (t << SEQ_COUNT_BITS) | c
+    }
+
+    /// Schedule `ev` at `at` now, ordered among equal times as if it had been scheduled at the
+    /// later time `hop` (after everything else scheduled at `hop`): a packet forwarded straight
+    /// through a router whose arrival there would have scheduled it. `hop` must be below
+    /// [`SEQ_TIME_LIMIT_NS`] and not before now, and `at` after `hop`.
+    #[inline]
+    pub fn push_after_hop(&mut self, at: Time, hop: Time, ev: Event) {
+        debug_assert!(hop >= self.now && at > hop && hop.0 < SEQ_TIME_LIMIT_NS, "push_after_hop: bad times");
+        self.heap.push(at.0, (hop.0 << SEQ_COUNT_BITS) | SEQ_LATE_HOP, ev);
     }
 
     /// Time of the next event, if any.
@@ -89,21 +136,43 @@ impl EventQueue {
 }
 
 /// Packets in flight live here; events and queues hold `u32` indices. Freed slots are reused.
+///
+/// Beside each packet (~112 bytes) the pool keeps what every hop reads — destination and IP
+/// length — in a dense array of its own: a router hop then touches 8 bytes instead of the
+/// packet's cache lines, which are cold by the time the packet reaches the router (that load was
+/// a third of `Network::arrive`'s time).
 #[derive(Debug, Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
+    route: Vec<RouteInfo>,
     free: Vec<u32>,
+}
+
+/// What forwarding needs of a pooled packet.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RouteInfo {
+    pub dst_node: u32,
+    pub ip_len: u32,
 }
 
 impl PacketPool {
     pub fn insert(&mut self, p: Packet) -> u32 {
+        let info = RouteInfo { dst_node: p.dst_node, ip_len: p.ip_len() };
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
+            self.route[i as usize] = info;
             i
         } else {
             self.slots.push(p);
+            self.route.push(info);
             (self.slots.len() - 1) as u32
         }
+    }
+
+    /// Destination and IP length of packet `i`.
+    #[inline]
+    pub fn route_info(&self, i: u32) -> RouteInfo {
+        self.route[i as usize]
     }
 
     pub fn get(&self, i: u32) -> &Packet {

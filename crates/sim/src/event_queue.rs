@@ -6,17 +6,20 @@
 //! popped (time only moves forward), which is exactly the monotone condition a radix heap needs
 //! (Ahuja, Mehlhorn, Orlin, Tarjan, "Faster algorithms for the shortest path problem", JACM 1990,
 //! §3; the one-word-per-bucket variant described by Cherkassky, Goldberg and Silverstein, "Buckets,
-//! heaps, lists and monotone priority queues", SODA 1997). Pushing is an append to a bucket
-//! (O(1), no sift); popping moves each element down through at most 64 buckets over its lifetime,
-//! and in a packet simulation, where most events are due within a few milliseconds, only a handful.
-//! The binary heap it replaces spent ~20 % of an onoff run in `pop` (bench/README.md).
+//! heaps, lists and monotone priority queues", SODA 1997, whose radix-heap section also discusses
+//! wider digits). Pushing is an append to a bucket (O(1), no sift); popping moves each element down
+//! through at most one bucket per 4-bit digit of its distance to the minimum over its lifetime, and
+//! in a packet simulation, where most events are due within a few milliseconds, only ~3 times. The
+//! binary heap it replaced spent ~20 % of an onoff run in `pop`, the one-bucket-per-bit radix heap
+//! ~16 % (bench/README.md).
 //!
-//! Layout: bucket 0 (`ready`) holds the events due exactly at `last` (the time of the most recent
-//! minimum), in sequence order; bucket i ≥ 1 holds the events whose time first differs from `last`
-//! at bit i−1. When `ready` runs dry, the lowest non-empty bucket is emptied: its minimum time
-//! becomes `last` and its events fall into lower buckets. Events moved into `ready` together are
-//! sorted by sequence number; events pushed straight into `ready` later have a larger sequence
-//! number than anything queued, so appending keeps it sorted.
+//! Layout: `ready` holds the events due exactly at `last` (the time of the most recent minimum), in
+//! sequence order; bucket (level l, digit d) holds the events whose highest 4-bit digit differing
+//! from `last` is digit l and has value d there. When `ready` runs dry, the lowest non-empty bucket
+//! (lowest level, then lowest digit) is emptied: its minimum time becomes `last` and its events fall
+//! into lower buckets. Events moved into `ready` together are sorted by sequence number; events
+//! pushed straight into `ready` later have a larger sequence number than anything queued at that
+//! time, so appending keeps it sorted.
 //!
 //! Deviation from the textbook structure: the minimum is only promoted when the caller asks for an
 //! event not later than a horizon and the minimum qualifies (`pop_until`), so a caller that stops at
@@ -32,8 +35,12 @@ pub struct Scheduled<T> {
     pub item: T,
 }
 
-/// Buckets 1..=64 (bucket i ↔ highest differing bit i−1 of the time against `last`).
-const BUCKETS: usize = 65;
+/// Radix 16: the time is read in 4-bit digits, so an event falls through at most one bucket per
+/// digit on its way to `ready` (≈ 3 moves for an event a packet RTT ahead, against ≈ 12 with one
+/// bucket per bit; the moves were most of the queue's cost in an onoff run, bench/README.md).
+const DIGIT_BITS: u32 = 4;
+const DIGITS: usize = 1 << DIGIT_BITS;
+const LEVELS: usize = 64 / DIGIT_BITS as usize;
 
 #[derive(Debug)]
 pub struct RadixQueue<T> {
@@ -41,64 +48,88 @@ pub struct RadixQueue<T> {
     last: u64,
     /// Events due exactly at `last`, ascending by sequence number.
     ready: VecDeque<Scheduled<T>>,
-    /// `buckets[i]` for i in 1..=64; index 0 unused (that is `ready`).
+    /// `buckets[level * DIGITS + d]`: events whose highest digit differing from `last` is digit
+    /// `level`, with value `d` there (always above `last`'s digit).
     buckets: Vec<Vec<Scheduled<T>>>,
-    /// Bit i−1 set ⇔ `buckets[i]` is non-empty, so the lowest one is a `trailing_zeros` away.
-    occupied: u64,
+    /// Per level, bit d set ⇔ bucket (level, d) is non-empty; `levels`: bit l set ⇔ level l has one.
+    occupied: [u16; LEVELS],
+    levels: u16,
     len: usize,
 }
 
 impl<T: Copy> Default for RadixQueue<T> {
     fn default() -> Self {
-        RadixQueue { last: 0, ready: VecDeque::new(), buckets: (0..BUCKETS).map(|_| Vec::new()).collect(), occupied: 0, len: 0 }
+        RadixQueue {
+            last: 0,
+            ready: VecDeque::new(),
+            buckets: (0..LEVELS * DIGITS).map(|_| Vec::new()).collect(),
+            occupied: [0; LEVELS],
+            levels: 0,
+            len: 0,
+        }
     }
 }
 
 impl<T: Copy> RadixQueue<T> {
+    /// The bucket of `at` against `last` as (level, digit); `None` = due at `last` (`ready`).
     #[inline]
-    fn bucket_of(&self, at: u64) -> usize {
-        (64 - (at ^ self.last).leading_zeros()) as usize
+    fn bucket_of(&self, at: u64) -> Option<(usize, usize)> {
+        let diff = at ^ self.last;
+        if diff == 0 {
+            return None;
+        }
+        let level = ((63 - diff.leading_zeros()) / DIGIT_BITS) as usize;
+        let digit = ((at >> (level as u32 * DIGIT_BITS)) as usize) & (DIGITS - 1);
+        Some((level, digit))
+    }
+
+    #[inline]
+    fn file(&mut self, e: Scheduled<T>) {
+        match self.bucket_of(e.at) {
+            None => self.ready.push_back(e),
+            Some((level, digit)) => {
+                self.buckets[level * DIGITS + digit].push(e);
+                self.occupied[level] |= 1 << digit;
+                self.levels |= 1 << level;
+            }
+        }
     }
 
     /// Queue `item` at time `at` with sequence number `seq`. `at` must not be earlier than any
-    /// time already popped, and `seq` must exceed every sequence number queued so far.
+    /// time already popped, and if `at` is the current minimum, `seq` must exceed the sequence
+    /// number of every event already queued at `at` (true when numbers grow with the clock).
     #[inline]
     pub fn push(&mut self, at: u64, seq: u64, item: T) {
         debug_assert!(at >= self.last, "radix queue: time went backwards");
-        let e = Scheduled { at, seq, item };
-        let b = self.bucket_of(at);
-        if b == 0 {
-            self.ready.push_back(e);
-        } else {
-            self.buckets[b].push(e);
-            self.occupied |= 1 << (b - 1);
-        }
+        self.file(Scheduled { at, seq, item });
         self.len += 1;
     }
 
-    /// The lowest non-empty bucket and its minimum time, if any event waits outside `ready`.
-    fn lowest(&self) -> Option<(usize, u64)> {
-        if self.occupied == 0 {
+    /// The lowest non-empty bucket (level, digit) and its minimum time, if any event waits
+    /// outside `ready`.
+    fn lowest(&self) -> Option<(usize, usize, u64)> {
+        if self.levels == 0 {
             return None;
         }
-        let b = self.occupied.trailing_zeros() as usize + 1;
-        let min = self.buckets[b].iter().map(|e| e.at).min().expect("occupied bucket");
-        Some((b, min))
+        let level = self.levels.trailing_zeros() as usize;
+        let digit = self.occupied[level].trailing_zeros() as usize;
+        let min = self.buckets[level * DIGITS + digit].iter().map(|e| e.at).min().expect("occupied bucket");
+        Some((level, digit, min))
     }
 
-    /// Make `min` (the minimum of bucket `b`) the new `last` and spread bucket `b` below it.
-    fn promote(&mut self, b: usize, min: u64) {
+    /// Make `min` (the minimum of bucket (level, digit)) the new `last` and spread that bucket
+    /// below it; every other bucket keeps its place (its events differ from the new `last`
+    /// exactly where they differed from the old one).
+    fn promote(&mut self, level: usize, digit: usize, min: u64) {
         self.last = min;
-        self.occupied &= !(1 << (b - 1));
+        self.occupied[level] &= !(1 << digit);
+        if self.occupied[level] == 0 {
+            self.levels &= !(1 << level);
+        }
+        let b = level * DIGITS + digit;
         let mut moving = std::mem::take(&mut self.buckets[b]);
         for e in moving.drain(..) {
-            let nb = self.bucket_of(e.at);
-            if nb == 0 {
-                self.ready.push_back(e);
-            } else {
-                self.buckets[nb].push(e);
-                self.occupied |= 1 << (nb - 1);
-            }
+            self.file(e);
         }
         self.buckets[b] = moving; // keep its capacity
         if self.ready.len() > 1 {
@@ -110,7 +141,7 @@ impl<T: Copy> RadixQueue<T> {
     pub fn peek_time(&self) -> Option<u64> {
         match self.ready.front() {
             Some(e) => Some(e.at),
-            None => self.lowest().map(|(_, min)| min),
+            None => self.lowest().map(|(_, _, min)| min),
         }
     }
 
@@ -118,11 +149,11 @@ impl<T: Copy> RadixQueue<T> {
     #[inline]
     pub fn pop_until(&mut self, until: u64) -> Option<Scheduled<T>> {
         if self.ready.is_empty() {
-            let (b, min) = self.lowest()?;
+            let (level, digit, min) = self.lowest()?;
             if min > until {
                 return None;
             }
-            self.promote(b, min);
+            self.promote(level, digit, min);
         }
         let e = self.ready.front()?;
         if e.at > until {

@@ -14,6 +14,19 @@
 //! The time-weighted mean queue follows from Little's law: the integral of the waiting-packet count
 //! over time is the sum over packets of their waiting times, known at enqueue.
 //!
+//! Cut-through hops (`Network::enable_cut_through`): when every packet a router sends on channel C
+//! comes in over one channel F (a dumbbell's bottleneck feeds each client's access link; one
+//! server's access link feeds the bottleneck), C sees exactly F's departures, in F's order, each
+//! `delay` after it leaves F — all known the moment F admits the packet. So the packet is offered to
+//! C right then, at its future arrival time at the router, instead of through an arrival event there;
+//! C's state evolves through the same offers at the same times in the same order, so queues, drops,
+//! loss draws and arrival times are identical, with one event per packet saved per such hop (a
+//! dumbbell's data packets need one event instead of three). Its final arrival event keeps the place
+//! among equal times it would have had if scheduled at the router (`EventQueue::push_after_hop`).
+//! Off where a run looks at a channel between the two instants: queue sampling, capture taps on the
+//! router's sides of the hop, drop logs with times, reordering or RAN latency on either channel, and
+//! for packets that reach the router after the run's end (they were never offered to C).
+//!
 //! Random loss happens on the wire: a lost packet uses the link (and is seen by a tap on the
 //! sending side, as on a real lossy medium) but never arrives.
 //!
@@ -26,7 +39,7 @@ use std::time::Duration;
 
 use tcpvideo_model::{Bandwidth, Time};
 
-use crate::engine::{Event, EventQueue, PacketPool};
+use crate::engine::{Event, EventQueue, PacketPool, SEQ_TIME_LIMIT_NS};
 use crate::loss::LossModel;
 use crate::packet::{NodeId, Packet};
 use crate::pcap::PcapSink;
@@ -97,6 +110,9 @@ pub struct Channel {
     pub stats: ChannelStats,
     /// A fluctuating extra latency (RAN, [`crate::ran_latency`]); `None` = fixed `delay`.
     pub ran_latency: Option<crate::ran_latency::RanLatency>,
+    /// The one channel whose packets are offered to this one the moment they are admitted there
+    /// (cut-through hop, module doc); `NO_ROUTE` = none.
+    cut_through_from: u32,
 }
 
 impl Channel {
@@ -117,6 +133,7 @@ impl Channel {
             tap_rx: None,
             stats: ChannelStats::default(),
             ran_latency: None,
+            cut_through_from: NO_ROUTE,
         }
     }
 
@@ -226,6 +243,8 @@ pub struct Network {
     /// When `Some`, every dropped packet (queue full or random loss) with its time, for ground
     /// truth (crowdlive runs); `None` keeps the hot path free of it.
     pub drop_log: Option<Vec<(Time, Packet)>>,
+    /// Cut-through hops are on for packets reaching their router no later than this (the run's end).
+    cut_through_end: Option<Time>,
 }
 
 impl Network {
@@ -249,6 +268,7 @@ impl Network {
             next_uid: 0,
             unroutable: 0,
             drop_log: None,
+            cut_through_end: None,
         };
         net.compute_routes();
         net
@@ -372,40 +392,126 @@ impl Network {
         }
     }
 
-    /// Offer the pooled packet `idx` to channel `c`.
-    pub fn offer(&mut self, now: Time, c: u32, idx: u32, pool: &mut PacketPool, q: &mut EventQueue) {
-        let ch = &mut self.channels[c as usize];
-        let bytes = pool.get(idx).ip_len();
-        match ch.admit(now, bytes) {
-            None => {
-                let p = pool.take(idx);
-                if let Some(d) = self.drop_log.as_mut() {
-                    d.push((now, p));
-                }
+    /// Turn cut-through hops on (module doc) for a run that ends at `end`: each router channel
+    /// fed by exactly one channel, neither of them watched or reordered mid-run, forwards
+    /// straight on. Call after taps and the drop log are set up; nothing changes if either
+    /// already watches every hop or `end` is past the event queue's packed-order range.
+    pub fn enable_cut_through(&mut self, end: Time) {
+        if end.0 >= SEQ_TIME_LIMIT_NS || self.drop_log.is_some() {
+            return;
+        }
+        const MANY: u32 = NO_ROUTE - 1;
+        let hosts: Vec<u32> = (0..self.nodes.len() as u32).filter(|&n| self.host_index[n as usize] != u32::MAX).collect();
+        // feeder[c]: the one channel whose packets a router may send on c (MANY if several).
+        // Over-approximated from the routes alone (a channel counts as carrying traffic to every
+        // host its sender routes over it), which can only turn a hop off, never on wrongly.
+        let mut feeder = vec![NO_ROUTE; self.channels.len()];
+        for (fi, f) in self.channels.iter().enumerate() {
+            if self.nodes[f.to as usize].kind != NodeKind::Router {
+                continue;
             }
-            Some((start, arrival)) => {
-                if let Some(t) = ch.tap_tx {
-                    self.taps[t as usize].record(now, start, pool.get(idx));
+            for &dst in &hosts {
+                if self.route(f.from, dst) != Some(fi as u32) {
+                    continue;
                 }
-                let ch = &mut self.channels[c as usize];
-                // only keyed loss reads the segment: the others skip building it per packet
-                let lost = if ch.loss.is_keyed() {
-                    ch.loss.lose_segment(Some(&crate::keyed_loss::TcpSegment::from(pool.get(idx))))
-                } else {
-                    ch.loss.lose()
-                };
-                if lost {
-                    ch.stats.loss_drops += 1;
-                    let p = pool.take(idx);
-                    if let Some(d) = self.drop_log.as_mut() {
-                        d.push((now, p));
-                    }
-                } else {
-                    let late = ch.reorder.as_mut().map(|r| r.extra_delay()).unwrap_or_default();
-                    q.push(arrival + late, Event::Arrive { chan: c, pkt: idx });
+                if let Some(c) = self.route(f.to, dst) {
+                    let slot = &mut feeder[c as usize];
+                    *slot = if *slot == NO_ROUTE || *slot == fi as u32 { fi as u32 } else { MANY };
                 }
             }
         }
+        for (c, &f) in feeder.iter().enumerate() {
+            if f >= MANY {
+                continue;
+            }
+            let (ch, fc) = (&self.channels[c], &self.channels[f as usize]);
+            let unwatched_out = ch.tap_tx.is_none() && ch.reorder.is_none() && ch.ran_latency.is_none();
+            let unwatched_in = fc.tap_rx.is_none() && fc.reorder.is_none() && fc.ran_latency.is_none();
+            if unwatched_out && unwatched_in {
+                self.channels[c].cut_through_from = f;
+            }
+        }
+        self.cut_through_end = Some(end);
+    }
+
+    /// Back to one arrival event per hop.
+    pub fn disable_cut_through(&mut self) {
+        self.cut_through_end = None;
+        for ch in &mut self.channels {
+            ch.cut_through_from = NO_ROUTE;
+        }
+    }
+
+    /// Channels that forward straight on (cut-through), for tests and reports.
+    pub fn cut_through_channels(&self) -> Vec<u32> {
+        (0..self.channels.len() as u32).filter(|&c| self.channels[c as usize].cut_through_from != NO_ROUTE).collect()
+    }
+
+    /// Offer the pooled packet `idx` to channel `c`; through cut-through hops, on to the channel
+    /// after it as well (module doc).
+    pub fn offer(&mut self, now: Time, c: u32, idx: u32, pool: &mut PacketPool, q: &mut EventQueue) {
+        let Some(mut arrival) = self.admit_on(now, c, idx, pool) else {
+            return;
+        };
+        let mut chan = c;
+        let mut hop = None;
+        if let Some(end) = self.cut_through_end {
+            while arrival <= end {
+                let (node, dst) = (self.channels[chan as usize].to, pool.route_info(idx).dst_node);
+                let Some(next) = self.route(node, dst) else {
+                    break;
+                };
+                if self.channels[next as usize].cut_through_from != chan {
+                    break;
+                }
+                hop = Some(arrival);
+                chan = next;
+                match self.admit_on(arrival, next, idx, pool) {
+                    Some(a) => arrival = a,
+                    None => return,
+                }
+            }
+        }
+        let ev = Event::Arrive { chan, pkt: idx };
+        match hop {
+            Some(h) => q.push_after_hop(arrival, h, ev),
+            None => q.push(arrival, ev),
+        }
+    }
+
+    /// Offer the pooled packet `idx` to channel `c` at `at`: the queue, the tap, the loss draw.
+    /// Returns its arrival time at the far end, or `None` if it was dropped (and freed).
+    #[inline]
+    fn admit_on(&mut self, at: Time, c: u32, idx: u32, pool: &mut PacketPool) -> Option<Time> {
+        let ch = &mut self.channels[c as usize];
+        let bytes = pool.route_info(idx).ip_len;
+        let Some((start, arrival)) = ch.admit(at, bytes) else {
+            let p = pool.take(idx);
+            if let Some(d) = self.drop_log.as_mut() {
+                d.push((at, p));
+            }
+            return None;
+        };
+        if let Some(t) = ch.tap_tx {
+            self.taps[t as usize].record(at, start, pool.get(idx));
+        }
+        let ch = &mut self.channels[c as usize];
+        // only keyed loss reads the segment: the others skip building it per packet
+        let lost = if ch.loss.is_keyed() {
+            ch.loss.lose_segment(Some(&crate::keyed_loss::TcpSegment::from(pool.get(idx))))
+        } else {
+            ch.loss.lose()
+        };
+        if lost {
+            ch.stats.loss_drops += 1;
+            let p = pool.take(idx);
+            if let Some(d) = self.drop_log.as_mut() {
+                d.push((at, p));
+            }
+            return None;
+        }
+        let late = ch.reorder.as_mut().map(|r| r.extra_delay()).unwrap_or_default();
+        Some(arrival + late)
     }
 
     /// Packet `idx` arrived over channel `c`. Routers forward it; for a host, returns the packet
@@ -416,7 +522,7 @@ impl Network {
         if let Some(t) = ch.tap_rx {
             self.taps[t as usize].record(now, now, pool.get(idx));
         }
-        let dst = pool.get(idx).dst_node;
+        let dst = pool.route_info(idx).dst_node;
         if dst == node {
             return Some((node, pool.take(idx)));
         }

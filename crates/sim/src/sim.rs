@@ -411,6 +411,10 @@ impl Simulation {
         if any_crowd {
             net.drop_log = Some(Vec::new());
         }
+        if sc.record.sample_interval.is_none() {
+            // Queue samples read every channel mid-run; otherwise single-feeder hops forward straight on.
+            net.enable_cut_through(Time::ZERO + sc.duration);
+        }
         let payloads = ((has_http || any_crowd) && !net.taps.is_empty()).then(|| SharedPayloads::new(PayloadBook::default().into()));
         for t in net.taps.iter_mut() {
             t.payloads = payloads.clone();
@@ -536,6 +540,19 @@ impl Simulation {
 
     pub fn now(&self) -> Time {
         self.q.now()
+    }
+
+    /// Forward hop by hop, one arrival event per packet per hop, as before cut-through hops
+    /// (`network.rs`); results are identical either way (the golden check and a test compare).
+    /// Call before running.
+    pub fn without_cut_through(mut self) -> Self {
+        self.net.disable_cut_through();
+        self
+    }
+
+    /// Channels forwarding straight on (cut-through).
+    pub fn cut_through_channels(&self) -> Vec<u32> {
+        self.net.cut_through_channels()
     }
 
     pub fn end(&self) -> Time {
