@@ -182,9 +182,10 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
     claims.append(Claim("score-timeouts", "issue 16", "analyzer timeout types agree with the truth", "≥ 95 %", "—",
                         f"{pct(ag_t)} of {sc['timeout_pairs']} pairs ({per_variant})",
                         REPRODUCED if (ag_t or 0) >= 0.95 else NOT_REPRODUCED,
-                        "all variants pooled; see score_all_variants/disagreements_timeouts.csv. The misses are "
-                        "tail-loss probes of the one outstanding segment of a per-type connection, sent at the RTO "
-                        "instant (Linux caps the PTO at the RTO), which the analyzer types as RTOs (tlp.rs rule 4)"))
+                        "all variants pooled; each disagreement with a display filter in "
+                        "score_all_variants/disagreements_timeouts.csv. The server's TLP and RACK settings are "
+                        "inferred from the capture (crates/trace/src/tlp_inference.rs, rack_inference.rs): a lone "
+                        "probe and an RTO, or a RACK re-send and an RTO, can leave at the same instant"))
     claims.append(Claim("score-frames", "issue 16", "frame attribution of retransmitted data packets", "100 %", "—",
                         pct(ag_f), REPRODUCED if ag_f == 1.0 else NOT_REPRODUCED, "disagreements_frames.csv"))
     normal = share(up_types, "normal")
