@@ -945,6 +945,18 @@ impl Flow {
     /// `fast` one with fewer than 3 SACKs / dupacks for the end (rack_inference.rs). Called
     /// before the re-send is recorded; true when it was remembered.
     fn rack_hooks(&mut self, kind: RetransKind, seg: Option<Seg>, start: u64, now: u64, since_client: u64) -> bool {
+        let slack = RACK_SLACK_NS + self.sample_offset_ns;
+        // A lost retransmission outside a post-RTO episode: only RACK finds it from ACKs (Linux
+        // has no other lost-retransmit detection since 4.4), so timer-sent it is RACK's reordering
+        // timer or, with RACK off, the RTO.
+        let resent_before = seg.is_some_and(|s| s.retrans > 0);
+        if kind == RetransKind::Fast && resent_before && self.snd.loss_point.is_none() {
+            if since_client <= slack {
+                return false;
+            }
+            self.out.rack_only.push(RackOnlyResend { rec: self.out.retrans.len(), ts_ns: now, evidence: None, stall: None });
+            return true;
+        }
         let open = self.snd.recovery_point.is_none() && self.snd.loss_point.is_none();
         if !open || start > self.snd.snd_una {
             return false;
@@ -955,7 +967,6 @@ impl Flow {
         if sacked >= rack_inference::DUPTHRESH || self.snd.dupacks >= rack_inference::DUPTHRESH {
             return false;
         }
-        let slack = RACK_SLACK_NS + self.sample_offset_ns;
         match kind {
             RetransKind::Fast if since_client <= slack => {
                 self.out.rack_evidence.rack_resends += 1;

@@ -25,6 +25,11 @@
 //!   enters recovery in the same ACK processing, and PRR lets the first re-send out whatever
 //!   the window (`tcp_cwnd_reduction`: at least one segment when `prr_out` is 0).
 //!
+//! The same holds for a lost *retransmission* re-sent outside a post-RTO episode (a `double`
+//! timeout in the seed's taxonomy): only RACK finds it from ACKs (Linux dropped its other
+//! lost-retransmit detection in 4.4), so one sent by a timer within RACK's window is RACK's
+//! with RACK on and the RTO's with RACK off (the study's `--full` tlp_off variant had three).
+//!
 //! Order per ambiguous re-send: the server's setting if the wire told it (more on-evidence than
 //! off-evidence ⇒ on), else the provisional `fast` (RACK assumed on, the Linux default).
 //!

@@ -430,3 +430,34 @@ fn a_paced_resend_in_fast_recovery_sooner_than_srtt_after_the_rto_was_rearmed_is
     assert_eq!(retrans_kinds(&a), vec!["fast", "fast", "fast"]);
     assert_eq!(a.flows[0].timeout_retrans, 0);
 }
+
+#[test]
+fn a_lost_fast_retransmission_resent_within_racks_window_is_a_double_rto_when_the_server_shows_rack_off() {
+    let lost_retransmission = |prev: Conn| {
+        let mut c = next_conn(prev);
+        let m = MSS as u64;
+        c.server_burst(5, MSS);
+        c.wait_ms(50.0);
+        c.client_ack_sack(500, &[(500 + m, 500 + 5 * m)]); // four SACKed: fast retransmit
+        c.wait_ms(0.1);
+        c.server_resend(500, MSS);
+        c.wait_ms(1.0);
+        c.server_send(MSS); // sent after the retransmission ...
+        c.wait_ms(50.0);
+        c.client_ack_sack(500, &[(500 + m, 500 + 6 * m)]); // ... and delivered: the retransmission was lost
+        c.wait_ms(20.0); // a timer re-sends it, within SRTT of that SACK
+        c.server_resend(500, MSS);
+        c.wait_ms(50.0);
+        c.client_ack(500 + 6 * m);
+        c.wait_ms(1.0);
+        c.server_burst(4, MSS);
+        c.wait_ms(50.0);
+        c.client_ack(500 + 10 * m);
+        c
+    };
+    let alone = run(&lost_retransmission(Conn::new()));
+    assert_eq!(retrans_kinds(&alone), vec!["fast", "fast"]);
+    let off = run(&lost_retransmission(server_showing_rack(150.0)));
+    assert_eq!(retrans_kinds(&off), vec!["timeout", "fast", "timeout"]);
+    assert_eq!(off.retransmissions[2].timeout_type, Some(TimeoutType::Double));
+}
