@@ -947,13 +947,11 @@ impl Flow {
     fn rack_hooks(&mut self, kind: RetransKind, seg: Option<Seg>, start: u64, now: u64, since_client: u64) -> bool {
         let slack = RACK_SLACK_NS + self.sample_offset_ns;
         // A lost retransmission outside a post-RTO episode: only RACK finds it from ACKs (Linux
-        // has no other lost-retransmit detection since 4.4), so timer-sent it is RACK's reordering
-        // timer or, with RACK off, the RTO.
+        // has no other lost-retransmit detection since 4.4), so with RACK off it is the RTO's
+        // even right after an ACK (the timer coinciding with the ACK stream: the study's --full
+        // tlp_off, an RTO 0.9 ms after a SACK).
         let resent_before = seg.is_some_and(|s| s.retrans > 0);
         if kind == RetransKind::Fast && resent_before && self.snd.loss_point.is_none() {
-            if since_client <= slack {
-                return false;
-            }
             self.out.rack_only.push(RackOnlyResend { rec: self.out.retrans.len(), ts_ns: now, evidence: None, stall: None });
             return true;
         }

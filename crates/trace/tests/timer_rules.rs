@@ -433,7 +433,7 @@ fn a_paced_resend_in_fast_recovery_sooner_than_srtt_after_the_rto_was_rearmed_is
 
 #[test]
 fn a_lost_fast_retransmission_resent_within_racks_window_is_a_double_rto_when_the_server_shows_rack_off() {
-    let lost_retransmission = |prev: Conn| {
+    let lost_retransmission = |prev: Conn, after_sack_ms: f64| {
         let mut c = next_conn(prev);
         let m = MSS as u64;
         c.server_burst(5, MSS);
@@ -445,7 +445,7 @@ fn a_lost_fast_retransmission_resent_within_racks_window_is_a_double_rto_when_th
         c.server_send(MSS); // sent after the retransmission ...
         c.wait_ms(50.0);
         c.client_ack_sack(500, &[(500 + m, 500 + 6 * m)]); // ... and delivered: the retransmission was lost
-        c.wait_ms(20.0); // a timer re-sends it, within SRTT of that SACK
+        c.wait_ms(after_sack_ms); // a timer re-sends it, within SRTT of that SACK
         c.server_resend(500, MSS);
         c.wait_ms(50.0);
         c.client_ack(500 + 6 * m);
@@ -455,9 +455,13 @@ fn a_lost_fast_retransmission_resent_within_racks_window_is_a_double_rto_when_th
         c.client_ack(500 + 10 * m);
         c
     };
-    let alone = run(&lost_retransmission(Conn::new()));
+    let alone = run(&lost_retransmission(Conn::new(), 20.0));
     assert_eq!(retrans_kinds(&alone), vec!["fast", "fast"]);
-    let off = run(&lost_retransmission(server_showing_rack(150.0)));
-    assert_eq!(retrans_kinds(&off), vec!["timeout", "fast", "timeout"]);
-    assert_eq!(off.retransmissions[2].timeout_type, Some(TimeoutType::Double));
+    // With RACK off only the RTO re-sends a lost retransmission: 20 ms after the SACK, and
+    // also when the timer happens to fire 0.5 ms after one (the --full tlp_off shape).
+    for after_sack_ms in [20.0, 0.5] {
+        let off = run(&lost_retransmission(server_showing_rack(150.0), after_sack_ms));
+        assert_eq!(retrans_kinds(&off), vec!["timeout", "fast", "timeout"], "{after_sack_ms} ms");
+        assert_eq!(off.retransmissions[2].timeout_type, Some(TimeoutType::Double));
+    }
 }
