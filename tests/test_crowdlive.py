@@ -171,3 +171,44 @@ def test_viewer_random_loss_is_set_apart_from_the_publishers():
     assert pub(a) == pub(b)
     for la, lb in zip(_viewer_links(a), _viewer_links(b)):
         assert lb["ba"]["loss"]["p"] == pytest.approx(la["ba"]["loss"]["p"] * 0.1)
+
+
+def _first_download_gaps_ms(run_dir, n: int = 40):
+    """Gaps between the front-end's first `n` data segments to the one viewer (truth)."""
+    p = pd.read_csv(run_dir / "truth_packets.csv")
+    fl = pd.read_csv(run_dir / "truth_flows.csv").set_index("flow")
+    d = p[(p["flow"].map(fl["role"]) == "subscribe") & ~p["retransmission"]].sort_values("ts_ns")
+    return d["ts_ns"].head(n).diff().dropna() / 1e6
+
+
+def test_fq_pacing_spreads_the_gop_cache_sent_at_a_viewers_join(tmp_path):
+    # The viewer joins mid-GOP: the front-end writes the cached I frame and the P frames after it
+    # at once. Unpaced (the default), slow start sends them in ACK-clocked back-to-back bursts on
+    # the front-end's 1 Gbit/s link; with crowd.pacing = "fq" every segment waits its turn at
+    # sk_pacing_rate (≥ 0.1 ms apart at these rates).
+    runs = {}
+    for pacing in ("none", "fq"):
+        sc = scenario(publishers=1, subscribers=1, duration_s=10.0, seed=5, loss_p=0.0, reorder_p=0.0,
+                      pause_every_s=0.0, viewer_pacing=pacing)
+        tcpvideo.simulate(sc, out=tmp_path / pacing)
+        runs[pacing] = _first_download_gaps_ms(tmp_path / pacing)
+    assert (runs["none"] < 0.05).sum() >= 10, runs["none"].describe()
+    assert (runs["fq"] < 0.05).sum() == 0, runs["fq"].describe()
+
+
+def test_an_unknown_pacing_is_refused_naming_the_key(tmp_path):
+    sc = scenario(publishers=1, subscribers=1, duration_s=5.0, seed=5, viewer_pacing="bbr")
+    with pytest.raises(Exception, match=r"crowd\.pacing"):
+        tcpvideo.simulate(sc, out=tmp_path)
+
+
+def test_the_join_loss_episode_share_counts_join_resends_near_each_downloads_first(tmp_path):
+    from tcpvideo.studies.crowdlive import _join_first_episode_share
+
+    pd.DataFrame({"flow": [0, 1], "role": ["subscribe", "subscribe"]}).to_csv(tmp_path / "truth_flows.csv", index=False)
+    s = 1_000_000_000
+    rows = [(0, 0, False), (0, s // 2, True), (0, s // 2 + s // 10, True), (0, 2 * s, True),  # 2 of 3 near the first
+            (1, 0, False), (1, s, True), (1, 5 * s, True)]  # the 5-s re-send is after the join
+    pd.DataFrame([{"flow": f, "ts_ns": t, "offset": 0, "len": 1448, "retransmission": r, "frame": "P"}
+                  for f, t, r in rows]).to_csv(tmp_path / "truth_packets.csv", index=False)
+    assert _join_first_episode_share(tmp_path) == pytest.approx(3 / 4)

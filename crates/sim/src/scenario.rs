@@ -318,6 +318,8 @@ pub struct CrowdSpec {
     pub pauses: Vec<PauseSpec>,
     /// The frame types this connection carries, letters of "IPV" (default all; seed 000 §4: one connection per frame type).
     pub frames: Option<String>,
+    /// Subscriber: "fq" paces the front-end's socket at Linux's sk_pacing_rate (the fq qdisc), default "none".
+    pub pacing: Option<String>,
 }
 
 /// Everything a flow has except its endpoints (shared by `[[flow]]` and `[dumbbell.flow]`).

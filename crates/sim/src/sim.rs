@@ -474,7 +474,7 @@ impl Simulation {
                         );
                         (AppState::Crowd, c, s)
                     } else {
-                        fe.add_subscriber(i, *channel, start, *stream_for, publish.only.clone());
+                        fe.add_subscriber(i, *channel, start, *stream_for, publish);
                         (AppState::Crowd, s, c)
                     }
                 }

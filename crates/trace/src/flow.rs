@@ -44,7 +44,8 @@ use crate::app::{AppState, HttpTx, Proto};
 use crate::burst::{Burst, BurstTracker};
 use crate::decode::{flags, TcpPacket};
 use crate::flv::{FrameAgg, FrameType};
-use crate::rack_timer::DeliveryHistory;
+use crate::rack_inference::{self, RackEvidence, RackOnlyResend};
+use crate::rack_timer::{DeliveryHistory, RACK_SLACK_NS};
 use crate::retrans::{self, RetransKind, TimeoutEvidence, TimeoutType};
 use crate::rtt::{RttEstimator, TsvalClock};
 use crate::stall::{self, GapContext, StallKind};
@@ -236,6 +237,10 @@ pub struct FlowOut {
     pub tlp_evidence: TlpEvidence,
     /// Single-segment re-sends decided at the end of the analysis (tlp_inference.rs).
     pub ambiguous: Vec<AmbiguousResend>,
+    /// Re-sends that say whether the server runs RACK (rack_inference.rs).
+    pub rack_evidence: RackEvidence,
+    /// Timer-sent `fast` re-sends with < 3 SACKs, decided at the end (rack_inference.rs).
+    pub rack_only: Vec<RackOnlyResend>,
 }
 
 /// State of the server as a sender (direction 1).
@@ -646,6 +651,11 @@ impl Flow {
                 let if_rto = stall::classify_download(&GapContext { end_is_timeout_retrans: true, ..ctx });
                 a.stall = Some((self.out.stalls.len() - 1, if_probe, if_rto));
             }
+            if let Some(a) = self.out.rack_only.last_mut().filter(|a| a.rec == retrans_before) {
+                let if_fast = self.out.stalls.last().map_or(StallKind::PacketDelay, |s| s.kind_down);
+                let if_rto = stall::classify_download(&GapContext { end_is_timeout_retrans: true, ..ctx });
+                a.stall = Some((self.out.stalls.len() - 1, if_fast, if_rto));
+            }
         }
         self.last_ns = now;
     }
@@ -795,6 +805,8 @@ impl Flow {
             RetransKind::Fast
         } else if ack_clocked && self.snd.loss_point.is_some() {
             RetransKind::Recovery
+        } else if !ack_clocked && self.held_in_fast_recovery(now) {
+            RetransKind::Fast
         } else if !ack_clocked {
             let probe = ResendContext {
                 open_state: self.snd.recovery_point.is_none()
@@ -813,6 +825,7 @@ impl Flow {
         } else {
             RetransKind::Other
         };
+        let rack_only = self.rack_hooks(kind, seg, start, now, since_client);
         self.out.retrans_pkts += 1;
         self.out.retrans_bytes += end - start;
         self.out.frame_pkts[f.index()].retrans += 1;
@@ -846,7 +859,7 @@ impl Flow {
         let mut rec =
             RetransOut { ts_ns: now, seq: start, len: (end - start) as u32, kind, prior, frame: f, timeout_type: None, evidence: None };
         let ambiguous = self.out.ambiguous.last().is_some_and(|a| a.rec == self.out.retrans.len() && a.ts_ns == now);
-        if kind == RetransKind::Timeout || ambiguous {
+        if kind == RetransKind::Timeout || ambiguous || rack_only {
             // Evidence known at the time of the timeout.
             let mut ev = TimeoutEvidence { prior_retrans: prior > 0, ..Default::default() };
             if let Some(seg) = self.snd.segs.get(i0).copied() {
@@ -910,6 +923,69 @@ impl Flow {
         }
         self.out.retrans.push(rec);
         self.last_data_tx_ns = now;
+    }
+
+    /// In a fast-recovery episode, could the retransmission timer not have fired yet at `now`?
+    /// Linux re-arms the RTO at every ACK that advances SND.UNA (`tcp_rearm_rto`), or, while a
+    /// RACK reordering or probe timer is pending, from the head segment's last transmission
+    /// (`tcp_rto_delta_us`), and the RTO is never shorter than SRTT (RFC 6298 §2). So a re-send
+    /// sooner than SRTT after the earlier of the two, with no ACK just before it, was held back
+    /// by pacing or the window and released by the recovery, not sent by the timer (issue 16:
+    /// the crowdlive `fq_pacing` variant's paced RACK re-sends were typed as RTOs).
+    fn held_in_fast_recovery(&self, now: u64) -> bool {
+        if self.snd.recovery_point.is_none() || self.snd.loss_point.is_some() {
+            return false;
+        }
+        let head_tx = self.snd.segs.get(self.snd.seg_index(self.snd.snd_una)).map_or(0, |s| s.last_tx);
+        let rearmed = self.snd.last_advance_ns.min(head_tx);
+        self.est.srtt_ns.is_some_and(|srtt| now < rearmed + srtt)
+    }
+
+    /// Record what a re-send says about the server's RACK setting and remember a timer-sent
+    /// `fast` one with fewer than 3 SACKs / dupacks for the end (rack_inference.rs). Called
+    /// before the re-send is recorded; true when it was remembered.
+    fn rack_hooks(&mut self, kind: RetransKind, seg: Option<Seg>, start: u64, now: u64, since_client: u64) -> bool {
+        let slack = RACK_SLACK_NS + self.sample_offset_ns;
+        // A lost retransmission outside a post-RTO episode: only RACK finds it from ACKs (Linux
+        // has no other lost-retransmit detection since 4.4), so with RACK off it is the RTO's
+        // even right after an ACK (the timer coinciding with the ACK stream: the study's --full
+        // tlp_off, an RTO 0.9 ms after a SACK).
+        let resent_before = seg.is_some_and(|s| s.retrans > 0);
+        if kind == RetransKind::Fast && resent_before && self.snd.loss_point.is_none() {
+            self.out.rack_only.push(RackOnlyResend { rec: self.out.retrans.len(), ts_ns: now, evidence: None, stall: None });
+            return true;
+        }
+        let open = self.snd.recovery_point.is_none() && self.snd.loss_point.is_none();
+        if !open || start > self.snd.snd_una {
+            return false;
+        }
+        // Only RACK can find this loss from ACKs: fewer SACKed segments and duplicate ACKs than
+        // the classic threshold (with more, a RACK-off server recovers too, so nothing is said).
+        let sacked = self.snd.segs.iter().filter(|s| s.sacked).take(rack_inference::DUPTHRESH as usize).count() as u32;
+        if sacked >= rack_inference::DUPTHRESH || self.snd.dupacks >= rack_inference::DUPTHRESH {
+            return false;
+        }
+        match kind {
+            RetransKind::Fast if since_client <= slack => {
+                self.out.rack_evidence.rack_resends += 1;
+                false
+            }
+            RetransKind::Fast => {
+                self.out.rack_only.push(RackOnlyResend { rec: self.out.retrans.len(), ts_ns: now, evidence: None, stall: None });
+                true
+            }
+            RetransKind::Timeout => {
+                let prevented = seg
+                    .filter(|s| s.retrans == 0)
+                    .zip(self.est.srtt_ns)
+                    .is_some_and(|(s, srtt)| self.rack.rack_deadline(s.last_tx, srtt).is_some_and(|d| now > d + srtt + slack));
+                if prevented {
+                    self.out.rack_evidence.rtos_rack_would_have_prevented += 1;
+                }
+                false
+            }
+            _ => false,
+        }
     }
 
     /// Record what a timer-driven re-send says about the server's TLP setting, remember a
@@ -1312,6 +1388,9 @@ impl Flow {
             if let Some(a) = o.ambiguous.iter_mut().find(|a| a.rec == pt.rec) {
                 a.evidence = Some(ev);
             }
+            if let Some(a) = o.rack_only.iter_mut().find(|a| a.rec == pt.rec) {
+                a.evidence = Some(ev);
+            }
             if o.retrans[pt.rec].kind != RetransKind::Timeout {
                 // A provisional probe: typed only if tlp_inference.rs makes it an RTO.
                 continue;
@@ -1425,6 +1504,8 @@ impl FlowOut {
             rtt_buckets: [(0, 0.0, 0); 7],
             tlp_evidence: TlpEvidence::default(),
             ambiguous: Vec::new(),
+            rack_evidence: RackEvidence::default(),
+            rack_only: Vec::new(),
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod flow;
 pub mod flv;
 pub mod http;
 pub mod output;
+pub mod rack_inference;
 pub mod rack_timer;
 pub mod reader;
 pub mod retrans;

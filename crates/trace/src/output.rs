@@ -284,6 +284,7 @@ pub(crate) fn build(
     flows.sort_by_key(|a| (a.start_ns, a.key));
     // Single-segment re-sends: probe or RTO, from every flow of the same server.
     crate::tlp_inference::resolve(&mut flows);
+    crate::rack_inference::resolve(&mut flows);
     let mut a = Analysis {
         flows: Vec::with_capacity(flows.len()),
         stalls: Vec::new(),

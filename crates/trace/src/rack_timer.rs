@@ -81,6 +81,14 @@ impl DeliveryHistory {
         self.advances.get(i).copied()
     }
 
+    /// The latest time RACK (on) would have re-sent a segment last sent at `sent_ns`: its
+    /// reordering timer expires RACK.rtt + reo_wnd after the send, RACK.rtt ≈ a − x for the
+    /// first delivery (x, a) of later data, reo_wnd ≤ SRTT; at once if already past at `a`. None
+    /// when no later data was reported delivered (RACK has no reason to re-send it).
+    pub fn rack_deadline(&self, sent_ns: u64, srtt_ns: u64) -> Option<u64> {
+        self.first_delivery_after(sent_ns).map(|(x, a)| a + srtt_ns.saturating_sub(x.saturating_sub(sent_ns)))
+    }
+
     /// Could RACK's reordering timer (or RACK at an ACK) have re-sent, at `now_ns`, a segment
     /// last sent at `sent_ns`, given the smoothed RTT (the reo_wnd ceiling)?
     pub fn rack_could_fire(&self, sent_ns: u64, now_ns: u64, srtt_ns: u64) -> bool {
@@ -135,6 +143,19 @@ mod tests {
         // Only data sent before 100 ms was delivered, recently: RACK cannot mark the 100-ms one lost.
         h.on_delivered(90 * MS, 590 * MS);
         assert!(!h.rack_could_fire(100 * MS, 600 * MS, 150 * MS));
+    }
+
+    #[test]
+    fn racks_deadline_is_the_reordering_timer_or_the_ack_itself_for_an_overdue_segment() {
+        let mut h = DeliveryHistory::default();
+        assert_eq!(h.rack_deadline(100 * MS, 100 * MS), None);
+        // Later data sent 10 ms after it, reported at 260 ms: the timer runs 90 ms more.
+        h.on_delivered(110 * MS, 260 * MS);
+        assert_eq!(h.rack_deadline(100 * MS, 100 * MS), Some(350 * MS));
+        // A segment sent 300 ms (more than SRTT) before the delivered data is overdue at the ACK.
+        let mut h = DeliveryHistory::default();
+        h.on_delivered(400 * MS, 450 * MS);
+        assert_eq!(h.rack_deadline(100 * MS, 100 * MS), Some(450 * MS));
     }
 
     #[test]

@@ -38,8 +38,7 @@
 //! the analyzer's RTO estimate and opens a loss episode; a probe does neither), and a re-decided
 //! re-send does not replay it: later stall thresholds and timing rules of that flow can differ
 //! slightly from a run that knew the setting from the start. RACK on/off (`net.ipv4.tcp_recovery`)
-//! is not inferred: `rack_timer.rs` assumes RACK on (per_type_tlp_off turns both off in the
-//! simulator; see docs/dev/open_items.md).
+//! is inferred the same way in `rack_inference.rs` (run after this module).
 
 use std::collections::HashMap;
 

@@ -329,3 +329,139 @@ fn an_rto_just_after_the_clients_own_retransmitted_request_is_a_timeout_not_ack_
     assert_eq!(retrans_kinds(&a)[0], "timeout");
     assert_eq!(a.flows[0].other_retrans, 0);
 }
+
+// --- Timer-looking `fast` re-sends decided from the server's RACK setting (rack_inference.rs) ---
+
+/// A flow whose sender shows its RACK setting: one segment, a second one 200 ms (4·SRTT) later,
+/// the second SACKed (the first is overdue for RACK at that SACK), then the first re-sent
+/// `resend_ms` after the SACK: at once (RACK on) or by the RTO 150 ms later (RACK off).
+fn server_showing_rack(resend_ms: f64) -> Conn {
+    let mut c = conn();
+    c.server_send(MSS);
+    c.wait_ms(200.0);
+    c.server_send(MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(s(4), &[(s(5), s(6))]);
+    c.wait_ms(resend_ms);
+    c.server_resend(s(4), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(6));
+    c
+}
+
+/// The study's shape (per_type_tlp_off, port 32806 at 29.69 s): a small frame, the next one
+/// 200 ms later SACKed, and the first re-sent 25 ms after that SACK with no client packet
+/// between — within SRTT of the SACK, so RACK's reordering timer could have sent it.
+fn rack_or_rto_resend(c: Conn) -> Conn {
+    let mut c = next_conn(c);
+    c.server_send(500);
+    c.wait_ms(200.0);
+    c.server_send(500);
+    c.wait_ms(50.0);
+    c.client_ack_sack(500, &[(1000, 1500)]);
+    c.wait_ms(25.0);
+    c.server_resend(500, 500);
+    c.wait_ms(50.0);
+    c.client_ack(1500);
+    c.wait_ms(1.0);
+    c.server_burst(4, MSS); // the stream goes on: not the flow's tail
+    c.wait_ms(50.0);
+    c.client_ack(1500 + s(4));
+    c
+}
+
+#[test]
+fn a_resend_racks_timer_could_have_sent_is_an_rto_when_the_server_shows_rack_off() {
+    // Alone (RACK assumed on, the Linux default) it is RACK's ...
+    let alone = run(&rack_or_rto_resend(Conn::new()));
+    assert_eq!(retrans_kinds(&alone), vec!["fast"]);
+    // ... and still after a flow where RACK re-sent an overdue segment at the SACK itself ...
+    let on = run(&rack_or_rto_resend(server_showing_rack(0.5)));
+    assert_eq!(retrans_kinds(&on), vec!["fast", "fast"]);
+    // ... but after a flow where such a segment waited for the RTO, RACK is off at this server:
+    // the RTO sent it too (one segment left outstanding: less packet).
+    let off = run(&rack_or_rto_resend(server_showing_rack(150.0)));
+    assert_eq!(retrans_kinds(&off), vec!["timeout", "timeout"]);
+    assert_eq!((off.flows[1].fast_retrans, off.flows[1].timeout_retrans), (0, 1));
+    assert_eq!(off.retransmissions[1].timeout_type, Some(TimeoutType::LessPacket));
+}
+
+#[test]
+fn an_rto_behind_three_sacked_segments_says_nothing_about_rack() {
+    // Three later segments SACKed: a RACK-off server would have recovered by dupthresh too, so
+    // an RTO there (whatever held the re-send) is no evidence that RACK is off (golden's
+    // cc/ccp capture at a router had one).
+    let mut c = conn();
+    c.server_send(MSS);
+    c.wait_ms(200.0);
+    c.server_burst(3, MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(s(4), &[(s(5), s(8))]);
+    c.wait_ms(150.0);
+    c.server_resend(s(4), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(8));
+    let a = run(&rack_or_rto_resend(c));
+    assert_eq!(retrans_kinds(&a)[1], "fast");
+}
+
+#[test]
+fn a_paced_resend_in_fast_recovery_sooner_than_srtt_after_the_rto_was_rearmed_is_not_an_rto() {
+    // Three holes, six segments SACKed: the head is re-sent at the SACK, the next holes leave
+    // paced 30 ms apart (fq / BBR) with no ACK just before them. The third leaves 60 ms after the
+    // SACK (beyond RACK's window) but 10 ms after an ACK advanced SND.UNA and 30 ms after the
+    // new head's re-send: Linux's RTO, re-armed there and never shorter than SRTT, cannot have
+    // fired (the crowdlive fq_pacing variant's paced re-sends were typed as RTOs).
+    let mut c = conn();
+    c.server_burst(8, MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(s(4), &[(s(7), s(12))]);
+    c.wait_ms(0.1);
+    c.server_resend(s(4), MSS);
+    c.wait_ms(30.0);
+    c.server_resend(s(5), MSS);
+    c.wait_ms(20.0);
+    c.client_ack_sack(s(5), &[(s(7), s(12))]);
+    c.wait_ms(10.0);
+    c.server_resend(s(6), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(12));
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a), vec!["fast", "fast", "fast"]);
+    assert_eq!(a.flows[0].timeout_retrans, 0);
+}
+
+#[test]
+fn a_lost_fast_retransmission_resent_within_racks_window_is_a_double_rto_when_the_server_shows_rack_off() {
+    let lost_retransmission = |prev: Conn, after_sack_ms: f64| {
+        let mut c = next_conn(prev);
+        let m = MSS as u64;
+        c.server_burst(5, MSS);
+        c.wait_ms(50.0);
+        c.client_ack_sack(500, &[(500 + m, 500 + 5 * m)]); // four SACKed: fast retransmit
+        c.wait_ms(0.1);
+        c.server_resend(500, MSS);
+        c.wait_ms(1.0);
+        c.server_send(MSS); // sent after the retransmission ...
+        c.wait_ms(50.0);
+        c.client_ack_sack(500, &[(500 + m, 500 + 6 * m)]); // ... and delivered: the retransmission was lost
+        c.wait_ms(after_sack_ms); // a timer re-sends it, within SRTT of that SACK
+        c.server_resend(500, MSS);
+        c.wait_ms(50.0);
+        c.client_ack(500 + 6 * m);
+        c.wait_ms(1.0);
+        c.server_burst(4, MSS);
+        c.wait_ms(50.0);
+        c.client_ack(500 + 10 * m);
+        c
+    };
+    let alone = run(&lost_retransmission(Conn::new(), 20.0));
+    assert_eq!(retrans_kinds(&alone), vec!["fast", "fast"]);
+    // With RACK off only the RTO re-sends a lost retransmission: 20 ms after the SACK, and
+    // also when the timer happens to fire 0.5 ms after one (the --full tlp_off shape).
+    for after_sack_ms in [20.0, 0.5] {
+        let off = run(&lost_retransmission(server_showing_rack(150.0), after_sack_ms));
+        assert_eq!(retrans_kinds(&off), vec!["timeout", "fast", "timeout"], "{after_sack_ms} ms");
+        assert_eq!(off.retransmissions[2].timeout_type, Some(TimeoutType::Double));
+    }
+}

@@ -31,7 +31,8 @@ def sensitivity(out: Path, scale: dict, seed: int, seeds: int = 3, shares=SHARES
     for share in shares:
         pooled: dict = {}
         for s in range(seed, seed + seeds):
-            run_dir = out / f"share_{share:g}_loss{scale.get('viewer_loss_p')}_seed{s}"
+            paced = "" if scale.get("viewer_pacing", "none") == "none" else f"_{scale['viewer_pacing']}"
+            run_dir = out / f"share_{share:g}_loss{scale.get('viewer_loss_p')}{paced}_seed{s}"
             tcpvideo.simulate(scenario(seed=s, **{**scale, "bdp_queue_share": share}), out=run_dir)
             for phase, by_type in _loss_by_phase(run_dir).items():
                 for kind, r in by_type.items():
@@ -62,7 +63,7 @@ def describe(rows: list[dict]) -> str:
 
 def main(argv=None) -> None:
     """`python -m tcpvideo.studies.crowdlive.buffers OUT [--viewer-loss 0,0.002,...] [--shares
-    0,1] [--seed 1 --seeds 3]`: the sensitivity at the study's default scale for each viewer
+    0,1] [--seed 1 --seeds 3] [--pacing fq]`: the sensitivity at the study's default scale for each viewer
     random-loss level (session 7's question: does random loss keep the I burst inside the queue?)."""
     import argparse
 
@@ -74,9 +75,11 @@ def main(argv=None) -> None:
     ap.add_argument("--shares", default=",".join(f"{x:g}" for x in SHARES))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--pacing", default="none", choices=("none", "fq"),
+                    help="fq: the front-end paces every download at sk_pacing_rate (population.py viewer_pacing)")
     a = ap.parse_args(argv)
     for loss in (float(x) for x in a.viewer_loss.split(",")):
-        rows = sensitivity(a.out, {**DEFAULT, "viewer_loss_p": loss}, a.seed, a.seeds,
+        rows = sensitivity(a.out, {**DEFAULT, "viewer_loss_p": loss, "viewer_pacing": a.pacing}, a.seed, a.seeds,
                            tuple(float(x) for x in a.shares.split(",")))
         print(f"viewer random loss {loss:g}: {describe(rows)}", flush=True)
 

@@ -34,7 +34,10 @@ separate connections": every publisher opens one upload per frame type (I, P, vo
 ``pubN_I`` …, the same encoder and pauses) and every viewer one download per type, to which the
 front-end relays only that type; ``viewer_queue`` — every viewer's access queue this many
 packets (the experiment behind Table 4's "routers are likely to drop burst packets": a queue
-shorter than an I frame's burst).
+shorter than an I frame's burst); ``viewer_pacing = "fq"`` — the front-end paces every download
+at Linux's ``sk_pacing_rate`` (the fq qdisc; default unpaced: pfifo_fast / fq_codel, the default
+qdiscs of the seed's era, enforce no pacing), so the GOP cache sent at a viewer's join leaves
+spread over each RTT instead of in slow start's ACK-clocked bursts (issue 16, session 8).
 
 Capture: one pcap on the front-end's link, at the front-end (the seed's vantage point).
 """
@@ -59,6 +62,7 @@ def scenario(
     viewer_queue: int | None = None,
     bdp_queue_share: float = 0.0,
     viewer_loss_p: float | None = None,
+    viewer_pacing: str = "none",
 ) -> dict:
     """A scenario dict for `tcpvideo.simulate` (keys documented in docs/scenario.md)."""
     rng = random.Random(seed * 7919 + 16)
@@ -120,6 +124,8 @@ def scenario(
         })
         flow = {"name": name, "client": name, "server": "fe", "app": "subscribe", "start": f"{start:.3f}s",
                 "crowd": {"channel": ch, "stream_for": f"{watch:.3f}s"}, "tcp": dict(base_tcp)}
+        if viewer_pacing != "none":
+            flow["crowd"]["pacing"] = viewer_pacing
         if rng.random() < slow_reader_share:
             # A viewer whose player stops reading for a while: its window closes (zero rwnd).
             at = rng.uniform(2, 8)

@@ -114,6 +114,21 @@ pub struct PublishStyle {
     /// one upload per type, each running the same encoder and writing only its types, and a
     /// viewer one download per type, to which the front-end relays only those types.
     pub only: Option<Vec<TagKind>>,
+    /// Subscriber (`crowd.pacing = "fq"`): the front-end's socket is paced at Linux's
+    /// `sk_pacing_rate`, as the fq qdisc paces every TCP socket (module comment of
+    /// [`fq_pacing_cap`]); default unpaced, the pfifo_fast / fq_codel default of the seed's era.
+    pub fq_pacing: bool,
+}
+
+/// The pacing cap that makes the simulated socket pace at its own `sk_pacing_rate` and nothing
+/// lower: Linux computes `sk_pacing_rate` for every TCP socket (`tcp_update_pacing_rate`:
+/// mss·max(cwnd, packets_out)/SRTT × 200 % in slow start, × 120 % after; the simulator's
+/// `pacing_rate`), but only the fq qdisc (or TCP's internal pacing, since 4.13 only for BBR and
+/// SO_MAX_PACING_RATE) enforces it. A cap far above any access rate enforces the rate without
+/// lowering it. Deviation: fq lets a new flow send `initial_quantum` (10 packets) unpaced; the
+/// simulator paces from the first segment.
+pub fn fq_pacing_cap() -> tcpvideo_model::Bandwidth {
+    tcpvideo_model::Bandwidth::from_mbps(1_000_000)
 }
 
 /// Whether a connection restricted to `only` carries frames of `kind` (stream metadata always).
@@ -161,7 +176,12 @@ impl PublishStyle {
                 Some(v)
             }
         };
-        Ok(PublishStyle { end_with_fin, pauses, only })
+        let fq_pacing = match c.pacing.as_deref() {
+            None | Some("none") => false,
+            Some("fq") => true,
+            Some(other) => return Err(crate::scenario::ScenarioError(format!("{path}.pacing: {other:?} is not \"none\" or \"fq\""))),
+        };
+        Ok(PublishStyle { end_with_fin, pauses, only, fq_pacing })
     }
 
     fn paused(&self, since_start: Duration) -> bool {
@@ -204,6 +224,8 @@ pub struct Subscriber {
     cursor: usize,
     /// Frame kinds relayed on this connection (None: all).
     only: Option<Vec<TagKind>>,
+    /// The front-end paces this download (`crowd.pacing = "fq"`).
+    fq_pacing: bool,
     pub down: StreamOut,
     pub left: bool,
 }
@@ -252,7 +274,7 @@ impl FrontEnd {
         })));
     }
 
-    pub fn add_subscriber(&mut self, f: usize, channel: u32, start: Time, stream_for: Duration, only: Option<Vec<TagKind>>) {
+    pub fn add_subscriber(&mut self, f: usize, channel: u32, start: Time, stream_for: Duration, style: &PublishStyle) {
         self.slot(f);
         self.flows[f] = Some(CrowdFlow::Subscriber(Box::new(Subscriber {
             channel,
@@ -261,7 +283,8 @@ impl FrontEnd {
             server_read: 0,
             started: false,
             cursor: 0,
-            only,
+            only: style.only.clone(),
+            fq_pacing: style.fq_pacing,
             down: StreamOut::default(),
             left: false,
         })));
@@ -409,6 +432,9 @@ impl FrontEnd {
             return false;
         }
         s.started = true;
+        if s.fq_pacing {
+            ep.set_max_pacing_rate(Some(fq_pacing_cap()));
+        }
         s.down.text(book.as_ref(), f as u32, 1, flv_wire::PLAY_RESPONSE_HEAD.as_bytes());
         s.down.header_tags(book.as_ref(), f as u32, 1);
         let ch = self.channels.entry(s.channel).or_default();

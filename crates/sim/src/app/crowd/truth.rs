@@ -23,10 +23,14 @@
 //! Timeout retransmissions (seed §3.2, Table 5): the segment an RTO firing retransmits. Types, in
 //! the analyzer's rule order but from the truth: `double` (the segment had been retransmitted
 //! before), `ack_delay_loss` (no copy of the segment sent before the RTO was dropped: the data
-//! arrived, its ACK did not come back in time), `less_packet` (at most 3 segments were
+//! arrived, its ACK did not come back in time), `tail` if the segment is among the last three
+//! of the flow (fewer than 3 new data segments follow it in the whole flow: the seed's "the lost
+//! packet is in the last three packets of the flow", which it names before less packet; issue 16
+//! session 8 — before, such a timeout with ≤ 3 out was less packet here and tail in the
+//! analyzer), `less_packet` (at most 3 segments were
 //! outstanding at any time between the segment's first send and the RTO, counted as Linux's
 //! `packets_out`: segments, whatever their size), `tail` (fewer than 3
-//! segments were sent after it), `continuous_loss` (every segment outstanding at the RTO had a
+//! segments were sent after it before the RTO), `continuous_loss` (every segment outstanding at the RTO had a
 //! dropped copy), `other`.
 //!
 //! Tail-loss probes (RACK-TLP) that re-send a segment are listed among the timeouts with type
@@ -381,13 +385,17 @@ fn timeout_type(t: &FlowTruth, i: usize) -> &'static str {
     if !dropped(lo, hi) {
         return "ack_delay_loss";
     }
+    let new_data_after =
+        |evs: &[PktEvent]| evs.iter().filter(|x| x.out && x.len > 1 && x.off >= hi && matches!(x.kind, PktKind::Data)).count();
+    if new_data_after(&t.events[first..]) < 3 {
+        return "tail";
+    }
     let window = &before[first..];
     let max_out = (first..i).filter(|&k| t.events[k].out).map(|k| segments_out(t, k)).max().unwrap_or(0);
     if max_out <= 3 {
         return "less_packet";
     }
-    let after = window.iter().filter(|x| x.out && x.len > 1 && x.off >= hi && matches!(x.kind, PktKind::Data)).count();
-    if after < 3 {
+    if new_data_after(window) < 3 {
         return "tail";
     }
     // Every segment outstanding at the RTO (sent, at or after the lost one, not yet acknowledged
@@ -446,9 +454,25 @@ mod tests {
 
     #[test]
     fn a_timeout_with_no_dropped_copy_is_ack_delay_loss_and_with_a_drop_and_one_packet_out_less_packet() {
-        let evs = vec![ev(0, true, 0, 1000, PktKind::Data, 1000), ev(300, true, 0, 1000, RTO, 1000)];
+        let evs = with_more_data(vec![ev(0, true, 0, 1000, PktKind::Data, 1000), ev(300, true, 0, 1000, RTO, 1000)]);
         assert_eq!(timeout_type(&flow(evs.clone(), vec![]), 1), "ack_delay_loss");
         assert_eq!(timeout_type(&flow(evs, vec![(Time::from_millis(1), 0, 1000)]), 1), "less_packet");
+    }
+
+    /// The flow goes on after the RTO: three more data segments, one at a time.
+    fn with_more_data(mut evs: Vec<PktEvent>) -> Vec<PktEvent> {
+        let end = evs.iter().map(|e| e.off + e.len as u64).max().unwrap_or(0);
+        evs.extend((0..3).map(|k| ev(1000 + 100 * k, true, end + k * 1000, 1000, PktKind::Data, 1000)));
+        evs
+    }
+
+    #[test]
+    fn a_lost_segment_among_the_flows_last_three_is_tail_even_with_few_out() {
+        // Seed 000 §3.2 names tail first: "the lost packet is in the last three packets of the flow".
+        let evs = vec![ev(0, true, 0, 1000, PktKind::Data, 1000), ev(300, true, 0, 1000, RTO, 1000)];
+        let lost = vec![(Time::from_millis(1), 0, 1000)];
+        assert_eq!(timeout_type(&flow(evs.clone(), lost.clone()), 1), "tail");
+        assert_eq!(timeout_type(&flow(with_more_data(evs), lost), 1), "less_packet");
     }
 
     #[test]
@@ -478,6 +502,6 @@ mod tests {
         assert_ne!(timeout_type(&flow(evs.clone(), lost.clone()), 5), "less_packet");
         // Three of them out at most: less packet.
         let three: Vec<PktEvent> = evs[..3].iter().copied().chain([ev(400, true, 0, 200, RTO, 600)]).collect();
-        assert_eq!(timeout_type(&flow(three, lost), 3), "less_packet");
+        assert_eq!(timeout_type(&flow(with_more_data(three), lost), 3), "less_packet");
     }
 }
