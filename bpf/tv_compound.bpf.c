@@ -23,9 +23,17 @@
  *  - cwnd_event(CA_EVENT_LOSS) (an RTO, right after ssthresh): dwnd = 0, loss window 1 (Linux
  *    sets snd_cwnd = 1 next), tp->snd_ssthresh = ssthresh_loss.
  *  - set_state Recovery -> Open (the model's on_recovery_exit): cwnd = ssthresh_loss,
- *    dwnd = the planned delay window.
- *  - Any other change of snd_cwnd by the kernel (PRR's final value, an undo, restart after
- *    idle) is reflected at the next cong_avoid as the model's set_cwnd does: when the window was
+ *    dwnd = the planned delay window — unless the recovery was undone (Linux clears
+ *    undo_marker; its own tcp_end_cwnd_reduction keeps the undone window then, and the
+ *    simulator's tcp_try_undo_recovery does not call on_recovery_exit).
+ *  - undo_cwnd (Linux tcp_undo_cwnd_reduction, a spurious recovery or RTO): the window is
+ *    max(snd_cwnd, prior_cwnd) as tcp_reno_undo_cwnd, split into the components as the model's
+ *    set_cwnd; and where the kernel then restores snd_ssthresh = prior_ssthresh, the loss
+ *    window's threshold is restored as the model's set_ssthresh (prior_ssthresh minus the
+ *    planned delay window, at least 2; TCP_INFINITE_SSTHRESH stays infinite, so an undo in
+ *    the first slow start resumes slow start, as Linux Reno/CUBIC do).
+ *  - Any other change of snd_cwnd by the kernel (PRR's final value, restart after idle) is
+ *    reflected at the next cong_avoid as the model's set_cwnd does: when the window was
  *    forced below both components' sum, dwnd goes first.
  *
  * Deviations from the model:
@@ -35,8 +43,11 @@
  *  - integer arithmetic: diff in 1/1000 segments; floor(alpha win^k) for the draft's alpha = 1/8,
  *    k = 3/4 exactly, as floor((win^3 / 4096)^(1/4)) by an integer fourth root. Only those
  *    two values are supported (beta, gamma and zeta are load-time parameters below).
- *  - undo: Linux's tcp_undo_cwnd_reduction restores max(cwnd, prior_cwnd) (undo_cwnd here) and
- *    the reflection above splits it; the model's set_ssthresh split is not mirrored.
+ *
+ * History: before session 8 undo_cwnd only returned max(cwnd, prior_cwnd) and left the loss
+ * window's threshold at the halved value, and the Recovery -> Open transition right after an
+ * undo re-installed the halved window: after a spurious RTO in slow start Linux Reno went
+ * 20 -> 80 -> 320 -> 1129 segments while this port crawled 20 -> 22 -> 24 (+1 per RTT).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -117,11 +128,13 @@ static __always_inline void publish(struct tcp_sock *tp, const struct tv_compoun
 	tp->snd_cwnd = w < tp->snd_cwnd_clamp ? w : tp->snd_cwnd_clamp;
 }
 
-/* The model's set_cwnd: reflect a window the kernel forced. */
-static __always_inline void reflect(struct tcp_sock *tp, struct tv_compound *c)
+/* The model's set_cwnd: split a total window the kernel forced into the two components. */
+static __always_inline void split_total(__u32 total, struct tv_compound *c)
 {
-	__u32 total = tp->snd_cwnd ? tp->snd_cwnd : 1;
 	__u32 win = c->cwnd + c->dwnd;
+
+	if (total == 0)
+		total = 1;
 
 	if (total == win)
 		return;
@@ -131,6 +144,12 @@ static __always_inline void reflect(struct tcp_sock *tp, struct tv_compound *c)
 	} else {
 		c->cwnd = total > c->dwnd + 1 ? total - c->dwnd : 1;
 	}
+}
+
+/* Reflect the window the kernel holds now (PRR, restart after idle, an undo). */
+static __always_inline void reflect(struct tcp_sock *tp, struct tv_compound *c)
+{
+	split_total(tp->snd_cwnd, c);
 }
 
 /* Once per round: the draft's dwnd control law (the model's update_dwnd). */
@@ -278,20 +297,37 @@ void BPF_PROG(ctcp_set_state, struct sock *sk, __u8 new_state)
 	struct tv_compound *c = ct(sk);
 	__u8 old = ((struct inet_connection_sock *)sk)->icsk_ca_state;
 
-	if (old == TCP_CA_Recovery && new_state == TCP_CA_Open) {
+	/* undo_marker == 0: the recovery was undone (tcp_undo_cwnd_reduction ran just before);
+	 * keep the undone window, as Linux's tcp_end_cwnd_reduction does. */
+	if (old == TCP_CA_Recovery && new_state == TCP_CA_Open && tcp_sk(sk)->undo_marker &&
+	    c->ssthresh < SSTHRESH_INF) {
 		c->cwnd = c->ssthresh;
 		c->dwnd = c->dwnd_after;
 		publish(tcp_sk(sk), c);
 	}
 }
 
-/* Linux tcp_reno_undo_cwnd: max(cwnd, prior_cwnd); the next cong_avoid splits it. */
+/* A spurious congestion event (Linux tcp_undo_cwnd_reduction; the simulator's
+ * undo_cwnd_reduction): the window is tcp_reno_undo_cwnd's max(cwnd, prior_cwnd), split as the
+ * model's set_cwnd; then, where the kernel restores snd_ssthresh = prior_ssthresh (it does when
+ * that is larger, right after this returns), the loss window's threshold as the model's
+ * set_ssthresh. */
 SEC("struct_ops")
 __u32 BPF_PROG(ctcp_undo_cwnd, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
+	struct tv_compound *c = ct(sk);
+	__u32 undone = tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+	__u32 prior_ss = tp->prior_ssthresh;
 
-	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+	split_total(undone, c);
+	if (prior_ss > tp->snd_ssthresh) {
+		if (prior_ss >= SSTHRESH_INF)
+			c->ssthresh = SSTHRESH_INF;
+		else
+			c->ssthresh = prior_ss > c->dwnd_after + 2 ? prior_ss - c->dwnd_after : 2;
+	}
+	return undone;
 }
 
 SEC(".struct_ops")

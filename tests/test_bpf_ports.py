@@ -314,3 +314,68 @@ def test_kernel_compound_mean_window_on_the_loss_case_is_within_15_percent_of_it
     real = mean_cwnd([r for _, r in loss_runs["compound"]])
     sim = mean_cwnd([s for s, _ in loss_runs["compound"]] + loss_runs["compound_sim_more"])
     assert abs(real / sim - 1) <= 0.15, f"kernel {real / 1448:.1f} vs simulator {sim / 1448:.1f} segments"
+
+
+# A kernel run whose link emulator is frozen once (SIGSTOP of the emulating process, which hosts
+# linkem's threads): nothing is lost, the sender's RTO fires during the freeze, and the ACKs of
+# the original segments then prove it spurious (F-RTO / Eifel), so Linux undoes it
+# (tcp_try_undo_loss -> tcp_undo_cwnd_reduction -> the CC's undo_cwnd).
+FROZEN_RUN = textwrap.dedent("""\
+    import json, sys, tomllib
+    from tcpvideo.emulate import emulate
+    sc = tomllib.loads(open(sys.argv[1]).read())
+    del sc["link"][1]["loss"]
+    sc["duration"] = "3s"
+    sc["flow"][0]["tcp"] = {"cc": sys.argv[2]}
+    res = emulate(sc, out=sys.argv[3], log=lambda m: print(m, flush=True), rt_priority=10)
+    t = res.series.to_pydict()
+    print("SERIES", json.dumps([(ts, c) for ts, f, c in zip(t["t_s"], t["flow"], t["cwnd_bytes"])
+                                if f == 0 and c is not None]), flush=True)
+    """)
+
+
+def _run_with_one_spurious_timeout(cc: str, out: Path, freeze_at_s: float = 0.5, freeze_s: float = 0.7):
+    import json
+    import os
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-c", FROZEN_RUN, str(ROOT / "scenarios" / "cc_loss_100ms.toml"), cc, str(out)],
+                         stdout=subprocess.PIPE, text=True)
+    series = None
+    try:
+        for line in p.stdout:
+            if line.startswith("running"):
+                time.sleep(freeze_at_s)
+                os.kill(p.pid, signal.SIGSTOP)
+                time.sleep(freeze_s)
+                os.kill(p.pid, signal.SIGCONT)
+            elif line.startswith("SERIES"):
+                series = [(t, c / 1448) for t, c in json.loads(line[len("SERIES"):])]
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+        p.wait(timeout=60)
+    assert p.returncode == 0 and series, f"{cc}: the frozen run failed (exit {p.returncode})"
+    return series
+
+
+def test_kernel_compound_undoes_a_spurious_timeout_in_slow_start_as_linux_reno(kernel, tmp_path):
+    # Linux's tcp_undo_cwnd_reduction restores cwnd = max(cwnd, prior_cwnd) and ssthresh =
+    # prior_ssthresh, which in the first slow start is infinite: Reno (Linux's own, the peer
+    # here) resumes slow start. The model does the same through set_cwnd / set_ssthresh, and so
+    # must tv_compound (dwnd is 0 in slow start, so Compound is Reno there). Before the fix the
+    # port kept the halved threshold and grew one segment per RTT (20 -> 22 -> 24 ... while
+    # Reno went 20 -> 80 -> 320 -> 1129).
+    bpf.load(["tv_compound"])
+    try:
+        compound = _run_with_one_spurious_timeout("compound", tmp_path / "compound")
+    finally:
+        bpf.unload(["tv_compound"])
+    reno = _run_with_one_spurious_timeout("reno", tmp_path / "reno")
+    for name, s in (("reno", reno), ("compound", compound)):
+        assert min(c for t, c in s if 0.5 <= t <= 1.4) <= 2, f"{name}: no RTO during the freeze: {s}"
+    after = lambda s: max(c for t, c in s if 1.2 <= t <= 2.2)  # noqa: E731
+    before = max(c for t, c in reno if t <= 0.6)
+    assert after(reno) >= 8 * before, f"reno did not resume slow start: {before:.0f} -> {after(reno):.0f}"
+    assert after(compound) >= 0.5 * after(reno), \
+        f"tv_compound peaked at {after(compound):.0f} segments after the undo, Linux Reno at {after(reno):.0f}"
