@@ -10,12 +10,10 @@
 //! the RTT with a patched tcpdump on SEQ/ACK timestamps; TCP_INFO gives the same quantity from the
 //! kernel without capturing.
 //!
-//! Small requests (playlists, MPDs, the bitrate HEAD: [`UpstreamClient::get_small`],
-//! [`UpstreamClient::head_small`]) go over a few keep-alive connections instead
-//! ([`SmallRequestPool`], HTTP/1.1 persistent connections, RFC 9112 §9.3): on a 302 ms backhaul a
-//! new connection costs one RTT of handshake before the request, and a cold edge's first playlist
-//! is followed at once by the HEAD, so reusing the playlist's connection removes one RTT from a
-//! new stream's start-up (docs/edge_demo.md). Segments never use the pool: each segment fetch has
+//! Small requests (playlists, MPDs: [`UpstreamClient::get_small`]) go over a few keep-alive
+//! connections instead ([`SmallRequestPool`], HTTP/1.1 persistent connections, RFC 9112 §9.3): on
+//! a 302 ms backhaul a new connection costs one RTT of handshake before the request, which
+//! every playlist reload after the first is spared (docs/edge_demo.md). Segments never use the pool: each segment fetch has
 //! its own new connection, the model's premise. TCP_INFO is read on whichever connection carried
 //! the request, so the stream's first backhaul sample still comes from the connection that
 //! carried its first playlist. A reused connection the source has closed meanwhile fails before
@@ -23,9 +21,9 @@
 //! on a new connection.
 //!
 //! A new stream's first segment fetches would each wait one backhaul RTT for their handshake
-//! after the bitrate HEAD has returned; [`UpstreamClient::preconnect`] opens a few connections
-//! (handshake only, no request) while the HEAD is in flight, and [`UpstreamClient::send`] takes
-//! one of those before connecting anew. Each still carries exactly one fetch and starts it from
+//! after its first playlist has arrived; [`UpstreamClient::preconnect`] opens a few connections
+//! (handshake only, no request) when the stream's first playlist request arrives, while the
+//! playlist is fetched, and [`UpstreamClient::send`] takes one of those before connecting anew. Each still carries exactly one fetch and starts it from
 //! the initial window (no data has crossed it), so the model's premise holds; one not used within
 //! `PRECONNECTED_MAX_AGE` is closed unused (sources close connections that send no request).
 //!
@@ -92,8 +90,30 @@ pub struct BackhaulSample {
     pub mss_bytes: u64,
 }
 
+/// Which kind of connection carried a request (the cold-start timeline in the edge's log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionKind {
+    /// Opened for this request: one backhaul RTT of handshake before it.
+    New,
+    /// Opened ahead by [`UpstreamClient::preconnect`] (handshake done, nothing sent before).
+    Preconnected,
+    /// A keep-alive connection of the small-request pool that carried earlier requests.
+    Reused,
+}
+
+impl ConnectionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectionKind::New => "new",
+            ConnectionKind::Preconnected => "preconnected",
+            ConnectionKind::Reused => "reused",
+        }
+    }
+}
+
 /// A response whose headers have arrived.
 pub struct UpstreamResponse {
+    pub connection: ConnectionKind,
     pub status: StatusCode,
     pub content_length: Option<u64>,
     pub content_type: Option<String>,
@@ -215,8 +235,9 @@ impl UpstreamClient {
     pub async fn send(&self, method: Method, path_and_query: &str, range: Option<&str>) -> Result<UpstreamResponse, UpstreamError> {
         tokio::time::timeout(self.header_timeout, async {
             if let Some(mut c) = self.preconnected.take() {
-                if let Ok(r) = self.request(&mut c, method.clone(), path_and_query, range, true).await {
+                if let Ok(mut r) = self.request(&mut c, method.clone(), path_and_query, range, true).await {
                     self.preconnected.used.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    r.connection = ConnectionKind::Preconnected;
                     return Ok(r);
                 }
                 // Closed by the source while waiting: a new connection instead.
@@ -284,6 +305,7 @@ impl UpstreamClient {
         // The source will close after this response: never hand the connection out again.
         c.reusable &= !source_closes;
         Ok(UpstreamResponse {
+            connection: ConnectionKind::New,
             status: response.status(),
             content_length: header(hyper::header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
             content_type: header(hyper::header::CONTENT_TYPE),
@@ -299,8 +321,9 @@ impl UpstreamClient {
         use std::sync::atomic::Ordering::Relaxed;
         tokio::time::timeout(self.header_timeout, async {
             if let Some(mut c) = self.small_pool.take() {
-                if let Ok(r) = self.request(&mut c, method.clone(), path_and_query, None, false).await {
+                if let Ok(mut r) = self.request(&mut c, method.clone(), path_and_query, None, false).await {
                     self.small_pool.reused.fetch_add(1, Relaxed);
+                    r.connection = ConnectionKind::Reused;
                     return Ok((r, c));
                 }
                 // Closed by the source while idle: once more on a new connection.
@@ -312,13 +335,6 @@ impl UpstreamClient {
         })
         .await
         .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
-    }
-
-    /// HEAD on a pooled keep-alive connection (the bitrate probe of a new stream).
-    pub async fn head_small(&self, path_and_query: &str) -> Result<UpstreamResponse, UpstreamError> {
-        let (response, c) = self.send_small(Method::HEAD, path_and_query).await?;
-        self.small_pool.put(c);
-        Ok(response)
     }
 
     /// Next body chunk under the idle deadline; `Ok(None)` at the end.
