@@ -145,6 +145,7 @@ fn plain(status: u16, text: String) -> Response<EdgeBody> {
 /// Serve until `shutdown` resolves. `listener` is bound by the caller (tests bind port 0).
 pub async fn serve(edge: Arc<Edge>, listener: TcpListener, shutdown: impl Future<Output = ()>) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let standby = edge.config.standby_connection.then(|| edge.client.spawn_standby());
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -172,6 +173,9 @@ pub async fn serve(edge: Arc<Edge>, listener: TcpListener, shutdown: impl Future
         }
     }
     drop(listener);
+    if let Some(task) = standby {
+        task.abort();
+    }
     if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await.is_err() {
         warn!("open connections did not finish within 10 s; closing them");
     }

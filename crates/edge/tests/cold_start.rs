@@ -181,3 +181,34 @@ async fn a_new_streams_start_up_segment_connections_are_opened_when_its_first_pl
     eventually(|| edge.edge.client.preconnected.used() >= 4).await;
     assert!(edge.edge.client.preconnected.used() >= 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_standby_connection_a_cold_edge_answers_the_first_playlist_in_one_rtt_and_the_first_segment_in_two() {
+    // A player whose browser opened its connection ahead (the demo's chromium does, to the
+    // page's origin) gets the playlist after 1 RTT and its first segment's first byte after 2.
+    // The edge's standby connection to the source does the same for a new stream.
+    let source = Source::start(30, 3_900_000, 0).await;
+    *source.state.rtt.lock().unwrap() = RTT;
+    let edge = start_edge(&source, |c| {
+        c.backhaul_rtt_override = Some(Duration::from_millis(302));
+        c.header_timeout = Duration::from_secs(5);
+        c.body_idle_timeout = Duration::from_secs(2);
+        c.standby_connection = true;
+    })
+    .await;
+    eventually(|| edge.edge.client.small_pool.counts().0 == 1).await;
+    tokio::time::sleep(RTT + RTT / 3).await; // its (emulated) handshake is over
+    let t0 = Instant::now();
+    let ran = [("X-Receiver-Id", "player"), ("X-Ran-Throughput-Kbps", "100000")];
+    let playlist = get(edge.addr, "/live/stream.m3u8", &ran).await;
+    let answered = playlist.first_body_byte_at.expect("a playlist body") - t0;
+    let first = get(edge.addr, "/live/seg27.ts", &ran).await;
+    let first_byte = first.first_body_byte_at.expect("a segment body") - t0;
+    eprintln!("cold edge with a standby connection, RTT {RTT:?}: playlist after {answered:?}, first byte after {first_byte:?}");
+    assert!(answered >= RTT && answered <= RTT + SLACK, "first playlist after {answered:?}, not 1 RTT");
+    assert!(first.complete);
+    assert!(first_byte <= 2 * RTT + SLACK, "first segment's first byte after {first_byte:?}, more than 2 RTTs");
+    let playlists = source.requests_for("/live/stream.m3u8");
+    assert_eq!(playlists[0].connection, 0, "the playlist did not ride the standby connection");
+    assert_eq!(edge.edge.client.small_pool.counts().0, 1, "a second small-request connection was opened");
+}

@@ -372,6 +372,8 @@ fn test_config(source: &Source, addr: SocketAddr, tune: impl FnOnce(&mut EdgeCon
     config.body_idle_timeout = Duration::from_millis(300);
     // An Ethernet backhaul's MSS, not loopback's 65 483 bytes (the tests' x follow from it).
     config.backhaul_mss_override = Some(1448);
+    // Tests count the source's connections; the one that wants the standby turns it on.
+    config.standby_connection = false;
     tune(&mut config);
     config
 }
