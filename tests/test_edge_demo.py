@@ -115,6 +115,9 @@ def test_edge_demo_plays_through_the_edge_and_directly_over_the_302_ms_backhaul(
     # segments' GETs, no HEAD first: that was 3 RTTs), and the player's first segment's first
     # byte leaves the edge about one RTT later (its fetch started when the playlist arrived, on a
     # connection opened with the first request): 2 RTTs, as E2E's.
+    from tcpvideo.edge_demo.timeline import format_timelines
+
+    print(format_timelines([(r.mode, r.timeline) for r in result.rows]))  # pytest -s shows it
     t, rtt_s = edge.timeline, edge.backhaul_rtt_ms / 1000
     answered = t["edge_playlist_answered"] - t["edge_playlist_request"]
     assert 0.9 * rtt_s <= answered <= 1.5 * rtt_s, t
