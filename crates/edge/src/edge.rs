@@ -475,7 +475,7 @@ impl Edge {
         self.metrics.render_with(&[
             (
                 "ethle_upstream_small_connections_opened_total",
-                "new upstream connections opened for playlists and MPDs (SmallRequestPool)",
+                "new upstream connections opened for playlists and MPDs (SmallRequestPool, the standby one included)",
                 opened,
             ),
             ("ethle_upstream_small_requests_reused_total", "playlist and MPD requests sent on a reused keep-alive connection", reused),
