@@ -134,6 +134,11 @@ const STANDBY_REFRESH: Duration = Duration::from_secs(20);
 /// How often the standby task looks at the pool.
 const STANDBY_CHECK: Duration = Duration::from_secs(2);
 
+/// Longest a segment fetch waits for a connection still being opened: a handshake on the
+/// longest backhaul here (334 ms) is done well within it; one that is not lost its SYN (Linux
+/// retransmits it after 1 s) and a new connection is no slower.
+const PRECONNECT_WAIT_MAX: Duration = Duration::from_secs(1);
+
 /// Most connections opened ahead of segment fetches and waiting for one.
 const PRECONNECTED_MAX: usize = 8;
 /// A preconnected socket older than this is not used (hyper's server closes a connection that
@@ -234,9 +239,10 @@ impl Drop for WaitingForPreconnect<'_> {
 
 impl Preconnected {
     /// A ready connection, or the next one to finish opening if one is being opened that no
-    /// earlier fetch waits for; `None`: open a new one.
-    async fn take(&self) -> Option<UpstreamConnection> {
+    /// earlier fetch waits for, within `max_wait`; `None`: open a new one.
+    async fn take(&self, max_wait: Duration) -> Option<UpstreamConnection> {
         let mut me = WaitingForPreconnect { preconnected: self, counted: false };
+        let deadline = tokio::time::Instant::now() + max_wait;
         loop {
             // Registered for `notify_waiters` from here on, so an arrival after the look below
             // still wakes this fetch.
@@ -257,7 +263,9 @@ impl Preconnected {
                     me.counted = true;
                 }
             }
-            arrived.await;
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                return None; // a handshake this slow lost its SYN: dialing anew is no slower
+            }
         }
     }
 
@@ -292,7 +300,7 @@ impl UpstreamClient {
     /// the response headers.
     pub async fn send(&self, method: Method, path_and_query: &str, range: Option<&str>) -> Result<UpstreamResponse, UpstreamError> {
         tokio::time::timeout(self.header_timeout, async {
-            if let Some(mut c) = self.preconnected.take().await {
+            if let Some(mut c) = self.preconnected.take(PRECONNECT_WAIT_MAX).await {
                 if let Ok(mut r) = self.request(&mut c, method.clone(), path_and_query, range, true).await {
                     self.preconnected.used.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     r.connection = ConnectionKind::Preconnected;
@@ -590,12 +598,12 @@ mod tests {
         client.preconnected.state.lock().unwrap().pending = 1; // one handshake under way
         let waiter = {
             let c = client.clone();
-            tokio::spawn(async move { c.preconnected.take().await.is_some() })
+            tokio::spawn(async move { c.preconnected.take(Duration::from_secs(5)).await.is_some() })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!waiter.is_finished(), "gave up on the connection being opened");
         // A second fetch: the one being opened is already waited for, so it opens its own.
-        assert!(client.preconnected.take().await.is_none());
+        assert!(client.preconnected.take(Duration::from_secs(5)).await.is_none());
         let c = client.connect().await.unwrap();
         {
             let mut s = client.preconnected.state.lock().unwrap();
@@ -614,12 +622,24 @@ mod tests {
         client.preconnected.state.lock().unwrap().pending = 1;
         let waiter = {
             let c = client.clone();
-            tokio::spawn(async move { c.preconnected.take().await.is_some() })
+            tokio::spawn(async move { c.preconnected.take(Duration::from_secs(5)).await.is_some() })
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
         client.preconnected.state.lock().unwrap().pending = 0; // the handshake failed
         client.preconnected.arrived.notify_waiters();
         assert!(!waiter.await.unwrap());
+        assert_eq!(client.preconnected.state.lock().unwrap().waiting, 0);
+    }
+
+    #[tokio::test]
+    async fn a_fetch_stops_waiting_for_a_handshake_that_takes_longer_than_its_bound() {
+        let base = UpstreamBase::parse("http://127.0.0.1:9").unwrap();
+        let client = UpstreamClient::new(base, Duration::from_secs(5), Duration::from_secs(5));
+        client.preconnected.state.lock().unwrap().pending = 1; // never completes
+        let t0 = Instant::now();
+        assert!(client.preconnected.take(Duration::from_millis(100)).await.is_none());
+        let waited = t0.elapsed();
+        assert!(waited >= Duration::from_millis(100) && waited < Duration::from_secs(2), "{waited:?}");
         assert_eq!(client.preconnected.state.lock().unwrap().waiting, 0);
     }
 
