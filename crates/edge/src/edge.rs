@@ -308,7 +308,14 @@ impl Edge {
             self.install_policy(stream, stream_key, &playlist, None);
             return;
         };
-        stream.state.lock().unwrap().probing_bitrate = true;
+        {
+            // One probe per stream, however many first requests raced here.
+            let mut s = stream.state.lock().unwrap();
+            if s.probing_bitrate || s.policy.is_some() {
+                return;
+            }
+            s.probing_bitrate = true;
+        }
         let (edge, stream, stream_key) = (self.clone(), stream.clone(), stream_key.to_string());
         tokio::spawn(async move {
             let duration = playlist.segments.last().map_or(0.0, |s| s.duration as f64);
