@@ -2,8 +2,11 @@
 //!
 //! `get` serves a receiver: a cache hit, or a read of the open fetch of the same segment (a
 //! coalesced wait), or — for the first asker — a new fetch that everyone after it reads. `prefetch`
-//! starts a fetch nobody waits for yet (the held segments). Fetches run in their own task, so a
-//! receiver that goes away does not cancel a download others (or the cache) need.
+//! starts a fetch nobody waits for yet (the held segments); `size_of` does the same and returns
+//! the segment's size from the fetch's head (a new stream's bitrate, with no extra request).
+//! Fetches run in their own task, so a receiver that goes away does not cancel a download others
+//! (or the cache) need. Each fetch logs "segment fetch started" and "upstream first byte" (with
+//! the kind of connection it rode) for the start-up timeline.
 //!
 //! The fetch task retries (up to `retries` more times) while nothing has been handed to readers:
 //! connect errors, timeouts before the head, 5xx. After the head, a failure (reset, truncation
