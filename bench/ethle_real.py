@@ -3,6 +3,12 @@
 ETHLE model and directly from the origin (E2E) on the same path; prints the demo's table and a
 "paper vs ours" table, writes results.json.
 
+After the table, each row's start-up timeline (python/tcpvideo/edge_demo/timeline.py): the
+player's playlist request and arrival, the edge's first playlist request, backhaul measurement,
+answer, the first segment's request, upstream fetch and first byte, the policy, the first byte
+to the player, the player's first byte and first `playing` — where the seconds before playback
+go (the E2E row has the player's milestones only).
+
 Rows (python/tcpvideo/edge_demo/demo.py): "edge cold" (the player is the stream's first viewer at
 the edge), "edge warm" (another viewer in the cell has been watching for 10 s: the ETHLE setting,
 where the edge already serves the stream), "E2E" (no edge). Each row plays --play-s seconds after
@@ -76,6 +82,7 @@ def main() -> None:
     from tcpvideo.cli.edge import find_edge_binary
     from tcpvideo.cli.origin import find_origin_binary
     from tcpvideo.edge_demo import DemoConfig, format_table, missing_requirements, run_demo
+    from tcpvideo.edge_demo.timeline import format_timelines
 
     why = missing_requirements()
     if why:
@@ -92,6 +99,9 @@ def main() -> None:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     print()
     print(format_table(result))
+    print("\nstart-up timeline per row (edge: its JSON log; player: hls.js's loader stats and events; "
+          "one clock, seconds since loadSource; negative: before this player started)")
+    print(format_timelines([(r.mode, r.timeline) for r in result.rows]))
     print(f"load average before {load_before[0]:.1f}, after {result.load_average[0]:.1f}; CPU of "
           f"the children (ffmpeg, origin, edge, chromium, node): "
           f"{children.ru_utime + children.ru_stime:.1f} s")

@@ -109,4 +109,19 @@ def test_edge_demo_plays_through_the_edge_and_directly_over_the_302_ms_backhaul(
     # zero-stall claim is judged over 3 minutes by bench/ethle_real.py.
     assert edge.player.starved_stall_count == 0, (edge.player.stalls, edge.player.stall_buffers_s)
     assert edge.player.stall_total_s < 0.5, edge.player.stalls
+    # The cold edge's start-up on the real path, in backhaul RTTs (timeline.py, from its log):
+    # the first playlist is answered after 1 RTT (on the edge's standby connection to the origin,
+    # as E2E's player on the socket chromium opened ahead; the bitrate is read from the first
+    # segments' GETs, no HEAD first: that was 3 RTTs), and the player's first segment's first
+    # byte leaves the edge about one RTT later (its fetch started when the playlist arrived, on a
+    # connection opened with the first request): 2 RTTs, as E2E's.
+    from tcpvideo.edge_demo.timeline import format_timelines
+
+    print(format_timelines([(r.mode, r.timeline) for r in result.rows]))  # pytest -s shows it
+    t, rtt_s = edge.timeline, edge.backhaul_rtt_ms / 1000
+    answered = t["edge_playlist_answered"] - t["edge_playlist_request"]
+    assert 0.9 * rtt_s <= answered <= 1.5 * rtt_s, t
+    assert t["edge_first_byte_out"] - t["edge_playlist_request"] <= 2.5 * rtt_s, t
+    for key in ("playlist_requested", "playlist_loaded", "segment_requested", "segment_first_byte", "playing"):
+        assert e2e.timeline.get(key) is not None, (key, e2e.timeline)
     assert not re.search(rf"^ethle-{os.getpid()}-", names, flags=re.M)  # namespaces removed

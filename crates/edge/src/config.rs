@@ -37,6 +37,9 @@ pub struct EdgeConfig {
     /// Use this source MSS (bytes) instead of TCP_INFO's (an emulated path's MTU, tests on
     /// loopback whose 65 483-byte MSS is no backhaul's).
     pub backhaul_mss_override: Option<u64>,
+    /// Keep one idle keep-alive connection to the source open (`UpstreamClient::spawn_standby`),
+    /// so a new stream's first playlist does not wait for a handshake.
+    pub standby_connection: bool,
 }
 
 impl EdgeConfig {
@@ -56,6 +59,7 @@ impl EdgeConfig {
             retries: 1,
             backhaul_rtt_override: None,
             backhaul_mss_override: None,
+            standby_connection: true,
         }
     }
 }

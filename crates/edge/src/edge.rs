@@ -11,18 +11,36 @@
 //! values are remembered for the media playlists they name). Anything else (segments, init
 //! sections, keys, MPDs) is a segment request served through `segment_fetcher`.
 //!
-//! Start-up (a cold edge; not in the paper, which measured a warm one): playlists and the bitrate
-//! HEAD share a keep-alive upstream connection (`upstream::SmallRequestPool`); a new stream's first
-//! playlist opens a few segment connections ahead while the HEAD is out (`UpstreamClient::preconnect`);
-//! a receiver's first playlist also prefetches where hls.js will start (`prefetch::startup_segments_to_fetch`).
+//! Start-up (a cold edge; not in the paper, which measured a warm one). Counted in backhaul RTTs
+//! R up to the first player's first segment's first byte (docs/edge_demo.md): E2E, a player on a
+//! new connection to the source, spends 3 (handshake, playlist, segment request). The edge:
+//! - a new stream's first playlist request opens a few segment connections at once
+//!   (`UpstreamClient::preconnect`), ready after 1 R, while the playlist (handshake + request,
+//!   2 R) is fetched; later playlists reuse that keep-alive connection
+//!   (`upstream::SmallRequestPool`);
+//! - without a bitrate in the playlists, the edge answers at once, hold-0, instead of first
+//!   asking the source for the newest segment's size (a HEAD: 1 R); the size comes from the
+//!   Content-Length of that segment's GET, which the start-up prefetch sends anyway, and the
+//!   receiver is moved to hold-x when the policy is known (the paper's one-way move; the live
+//!   edge it was shown never goes back, so the held x segments build up as the source advances);
+//! - a receiver's first playlist prefetches where hls.js will start
+//!   (`prefetch::startup_segments_to_fetch`) on those connections, so the player's first segment
+//!   request (0 R after the playlist over the RAN) joins a fetch whose first byte comes 1 R after
+//!   the playlist: 3 R, as E2E. Each segment still rides its own new connection from the initial
+//!   window (the model's premise).
 //!
 //! MPD requests go to `dash_stream` (the same decision, `mpd_rewrite` for the held MPD). The backhaul
 //! model uses the source's sending MSS from TCP_INFO (`upstream::source_send_mss`) and no
 //! bottleneck (the paper's case). A stream whose bitrate cannot be found (no BANDWIDTH, EXT-X-BITRATE, byte range,
-//! or Content-Length from a HEAD of the newest segment) is served hold-0 and logged.
+//! or size of the newest segment) is served hold-0 and logged.
+//!
+//! Log lines for the cold-start timeline (`bench/ethle_real.py`, `edge_demo/timeline.py`):
+//! "first playlist request", "backhaul measured", "stream policy", "first playlist answered",
+//! "first segment request" / "first segment answered" (per receiver and stream, `server`),
+//! "segment fetch started" / "upstream first byte" (per fetch, `segment_fetcher`).
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -76,6 +94,12 @@ struct StreamState {
     shown: HashMap<u64, u64>,
     newest_requested: Option<u64>,
     newest_prefetched: Option<u64>,
+    /// Segment connections were opened ahead for this stream's first segment fetches.
+    preconnected: bool,
+    /// The newest segment's size is being fetched for the bitrate (no policy until it is known).
+    probing_bitrate: bool,
+    /// Receivers whose first segment request was seen (logged once each, for the timeline).
+    started_segments: HashSet<u64>,
 }
 
 struct Stream {
@@ -147,6 +171,19 @@ impl Edge {
     pub async fn playlist(self: &Arc<Self>, path: &EdgePath, receiver: &Receiver) -> PlaylistAnswer {
         let stream_key = path.path_and_query();
         let stream = self.stream(&stream_key);
+        {
+            let mut s = stream.state.lock().unwrap();
+            if !s.shown.contains_key(&receiver.key()) {
+                info!(stream = %stream_key, receiver = %receiver.id, "first playlist request");
+            }
+            if !s.preconnected {
+                // A new stream: its first segment fetches follow the playlist by one backhaul
+                // RTT at most; open their connections now, while the playlist itself is fetched,
+                // so their handshakes are done by then (each still carries one fetch).
+                s.preconnected = true;
+                self.client.preconnect(STARTUP_PRECONNECTS);
+            }
+        }
         if let Some(Group::Redirected) = stream.state.lock().unwrap().policy.as_ref().and_then(|p| p.group_of(receiver.key())) {
             return self.redirect(path);
         }
@@ -157,7 +194,7 @@ impl Edge {
         if let Some(raw) = master {
             return PlaylistAnswer::Body { bytes: raw, content_type: M3U8_TYPE };
         }
-        self.ensure_policy(&stream, &stream_key).await;
+        self.ensure_policy(&stream, &stream_key);
         self.answer_media(&stream, &stream_key, path, receiver)
     }
 
@@ -235,11 +272,6 @@ impl Edge {
         }
         self.fetcher.evict_left_window(&stream_key, media.media_sequence);
         let mut s = stream.state.lock().unwrap();
-        if s.view.is_none() {
-            // A new stream: its first segment fetches (start-up and held) follow the policy
-            // (after the bitrate HEAD); have their handshakes done by then.
-            self.client.preconnect(STARTUP_PRECONNECTS);
-        }
         if s.backhaul.is_none() {
             let sample = self.config.backhaul(backhaul);
             if let Some(b) = sample {
@@ -251,27 +283,60 @@ impl Edge {
         s.view = Some(UpstreamView { fetched_at: Instant::now(), playlist: Arc::new(media), raw, segments });
     }
 
-    /// Build the stream's policy once RTT and bitrate are known.
-    async fn ensure_policy(&self, stream: &Stream, stream_key: &str) {
-        let (playlist, backhaul) = {
+    /// Build the stream's policy once RTT and bitrate are known. Without a bitrate in the
+    /// playlists, the newest segment's size is fetched in the background (`size_of`: its GET's
+    /// Content-Length; the segment is needed anyway) and the policy follows when it arrives;
+    /// until then receivers are served hold-0 and moved to hold-x after (the paper's one-way
+    /// move, §III-B; `hold_back` never shows a receiver an earlier live edge).
+    fn ensure_policy(self: &Arc<Self>, stream: &Arc<Stream>, stream_key: &str) {
+        let playlist = {
             let s = stream.state.lock().unwrap();
-            if s.policy.is_some() {
+            if s.policy.is_some() || s.probing_bitrate {
                 return;
             }
             match (&s.view, s.backhaul) {
-                (Some(v), Some(b)) => (v.playlist.clone(), b),
+                (Some(v), Some(_)) => v.playlist.clone(),
                 _ => return,
             }
         };
-        let l_seg = segment_length(&playlist);
-        let mut bitrate = self.master_bandwidth.lock().unwrap().get(stream_key).copied().or_else(|| bitrate_from_playlist(&playlist));
-        if bitrate.is_none() {
-            bitrate = self.bitrate_from_newest_segment(stream, &playlist).await;
+        let bitrate = self.master_bandwidth.lock().unwrap().get(stream_key).copied().or_else(|| bitrate_from_playlist(&playlist));
+        if bitrate.is_some() {
+            self.install_policy(stream, stream_key, &playlist, bitrate);
+            return;
         }
+        let Some(newest) = stream.state.lock().unwrap().view.as_ref().and_then(|v| v.segments.last().cloned()) else {
+            self.install_policy(stream, stream_key, &playlist, None);
+            return;
+        };
+        {
+            // One probe per stream, however many first requests raced here.
+            let mut s = stream.state.lock().unwrap();
+            if s.probing_bitrate || s.policy.is_some() {
+                return;
+            }
+            s.probing_bitrate = true;
+        }
+        let (edge, stream, stream_key) = (self.clone(), stream.clone(), stream_key.to_string());
+        tokio::spawn(async move {
+            let duration = playlist.segments.last().map_or(0.0, |s| s.duration as f64);
+            let (seq, path, range) = newest;
+            let key = SegmentKey { path_and_query: path.path_and_query(), range: range.clone() };
+            edge.prefetch(&stream_key, vec![(seq, path, range)]);
+            let position = StreamPosition { stream: stream_key.clone(), sequence: seq };
+            let size = edge.fetcher.size_of(&key, Some(position)).await;
+            let bitrate = size.and_then(|bytes| bitrate_from_size(bytes, duration));
+            edge.install_policy(&stream, &stream_key, &playlist, bitrate);
+        });
+    }
+
+    fn install_policy(&self, stream: &Stream, stream_key: &str, playlist: &MediaPlaylist, bitrate: Option<Bandwidth>) {
         let mut s = stream.state.lock().unwrap();
+        s.probing_bitrate = false;
+        let (Some(backhaul), None) = (s.backhaul, &s.policy) else { return };
+        let l_seg = segment_length(playlist);
         let Some(bitrate) = bitrate else {
             if !s.policy_unavailable_logged {
-                warn!(stream = %stream_key, "no bitrate (BANDWIDTH, EXT-X-BITRATE, byte range or Content-Length): serving hold-0");
+                warn!(stream = %stream_key, "no bitrate (BANDWIDTH, EXT-X-BITRATE, byte range or segment size): serving hold-0");
                 s.policy_unavailable_logged = true;
             }
             return;
@@ -292,15 +357,6 @@ impl Edge {
         info!(stream = %stream_key, bitrate_bps = bitrate.bits_per_sec, segment_s = l_seg.as_secs_f64(), th_bh_bps = prediction.throughput.bits_per_sec, x, "stream policy");
         self.metrics.set_stream(stream_key, |g| g.hold_x = x);
         s.policy = Some(policy);
-    }
-
-    async fn bitrate_from_newest_segment(&self, stream: &Stream, playlist: &MediaPlaylist) -> Option<Bandwidth> {
-        let newest = stream.state.lock().unwrap().view.as_ref()?.segments.last()?.1.clone();
-        let duration = playlist.segments.last()?.duration as f64;
-        Metrics::bump(&self.metrics.upstream_fetches);
-        // On the playlist's keep-alive connection: one backhaul RTT, not two.
-        let head = self.client.head_small(&newest.path_and_query()).await.ok()?;
-        bitrate_from_size(head.content_length?, duration)
     }
 
     fn answer_media(self: &Arc<Self>, stream: &Stream, stream_key: &str, path: &EdgePath, receiver: &Receiver) -> PlaylistAnswer {
@@ -357,6 +413,14 @@ impl Edge {
             .filter_map(|seq| s.view.as_ref()?.segments.iter().find(|(q, _, _)| *q == seq).cloned())
             .collect();
         drop(s);
+        if new_receiver {
+            let (group, x) = match group {
+                Group::Hold0 => ("hold-0", 0),
+                Group::HoldX { x, .. } => ("hold-x", x),
+                Group::Redirected => ("redirected", 0),
+            };
+            info!(stream = %stream_key, receiver = %receiver.id, group, x, served_edge, "first playlist answered");
+        }
         self.prefetch(stream_key, to_fetch);
         answer
     }
@@ -375,6 +439,17 @@ impl Edge {
             let lead = s.newest_prefetched.unwrap_or(0) as i64 - s.newest_requested.unwrap_or(0) as i64;
             self.metrics.set_stream(stream_key, |g| g.prefetch_lead_segments = lead);
         }
+    }
+
+    /// A receiver's segment request has arrived: true (and a log line for the cold-start
+    /// timeline) if it is this receiver's first of the stream.
+    pub fn note_segment_request(&self, position: &StreamPosition, receiver: &Receiver, segment: &str) -> bool {
+        let stream = self.stream(&position.stream);
+        let first = stream.state.lock().unwrap().started_segments.insert(receiver.key());
+        if first {
+            info!(stream = %position.stream, receiver = %receiver.id, segment, sequence = position.sequence, "first segment request");
+        }
+        first
     }
 
     /// After a receiver's segment request: keep the stream's lead x segments ahead of it.
@@ -401,6 +476,24 @@ impl Edge {
         PlaylistAnswer::Redirect { location: self.config.upstream.url_for(&path.path_and_query()) }
     }
 
+    /// `/metrics`: the edge's counters and gauges and the upstream client's connection counts.
+    pub fn metrics_text(&self) -> String {
+        let (opened, reused) = self.client.small_pool.counts();
+        self.metrics.render_with(&[
+            (
+                "ethle_upstream_small_connections_opened_total",
+                "new upstream connections opened for playlists and MPDs (SmallRequestPool, the standby one included)",
+                opened,
+            ),
+            ("ethle_upstream_small_requests_reused_total", "playlist and MPD requests sent on a reused keep-alive connection", reused),
+            (
+                "ethle_upstream_preconnected_used_total",
+                "segment fetches that went on a connection opened ahead (handshake done before the request)",
+                self.client.preconnected.used(),
+            ),
+        ])
+    }
+
     /// The stream's x (for tests and the log), if its policy is built.
     pub fn stream_x(&self, stream_key: &str) -> Option<u32> {
         let stream = self.streams.lock().unwrap().get(stream_key)?.clone();
@@ -409,9 +502,10 @@ impl Edge {
     }
 }
 
-/// Connections opened ahead on a stream's first playlist: the 4 start-up segments of a new
-/// hls.js receiver and 2 held ones (x = 2 is the demo's and the paper's common case).
-const STARTUP_PRECONNECTS: usize = 6;
+/// Connections opened ahead on a stream's first playlist request: the 4 start-up segments of a
+/// new hls.js receiver, which the edge fetches the moment the playlist arrives (the held ones
+/// follow the policy, one RTT later, and open their own).
+const STARTUP_PRECONNECTS: usize = 4;
 
 /// How long to wait for a playlist before the server gives up on it.
 pub const PLAYLIST_DEADLINE: Duration = Duration::from_secs(30);

@@ -55,6 +55,9 @@ struct Options {
     /// Use this source MSS (bytes) instead of the TCP_INFO measurement.
     #[arg(long)]
     backhaul_mss_bytes: Option<u64>,
+    /// Do not keep an idle connection to the source open ahead of new streams' first playlists.
+    #[arg(long)]
+    no_standby_connection: bool,
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
@@ -100,6 +103,7 @@ fn main() -> ExitCode {
     config.retries = o.retries;
     config.backhaul_rtt_override = o.backhaul_rtt_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0));
     config.backhaul_mss_override = o.backhaul_mss_bytes;
+    config.standby_connection = !o.no_standby_connection;
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

@@ -89,7 +89,16 @@ impl Metrics {
     }
 
     pub fn render(&self) -> String {
+        self.render_with(&[])
+    }
+
+    /// The exposition with extra counters kept outside `Metrics` (the upstream client's
+    /// connection counts): (name, help, value) each.
+    pub fn render_with(&self, extra_counters: &[(&str, &str, u64)]) -> String {
         let mut out = String::new();
+        for (name, help, v) in extra_counters {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}");
+        }
         let counters: [(&str, &str, &AtomicU64); 11] = [
             ("ethle_cache_hits_total", "segment requests served from the cache", &self.cache_hits),
             ("ethle_cache_misses_total", "segment requests that started an upstream fetch", &self.cache_misses),

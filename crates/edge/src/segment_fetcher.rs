@@ -2,8 +2,11 @@
 //!
 //! `get` serves a receiver: a cache hit, or a read of the open fetch of the same segment (a
 //! coalesced wait), or — for the first asker — a new fetch that everyone after it reads. `prefetch`
-//! starts a fetch nobody waits for yet (the held segments). Fetches run in their own task, so a
-//! receiver that goes away does not cancel a download others (or the cache) need.
+//! starts a fetch nobody waits for yet (the held segments); `size_of` does the same and returns
+//! the segment's size from the fetch's head (a new stream's bitrate, with no extra request).
+//! Fetches run in their own task, so a receiver that goes away does not cancel a download others
+//! (or the cache) need. Each fetch logs "segment fetch started" and "upstream first byte" (with
+//! the kind of connection it rode) for the start-up timeline.
 //!
 //! The fetch task retries (up to `retries` more times) while nothing has been handed to readers:
 //! connect errors, timeouts before the head, 5xx. After the head, a failure (reset, truncation
@@ -16,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use hyper::Method;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use crate::coalescing_lock::{CoalescingLock, LockOutcome, Locked, WritePermit};
 use crate::in_flight::{End, Head, InFlight};
@@ -130,22 +133,52 @@ impl SegmentFetcher {
 
     /// Start fetching `key` if it is neither cached nor being fetched; true if a fetch started.
     pub fn prefetch(self: &Arc<Self>, key: &SegmentKey, position: Option<StreamPosition>) -> bool {
+        matches!(self.watch(key, position), Watched::Started(_))
+    }
+
+    /// The size of `key` in bytes: the cached copy's, or the Content-Length of the open fetch's
+    /// head (a fetch is started, as a prefetch, if none is open), or, without one, the bytes of
+    /// the complete body. `None` if the fetch fails or the source answers other than 200.
+    /// A new stream's bitrate comes from this (the segment is needed anyway, so no extra request
+    /// and no extra backhaul round trip, where a HEAD would cost one).
+    pub async fn size_of(self: &Arc<Self>, key: &SegmentKey, position: Option<StreamPosition>) -> Option<u64> {
+        let body = match self.watch(key, position) {
+            Watched::Cached(o) => return (o.status == 200).then_some(o.body.len() as u64),
+            Watched::Started(b) | Watched::Open(b) => b,
+        };
+        let head = body.head().await.ok()?;
+        if head.status != 200 {
+            return None;
+        }
+        if let Some(n) = head.content_length {
+            return Some(n);
+        }
+        let mut next = 0;
+        while let Some(chunk) = body.next_chunk(&mut next).await {
+            chunk.ok()?;
+        }
+        Some(body.received_bytes())
+    }
+
+    /// The cached copy of `key`, or its open fetch, starting one (not counted as a receiver's)
+    /// if there is neither.
+    fn watch(self: &Arc<Self>, key: &SegmentKey, position: Option<StreamPosition>) -> Watched {
         let mut lock = self.lock.lock().unwrap();
-        if self.cache.lock().unwrap().get(key).is_some() {
-            return false;
+        if let Some(o) = self.cache.lock().unwrap().get(key) {
+            return Watched::Cached(o.clone());
         }
         let body = Arc::new(InFlight::default());
         match lock.acquire(key, || body.clone()) {
             Locked::Write(permit) => {
                 drop(lock);
                 Metrics::bump(&self.metrics.prefetches);
-                self.spawn_fetch(key.clone(), permit, body, position);
-                true
+                self.spawn_fetch(key.clone(), permit, body.clone(), position);
+                Watched::Started(body)
             }
-            Locked::Read { lock: read, .. } => {
+            Locked::Read { lock: read, shared } => {
                 // Not a receiver: do not count as a waiter.
                 lock.wait_timed_out(key, read);
-                false
+                Watched::Open(shared)
             }
         }
     }
@@ -187,6 +220,8 @@ impl SegmentFetcher {
         let mut last_error = UpstreamError::Http("no attempt".into());
         for attempt in 0..=self.retries {
             Metrics::bump(&self.metrics.upstream_fetches);
+            // The cold-start timeline (bench/ethle_real.py) reads these two lines.
+            info!(segment = %key.path_and_query, attempt, "segment fetch started");
             let mut response = match self.client.send(Method::GET, &key.path_and_query, key.range.as_deref()).await {
                 Ok(r) if r.status.is_server_error() => {
                     last_error = UpstreamError::Http(format!("status {}", r.status.as_u16()));
@@ -216,7 +251,8 @@ impl SegmentFetcher {
                 return;
             }
             guard.body.set_head(head.clone());
-            let result = self.stream_body(&guard.body, &mut response.body, response.content_length).await;
+            let connection = response.connection.as_str();
+            let result = self.stream_body(&guard.body, &mut response.body, response.content_length, &key, connection).await;
             match result {
                 Ok(()) if status == 200 || status == 206 => {
                     let object = CachedObject {
@@ -246,9 +282,19 @@ impl SegmentFetcher {
         guard.release(outcome, End::Failed { outcome, reason: last_error.to_string() });
     }
 
-    async fn stream_body(&self, into: &InFlight, body: &mut hyper::body::Incoming, expected: Option<u64>) -> Result<(), UpstreamError> {
+    async fn stream_body(
+        &self,
+        into: &InFlight,
+        body: &mut hyper::body::Incoming,
+        expected: Option<u64>,
+        key: &SegmentKey,
+        connection: &str,
+    ) -> Result<(), UpstreamError> {
         let mut got = 0u64;
         while let Some(chunk) = self.client.next_chunk(body).await? {
+            if got == 0 {
+                info!(segment = %key.path_and_query, connection, "upstream first byte");
+            }
             got += chunk.len() as u64;
             if got > self.max_object_bytes || expected.is_some_and(|n| got > n) {
                 return Err(UpstreamError::TooLarge { limit: expected.unwrap_or(self.max_object_bytes) });
@@ -260,6 +306,14 @@ impl SegmentFetcher {
             _ => Ok(()),
         }
     }
+}
+
+enum Watched {
+    Cached(CachedObject),
+    /// A fetch this call started.
+    Started(Arc<InFlight>),
+    /// A fetch that was already open.
+    Open(Arc<InFlight>),
 }
 
 enum Acquired {

@@ -145,6 +145,7 @@ fn plain(status: u16, text: String) -> Response<EdgeBody> {
 /// Serve until `shutdown` resolves. `listener` is bound by the caller (tests bind port 0).
 pub async fn serve(edge: Arc<Edge>, listener: TcpListener, shutdown: impl Future<Output = ()>) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let standby = edge.config.standby_connection.then(|| edge.client.spawn_standby());
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -172,6 +173,9 @@ pub async fn serve(edge: Arc<Edge>, listener: TcpListener, shutdown: impl Future
         }
     }
     drop(listener);
+    if let Some(task) = standby {
+        task.abort();
+    }
     if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await.is_err() {
         warn!("open connections did not finish within 10 s; closing them");
     }
@@ -180,7 +184,7 @@ pub async fn serve(edge: Arc<Edge>, listener: TcpListener, shutdown: impl Future
 async fn route(edge: Arc<Edge>, req: Request<Incoming>, peer: SocketAddr, socket: Arc<ConnSocket>) -> Response<EdgeBody> {
     let path = req.uri().path().to_string();
     if path == "/metrics" {
-        let mut r = Response::new(full(edge.metrics.render()));
+        let mut r = Response::new(full(edge.metrics_text()));
         r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
         return r;
     }
@@ -308,7 +312,19 @@ async fn segment_response(
 ) -> Response<EdgeBody> {
     let key = SegmentKey { path_and_query: path.path_and_query(), range };
     let position = edge.position_of(path);
+    let first = position.as_ref().is_some_and(|p| edge.note_segment_request(p, receiver, &key.path_and_query));
     let served = edge.fetcher.get(&key, position.clone()).await;
+    if first {
+        // The first body byte leaves now (cached, or the fetch has bytes) or with the fetch's
+        // first byte ("upstream first byte" in the log), whichever is later.
+        let from = match &served {
+            Served::Cached(_) => "cache",
+            Served::Streaming { body, .. } if body.body_not_started() => "fetch, before its first byte",
+            Served::Streaming { .. } => "fetch, bytes on hand",
+            Served::Failed { .. } => "failed",
+        };
+        info!(receiver = %receiver.id, segment = %key.path_and_query, from, "first segment answered");
+    }
     match &position {
         Some(p) => edge.after_segment_request(p, receiver),
         None => {

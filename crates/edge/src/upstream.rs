@@ -10,12 +10,10 @@
 //! the RTT with a patched tcpdump on SEQ/ACK timestamps; TCP_INFO gives the same quantity from the
 //! kernel without capturing.
 //!
-//! Small requests (playlists, MPDs, the bitrate HEAD: [`UpstreamClient::get_small`],
-//! [`UpstreamClient::head_small`]) go over a few keep-alive connections instead
-//! ([`SmallRequestPool`], HTTP/1.1 persistent connections, RFC 9112 §9.3): on a 302 ms backhaul a
-//! new connection costs one RTT of handshake before the request, and a cold edge's first playlist
-//! is followed at once by the HEAD, so reusing the playlist's connection removes one RTT from a
-//! new stream's start-up (docs/edge_demo.md). Segments never use the pool: each segment fetch has
+//! Small requests (playlists, MPDs: [`UpstreamClient::get_small`]) go over a few keep-alive
+//! connections instead ([`SmallRequestPool`], HTTP/1.1 persistent connections, RFC 9112 §9.3): on
+//! a 302 ms backhaul a new connection costs one RTT of handshake before the request, which
+//! every playlist reload after the first is spared (docs/edge_demo.md). Segments never use the pool: each segment fetch has
 //! its own new connection, the model's premise. TCP_INFO is read on whichever connection carried
 //! the request, so the stream's first backhaul sample still comes from the connection that
 //! carried its first playlist. A reused connection the source has closed meanwhile fails before
@@ -23,9 +21,9 @@
 //! on a new connection.
 //!
 //! A new stream's first segment fetches would each wait one backhaul RTT for their handshake
-//! after the bitrate HEAD has returned; [`UpstreamClient::preconnect`] opens a few connections
-//! (handshake only, no request) while the HEAD is in flight, and [`UpstreamClient::send`] takes
-//! one of those before connecting anew. Each still carries exactly one fetch and starts it from
+//! after its first playlist has arrived; [`UpstreamClient::preconnect`] opens a few connections
+//! (handshake only, no request) when the stream's first playlist request arrives, while the
+//! playlist is fetched, and [`UpstreamClient::send`] takes one of those before connecting anew. Each still carries exactly one fetch and starts it from
 //! the initial window (no data has crossed it), so the model's premise holds; one not used within
 //! `PRECONNECTED_MAX_AGE` is closed unused (sources close connections that send no request).
 //!
@@ -92,8 +90,30 @@ pub struct BackhaulSample {
     pub mss_bytes: u64,
 }
 
+/// Which kind of connection carried a request (the cold-start timeline in the edge's log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionKind {
+    /// Opened for this request: one backhaul RTT of handshake before it.
+    New,
+    /// Opened ahead by [`UpstreamClient::preconnect`] (handshake done, nothing sent before).
+    Preconnected,
+    /// A keep-alive connection of the small-request pool that carried earlier requests.
+    Reused,
+}
+
+impl ConnectionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectionKind::New => "new",
+            ConnectionKind::Preconnected => "preconnected",
+            ConnectionKind::Reused => "reused",
+        }
+    }
+}
+
 /// A response whose headers have arrived.
 pub struct UpstreamResponse {
+    pub connection: ConnectionKind,
     pub status: StatusCode,
     pub content_length: Option<u64>,
     pub content_type: Option<String>,
@@ -107,6 +127,17 @@ const SMALL_POOL_IDLE_MAX: usize = 4;
 /// An idle connection older than this is closed rather than reused: sources close idle
 /// connections after a while (nginx `keepalive_timeout` 75 s) and a reused dead one costs a retry.
 const SMALL_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A standby small-request connection idle this long is replaced by a new one (before the
+/// pool's own 30-s limit and any source's idle timeout).
+const STANDBY_REFRESH: Duration = Duration::from_secs(20);
+/// How often the standby task looks at the pool.
+const STANDBY_CHECK: Duration = Duration::from_secs(2);
+
+/// Longest a segment fetch waits for a connection still being opened: a handshake on the
+/// longest backhaul here (334 ms) is done well within it; one that is not lost its SYN (Linux
+/// retransmits it after 1 s) and a new connection is no slower.
+const PRECONNECT_WAIT_MAX: Duration = Duration::from_secs(1);
 
 /// Most connections opened ahead of segment fetches and waiting for one.
 const PRECONNECTED_MAX: usize = 8;
@@ -148,9 +179,15 @@ impl SmallRequestPool {
         }
         c.idle_since = Instant::now();
         let mut idle = self.idle.lock().unwrap();
+        idle.retain(|c| !c.sender.is_closed() && c.idle_since.elapsed() < SMALL_POOL_IDLE_TIMEOUT);
         if idle.len() < SMALL_POOL_IDLE_MAX {
             idle.push(c);
         }
+    }
+
+    /// Whether an open idle connection younger than `max_idle` is waiting.
+    fn has_fresh(&self, max_idle: Duration) -> bool {
+        self.idle.lock().unwrap().iter().any(|c| !c.sender.is_closed() && c.idle_since.elapsed() < max_idle)
     }
 
     /// (connections opened for small requests, small requests sent on a reused connection).
@@ -166,22 +203,70 @@ impl std::fmt::Debug for SmallRequestPool {
     }
 }
 
-/// New connections (handshake done, nothing sent) waiting for one segment fetch each.
+/// New connections (handshake done, nothing sent) waiting for one segment fetch each, and how
+/// many are still being opened: a fetch that finds none ready waits for one being opened (its
+/// handshake is already under way) rather than starting another, unless earlier fetches already
+/// wait for all of them.
 #[derive(Default)]
 pub struct Preconnected {
-    ready: Mutex<Vec<UpstreamConnection>>,
+    state: Mutex<PreconnectState>,
+    arrived: tokio::sync::Notify,
     used: std::sync::atomic::AtomicU64,
 }
 
+#[derive(Default)]
+struct PreconnectState {
+    ready: Vec<UpstreamConnection>,
+    /// Connections being opened.
+    pending: usize,
+    /// Fetches waiting for one of those.
+    waiting: usize,
+}
+
+/// A fetch counted in `PreconnectState::waiting` until it has a connection or gives up.
+struct WaitingForPreconnect<'a> {
+    preconnected: &'a Preconnected,
+    counted: bool,
+}
+
+impl Drop for WaitingForPreconnect<'_> {
+    fn drop(&mut self) {
+        if self.counted {
+            self.preconnected.state.lock().unwrap().waiting -= 1;
+        }
+    }
+}
+
 impl Preconnected {
-    fn take(&self) -> Option<UpstreamConnection> {
-        let mut ready = self.ready.lock().unwrap();
-        while let Some(c) = ready.pop() {
-            if !c.sender.is_closed() && c.idle_since.elapsed() < PRECONNECTED_MAX_AGE {
-                return Some(c);
+    /// A ready connection, or the next one to finish opening if one is being opened that no
+    /// earlier fetch waits for, within `max_wait`; `None`: open a new one.
+    async fn take(&self, max_wait: Duration) -> Option<UpstreamConnection> {
+        let mut me = WaitingForPreconnect { preconnected: self, counted: false };
+        let deadline = tokio::time::Instant::now() + max_wait;
+        loop {
+            // Registered for `notify_waiters` from here on, so an arrival after the look below
+            // still wakes this fetch.
+            let arrived = self.arrived.notified();
+            {
+                let mut s = self.state.lock().unwrap();
+                while let Some(c) = s.ready.pop() {
+                    if !c.sender.is_closed() && c.idle_since.elapsed() < PRECONNECTED_MAX_AGE {
+                        return Some(c);
+                    }
+                }
+                let others_waiting = s.waiting - usize::from(me.counted);
+                if s.pending <= others_waiting {
+                    return None;
+                }
+                if !me.counted {
+                    s.waiting += 1;
+                    me.counted = true;
+                }
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                return None; // a handshake this slow lost its SYN: dialing anew is no slower
             }
         }
-        None
     }
 
     /// Segment fetches that went over a preconnected socket so far.
@@ -192,7 +277,8 @@ impl Preconnected {
 
 impl std::fmt::Debug for Preconnected {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Preconnected").field("ready", &self.ready.lock().map(|r| r.len()).unwrap_or(0)).finish()
+        let (ready, pending) = self.state.lock().map(|s| (s.ready.len(), s.pending)).unwrap_or((0, 0));
+        f.debug_struct("Preconnected").field("ready", &ready).field("pending", &pending).finish()
     }
 }
 
@@ -214,9 +300,10 @@ impl UpstreamClient {
     /// the response headers.
     pub async fn send(&self, method: Method, path_and_query: &str, range: Option<&str>) -> Result<UpstreamResponse, UpstreamError> {
         tokio::time::timeout(self.header_timeout, async {
-            if let Some(mut c) = self.preconnected.take() {
-                if let Ok(r) = self.request(&mut c, method.clone(), path_and_query, range, true).await {
+            if let Some(mut c) = self.preconnected.take(PRECONNECT_WAIT_MAX).await {
+                if let Ok(mut r) = self.request(&mut c, method.clone(), path_and_query, range, true).await {
                     self.preconnected.used.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    r.connection = ConnectionKind::Preconnected;
                     return Ok(r);
                 }
                 // Closed by the source while waiting: a new connection instead.
@@ -231,16 +318,42 @@ impl UpstreamClient {
     /// Open `count` connections in the background for the next segment fetches (handshake only).
     pub fn preconnect(&self, count: usize) {
         for _ in 0..count {
+            self.preconnected.state.lock().unwrap().pending += 1;
             let client = self.clone();
             tokio::spawn(async move {
-                if let Ok(Ok(c)) = tokio::time::timeout(client.header_timeout, client.connect()).await {
-                    let mut ready = client.preconnected.ready.lock().unwrap();
-                    if ready.len() < PRECONNECTED_MAX {
-                        ready.push(c);
+                let opened = tokio::time::timeout(client.header_timeout, client.connect()).await;
+                {
+                    let mut s = client.preconnected.state.lock().unwrap();
+                    s.pending -= 1;
+                    if let Ok(Ok(c)) = opened {
+                        if s.ready.len() < PRECONNECTED_MAX {
+                            s.ready.push(c);
+                        }
                     }
                 }
+                client.preconnected.arrived.notify_waiters();
             });
         }
+    }
+
+    /// Keep one idle keep-alive connection to the source open for small requests, opening a new
+    /// one whenever none younger than `STANDBY_REFRESH` is idle (sources close connections that
+    /// send nothing for a while: nginx `client_header_timeout` 60 s). A new stream's first
+    /// playlist then costs one backhaul RTT, not two (no handshake first), as a player's request
+    /// on a connection its browser opened ahead. The task runs until aborted.
+    pub fn spawn_standby(&self) -> tokio::task::JoinHandle<()> {
+        let client = self.clone();
+        tokio::spawn(async move {
+            loop {
+                if !client.small_pool.has_fresh(STANDBY_REFRESH) {
+                    if let Ok(Ok(c)) = tokio::time::timeout(client.header_timeout, client.connect()).await {
+                        client.small_pool.opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        client.small_pool.put(c);
+                    }
+                }
+                tokio::time::sleep(STANDBY_CHECK).await;
+            }
+        })
     }
 
     async fn connect(&self) -> Result<UpstreamConnection, UpstreamError> {
@@ -284,6 +397,7 @@ impl UpstreamClient {
         // The source will close after this response: never hand the connection out again.
         c.reusable &= !source_closes;
         Ok(UpstreamResponse {
+            connection: ConnectionKind::New,
             status: response.status(),
             content_length: header(hyper::header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
             content_type: header(hyper::header::CONTENT_TYPE),
@@ -299,8 +413,9 @@ impl UpstreamClient {
         use std::sync::atomic::Ordering::Relaxed;
         tokio::time::timeout(self.header_timeout, async {
             if let Some(mut c) = self.small_pool.take() {
-                if let Ok(r) = self.request(&mut c, method.clone(), path_and_query, None, false).await {
+                if let Ok(mut r) = self.request(&mut c, method.clone(), path_and_query, None, false).await {
                     self.small_pool.reused.fetch_add(1, Relaxed);
+                    r.connection = ConnectionKind::Reused;
                     return Ok((r, c));
                 }
                 // Closed by the source while idle: once more on a new connection.
@@ -312,13 +427,6 @@ impl UpstreamClient {
         })
         .await
         .map_err(|_| UpstreamError::Timeout("waiting for response headers"))?
-    }
-
-    /// HEAD on a pooled keep-alive connection (the bitrate probe of a new stream).
-    pub async fn head_small(&self, path_and_query: &str) -> Result<UpstreamResponse, UpstreamError> {
-        let (response, c) = self.send_small(Method::HEAD, path_and_query).await?;
-        self.small_pool.put(c);
-        Ok(response)
     }
 
     /// Next body chunk under the idle deadline; `Ok(None)` at the end.
@@ -480,6 +588,59 @@ mod tests {
         // Loopback's MTU is 65536: the source may send far more than Linux's 536-byte start value.
         assert!(sample.mss_bytes > 536, "{sample:?}");
         drop(server.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_fetch_waits_for_a_connection_still_being_opened_instead_of_opening_another() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = UpstreamBase::parse(&format!("http://{}", listener.local_addr().unwrap())).unwrap();
+        let client = UpstreamClient::new(base, Duration::from_secs(5), Duration::from_secs(5));
+        client.preconnected.state.lock().unwrap().pending = 1; // one handshake under way
+        let waiter = {
+            let c = client.clone();
+            tokio::spawn(async move { c.preconnected.take(Duration::from_secs(5)).await.is_some() })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished(), "gave up on the connection being opened");
+        // A second fetch: the one being opened is already waited for, so it opens its own.
+        assert!(client.preconnected.take(Duration::from_secs(5)).await.is_none());
+        let c = client.connect().await.unwrap();
+        {
+            let mut s = client.preconnected.state.lock().unwrap();
+            s.pending = 0;
+            s.ready.push(c);
+        }
+        client.preconnected.arrived.notify_waiters();
+        assert!(waiter.await.unwrap(), "the waiting fetch did not get the connection that opened");
+        assert_eq!(client.preconnected.state.lock().unwrap().waiting, 0);
+    }
+
+    #[tokio::test]
+    async fn a_fetch_waiting_for_a_connection_that_fails_to_open_opens_its_own() {
+        let base = UpstreamBase::parse("http://127.0.0.1:9").unwrap();
+        let client = UpstreamClient::new(base, Duration::from_secs(5), Duration::from_secs(5));
+        client.preconnected.state.lock().unwrap().pending = 1;
+        let waiter = {
+            let c = client.clone();
+            tokio::spawn(async move { c.preconnected.take(Duration::from_secs(5)).await.is_some() })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        client.preconnected.state.lock().unwrap().pending = 0; // the handshake failed
+        client.preconnected.arrived.notify_waiters();
+        assert!(!waiter.await.unwrap());
+        assert_eq!(client.preconnected.state.lock().unwrap().waiting, 0);
+    }
+
+    #[tokio::test]
+    async fn a_fetch_stops_waiting_for_a_handshake_that_takes_longer_than_its_bound() {
+        let base = UpstreamBase::parse("http://127.0.0.1:9").unwrap();
+        let client = UpstreamClient::new(base, Duration::from_secs(5), Duration::from_secs(5));
+        client.preconnected.state.lock().unwrap().pending = 1; // never completes
+        let t0 = Instant::now();
+        assert!(client.preconnected.take(Duration::from_millis(100)).await.is_none());
+        let waited = t0.elapsed();
+        assert!(waited >= Duration::from_millis(100) && waited < Duration::from_secs(2), "{waited:?}");
+        assert_eq!(client.preconnected.state.lock().unwrap().waiting, 0);
     }
 
     #[test]

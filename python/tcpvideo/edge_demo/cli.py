@@ -64,5 +64,9 @@ def demo(
         typer.echo(f"tcpvideo edge demo: {e}", err=True)
         raise typer.Exit(1)
     typer.echo(format_table(result))
+    from tcpvideo.edge_demo.timeline import format_timelines
+
+    typer.echo("\nstart-up timeline per row (seconds since loadSource)")
+    typer.echo(format_timelines([(r.mode, r.timeline) for r in result.rows]))
     if out is not None:
         (out / "results.json").write_text(json.dumps(result.as_dict(), indent=1, default=str))

@@ -28,6 +28,7 @@ from typing import Callable, Optional
 from tcpvideo.edge_demo.live_source import wait_for_segments
 from tcpvideo.edge_demo.player import PlayerReport, missing_player_parts, play
 from tcpvideo.edge_demo.testbed import EdgeFacts, Testbed, TestbedConfig
+from tcpvideo.edge_demo.timeline import row_timeline
 
 MODES = ("edge", "edge-warm", "e2e")
 MODE_LABELS = {"edge": "edge cold", "edge-warm": "edge warm", "e2e": "E2E"}
@@ -72,6 +73,8 @@ class DemoRow:
     backhaul_rtt_ms: Optional[float]
     player: PlayerReport
     edge: Optional[EdgeFacts] = None
+    # Start-up milestones, seconds since loadSource (timeline.py; edge ones for edge rows).
+    timeline: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -191,11 +194,12 @@ def run_demo(config: DemoConfig, origin_bin: str, edge_bin: str, run_dir: Option
                         sampler.join()
                     if viewer is not None:
                         viewer.stop()
+                timeline = row_timeline(report, run_dir / "edge.log" if mode != "e2e" else None)
                 if mode != "e2e":
                     facts = bed.edge_facts()
-                    rows.append(DemoRow(MODE_LABELS[mode], facts.x, facts.backhaul_rtt_ms, report, facts))
+                    rows.append(DemoRow(MODE_LABELS[mode], facts.x, facts.backhaul_rtt_ms, report, facts, timeline))
                 else:
-                    rows.append(DemoRow("E2E", None, min(rtts) if rtts else None, report))
+                    rows.append(DemoRow("E2E", None, min(rtts) if rtts else None, report, None, timeline))
                 (run_dir / f"fragments_{mode}.json").write_text(json.dumps(report.fragments))
                 if not bed.source_alive():
                     raise RuntimeError("ffmpeg (live source) stopped during playback; see ffmpeg.log")

@@ -62,6 +62,11 @@ class PlayerReport:
     fatal: Optional[str]
     fragments: list[dict] = field(default_factory=list)
     hlsjs_version: str = ""
+    # The start-up timeline (timeline.py): loadSource on the wall clock (epoch s), and hls.js's
+    # playlist load and first fragment request in seconds since loadSource.
+    t0_epoch_s: Optional[float] = None
+    playlist_marks: Optional[dict] = None
+    first_fragment_request: Optional[dict] = None
 
     @property
     def stall_count(self) -> int:
@@ -101,6 +106,9 @@ class PlayerReport:
             fatal=rec.get("fatal"),
             fragments=list(rec.get("fragments", [])),
             hlsjs_version=str(rec.get("hlsjs", "")),
+            t0_epoch_s=float(rec["t0EpochMs"]) / 1000 if rec.get("t0EpochMs") is not None else None,
+            playlist_marks=rec.get("playlist"),
+            first_fragment_request=rec.get("firstFragLoading"),
         )
 
 

@@ -64,6 +64,11 @@ pub struct SourceState {
     pub accepted_at: Mutex<Vec<Instant>>,
     /// Pause before answering a HEAD (a backhaul round trip for the bitrate probe).
     pub head_delay: Mutex<Duration>,
+    /// A backhaul round trip to emulate on loopback (zero: none). A connection counts as open
+    /// one RTT after it was accepted (its handshake), and each response head is written one RTT
+    /// after its request could have been sent: max(request seen, accepted + RTT) + RTT. Bodies
+    /// then flow at loopback speed, so first-byte times count RTTs as a real path would.
+    pub rtt: Mutex<Duration>,
     /// Every request in arrival order.
     pub requests: Mutex<Vec<SourceRequest>>,
 }
@@ -113,6 +118,7 @@ impl Source {
             connections: AtomicU64::new(0),
             accepted_at: Mutex::new(Vec::new()),
             head_delay: Mutex::new(Duration::ZERO),
+            rtt: Mutex::new(Duration::ZERO),
             requests: Mutex::new(Vec::new()),
         });
         let s = state.clone();
@@ -189,6 +195,7 @@ impl SourceState {
                 Ok(_) => buf.push(chunk[0]),
             }
         }
+        let request_seen = Instant::now();
         let request = String::from_utf8_lossy(&buf).to_string();
         let close = request.to_ascii_lowercase().contains("\r\nconnection: close");
         let mut parts = request.split_whitespace();
@@ -232,6 +239,12 @@ impl SourceState {
                 return Some(false);
             }
             _ => {}
+        }
+        let rtt = *self.rtt.lock().unwrap();
+        if !rtt.is_zero() {
+            let accepted = self.accepted_at.lock().unwrap()[connection as usize];
+            let could_send = request_seen.max(accepted + rtt);
+            tokio::time::sleep_until(tokio::time::Instant::from_std(could_send + rtt)).await;
         }
         let head_delay = *self.head_delay.lock().unwrap();
         if method == "HEAD" && !head_delay.is_zero() {
@@ -359,6 +372,8 @@ fn test_config(source: &Source, addr: SocketAddr, tune: impl FnOnce(&mut EdgeCon
     config.body_idle_timeout = Duration::from_millis(300);
     // An Ethernet backhaul's MSS, not loopback's 65 483 bytes (the tests' x follow from it).
     config.backhaul_mss_override = Some(1448);
+    // Tests count the source's connections; the one that wants the standby turns it on.
+    config.standby_connection = false;
     tune(&mut config);
     config
 }
