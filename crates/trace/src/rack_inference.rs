@@ -42,7 +42,7 @@
 use std::collections::HashMap;
 
 use crate::flow::FlowOut;
-use crate::retrans::{self, RetransKind, TimeoutEvidence, TimeoutType};
+use crate::retrans::{RetransKind, TimeoutEvidence};
 use crate::stall::StallKind;
 
 /// SACKed segments or duplicate ACKs that let Linux recover without RACK (`tcp_reordering`
@@ -105,22 +105,8 @@ pub fn resolve(flows: &mut [FlowOut]) {
 
 /// Move one re-send from `Fast` to `Timeout`, with every count that depends on it.
 fn make_timeout(f: &mut FlowOut, a: &RackOnlyResend) {
-    let fi = f.retrans[a.rec].frame.index();
-    let ev = a.evidence.unwrap_or_default();
-    let t = retrans::classify_timeout(&ev);
-    let ti = TimeoutType::ALL.iter().position(|&x| x == t).unwrap_or(TimeoutType::ALL.len() - 1);
-    f.timeout_types_by_frame[fi][ti] += 1;
-    f.timeout_retrans += 1;
-    f.frame_pkts[fi].timeouts += 1;
     f.fast_retrans = f.fast_retrans.saturating_sub(1);
-    let r = &mut f.retrans[a.rec];
-    r.kind = RetransKind::Timeout;
-    r.timeout_type = Some(t);
-    r.evidence = Some(ev);
-    if let Some((si, _, if_rto)) = a.stall {
-        f.stalls[si].retrans = Some(a.rec);
-        f.stalls[si].kind_down = if_rto;
-    }
+    crate::tlp_inference::count_as_timeout(f, a.rec, a.evidence, a.stall);
 }
 
 #[cfg(test)]

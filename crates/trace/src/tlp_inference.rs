@@ -164,21 +164,34 @@ fn relabel(f: &mut FlowOut, a: &AmbiguousResend, kind: RetransKind) {
             }
         }
         _ => {
-            let ev = a.evidence.unwrap_or_default();
-            let t = retrans::classify_timeout(&ev);
-            f.timeout_types_by_frame[fi][type_index(t)] += 1;
-            f.timeout_retrans += 1;
-            f.frame_pkts[fi].timeouts += 1;
             f.tlp_retrans = f.tlp_retrans.saturating_sub(1);
-            let r = &mut f.retrans[a.rec];
-            r.kind = RetransKind::Timeout;
-            r.timeout_type = Some(t);
-            r.evidence = Some(ev);
-            if let Some((si, _, if_rto)) = a.stall {
-                f.stalls[si].retrans = Some(a.rec);
-                f.stalls[si].kind_down = if_rto;
-            }
+            count_as_timeout(f, a.rec, a.evidence, a.stall);
         }
+    }
+}
+
+/// Make retransmission row `rec` a timeout: its type from `evidence`, the per-frame and flow
+/// timeout counts, and the stall it ended (`stall`: index, class if not an RTO, class if an RTO).
+/// The caller takes it out of the count of the kind it had (TLP here, fast in `rack_inference`).
+pub(crate) fn count_as_timeout(
+    f: &mut FlowOut,
+    rec: usize,
+    evidence: Option<TimeoutEvidence>,
+    stall: Option<(usize, StallKind, StallKind)>,
+) {
+    let fi = f.retrans[rec].frame.index();
+    let ev = evidence.unwrap_or_default();
+    let t = retrans::classify_timeout(&ev);
+    f.timeout_types_by_frame[fi][type_index(t)] += 1;
+    f.timeout_retrans += 1;
+    f.frame_pkts[fi].timeouts += 1;
+    let r = &mut f.retrans[rec];
+    r.kind = RetransKind::Timeout;
+    r.timeout_type = Some(t);
+    r.evidence = Some(ev);
+    if let Some((si, _, if_rto)) = stall {
+        f.stalls[si].retrans = Some(rec);
+        f.stalls[si].kind_down = if_rto;
     }
 }
 
