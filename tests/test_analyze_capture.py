@@ -262,3 +262,27 @@ def test_package_functions_stay_functions_after_their_submodules_are_imported(ca
 
     assert callable(tcpvideo.analyze) and callable(tcpvideo.simulate)
     assert tcpvideo.analyze(capture, threads=1).flows.num_rows == 1
+
+
+def test_timings_name_every_phase_on_stderr_and_leave_the_tables_and_files_unchanged(capture, tmp_path):
+    import subprocess
+    import sys
+
+    def run(*extra):
+        out = tmp_path / ("t" if "--timings" in extra else "plain")
+        argv = [sys.executable, "-m", "tcpvideo.cli", "analyze", str(capture), "--threads", "1", "--out", str(out),
+                "--no-report", *extra]
+        res = subprocess.run(argv, capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        return res, out
+
+    plain, plain_out = run()
+    timed, timed_out = run("--timings")
+    line = [ln for ln in timed.stderr.splitlines() if ln.startswith("timings:")]
+    assert len(line) == 1, timed.stderr
+    for phase in ("start-up", "analysis", "printing", "writing"):
+        assert f"{phase} " in line[0] and " CPU)" in line[0], line[0]
+    assert "timings:" not in timed.stdout and "timings:" not in plain.stderr
+    assert timed.stdout == plain.stdout  # the terminal tables are the same
+    for name in ("flows.csv", "stalls.csv", "retransmissions.csv", "summary.json"):
+        assert (timed_out / name).read_bytes() == (plain_out / name).read_bytes(), name
