@@ -675,22 +675,25 @@ impl Flow {
     /// armed when the window-shrinking ACK arrives if data already waits (`tcp_ack_probe`), else
     /// when data comes (`tcp_check_probe_timer`), and fires max(RTO, 200 ms) << backoff later
     /// (`tcp_probe0_when`; `RttEstimator::persist_interval_ns`, the longer of the RFC 6298 and
-    /// Linux RTO formulas). So a gap ended by new server data either fitting the window, or
-    /// arriving clearly later than the persist timer armed at the gap's start would have fired,
-    /// began with nothing waiting: the server lacked data, not window (resource constraint —
-    /// what the simulator's truth says of such gaps, issue 16). Any other end (a window update,
-    /// a probe, a timely window-filling segment) keeps TAPO's `rwnd < MSS` rule.
+    /// Linux RTO formulas). So a gap that ends with new server data fitting the window, or that
+    /// lasts clearly longer than a persist timer armed at its start (whatever ends it: the late
+    /// window-filling segment, the viewer's window update, a keep-alive), began with nothing
+    /// waiting: the server lacked data, not window (resource constraint — what the simulator's
+    /// truth says of such gaps, issue 16). A shorter gap (a window update or a window-filling
+    /// segment within the persist time) keeps TAPO's `rwnd < MSS` rule.
     fn small_window_may_have_held_data(&self, p: &TcpPacket<'_>, from_server: bool, gap_ns: u64) -> bool {
-        if !from_server || p.payload_len == 0 || self.snd.snd_una < self.snd.snd_max {
+        if self.snd.snd_una < self.snd.snd_max {
             return true;
         }
-        if (p.payload_len as u64) < self.rwnd_bytes {
+        if from_server && p.payload_len > 0 && (p.payload_len as u64) < self.rwnd_bytes {
             return false;
         }
-        let persist_ns = self.est.persist_interval_ns();
         // The analyzer's RTT estimate is the server's seen from the capture: 10 % and 10 ms of
-        // slack (on the study's captures, data that waited ends the gap within 5 ms of it).
-        gap_ns <= persist_ns + persist_ns / 10 + PERSIST_SLACK_NS
+        // slack (on the study's captures, data that waited ends the gap within 5 ms of it);
+        // away from the server the ACK's way to it and the reply's back add the server-side half
+        // of the RTT (`sample_offset_ns`, 0 at the server).
+        let persist_ns = self.est.persist_interval_ns();
+        gap_ns <= persist_ns + persist_ns / 10 + PERSIST_SLACK_NS + self.sample_offset_ns
     }
 
     fn app_feed(&mut self, dir: usize, off: i64, p: &TcpPacket<'_>, now: u64) -> FrameType {
