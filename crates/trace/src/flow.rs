@@ -987,7 +987,18 @@ impl Flow {
         // even right after an ACK (the timer coinciding with the ACK stream: the study's --full
         // tlp_off, an RTO 0.9 ms after a SACK).
         let resent_before = seg.is_some_and(|s| s.retrans > 0);
-        if kind == RetransKind::Fast && resent_before && self.snd.loss_point.is_none() {
+        // ... and inside a post-RTO episode, the head's lost retransmission re-sent once the
+        // retransmission timer could have fired: at least an RTO after the last ACK that advanced
+        // SND.UNA (`tcp_rearm_rto`) and after the head's last copy. Linux's go-back-N re-sends
+        // of the episode come ACK-clocked soon after the RTO, not an RTO later; with RACK off
+        // nothing but the timer finds this copy lost (issue 16: --full seed 3 tlp_off port 32809
+        // at 83.53 s, the truth's RTO 325 ms after the last advance, 699 ms after the last copy).
+        let rto = self.est.rto_ns();
+        let timer_due_in_loss = self.snd.loss_point.is_some()
+            && start <= self.snd.snd_una
+            && now >= self.snd.last_advance_ns + rto
+            && seg.is_some_and(|s| now >= s.last_tx + rto);
+        if kind == RetransKind::Fast && resent_before && (self.snd.loss_point.is_none() || timer_due_in_loss) {
             self.out.rack_only.push(RackOnlyResend { rec: self.out.retrans.len(), ts_ns: now, evidence: None, stall: None });
             return true;
         }
