@@ -45,10 +45,12 @@
 //! (200 ms in ping-pong mode). Ping-pong (interactive) mode starts when we send data less than
 //! one ATO after receiving some, suspends quick-ack mode, and ends when the delayed-ACK timer
 //! fires. Checked against Linux 6.18's receiver (client-side pcaps, `bench/acks_per_segment.py`):
-//! both ACK 0.87–0.91 per segment while the window opens and 0.50 once it is open. Not modelled:
-//! the ACK at the read that empties the buffer after a pushed segment (`ICSK_ACK_PUSHED`: a short
-//! segment, or a full-sized one with PSH, `tcp_measure_rcv_mss`) — Linux's sender sets PSH about
-//! once per GSO super-packet, ours only at the end of the application's data.
+//! both ACK 0.87–0.91 per segment while the window opens and 0.50 once it is open. A read that
+//! empties the buffer after a pushed segment sends the ACK (`ICSK_ACK_PUSHED`: a short segment, or
+//! a full-sized one with PSH, `tcp_measure_rcv_mss`; `tcp_cleanup_rbuf`), unless the connection is
+//! interactive and only one segment was pushed. Deviation elsewhere: Linux's sender sets PSH about
+//! once per GSO super-packet, ours only where it reaches the application's written data, so in a
+//! bulk transfer this rule rarely fires here.
 
 use std::time::Duration;
 
