@@ -249,7 +249,10 @@ def test_analyze_without_out_imports_neither_pyarrow_nor_numpy(capture):
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     imported = {ln.rsplit("|", 1)[-1].strip() for ln in res.stderr.splitlines() if ln.startswith("import time:")}
-    assert "tcpvideo._core" in imported and "rich.console" in imported  # the listing is complete
+    # The listing is live: it has the extension the analysis ran on. (rich.console is not a check:
+    # with -q the main thread never needs it, and os._exit may end the side thread that prefetches
+    # it before its import is listed.)
+    assert "tcpvideo._core" in imported
     heavy = sorted(m for m in imported if m.split(".")[0] in ("pyarrow", "numpy", "matplotlib"))
     assert heavy == [], heavy
 
