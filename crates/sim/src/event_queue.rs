@@ -185,7 +185,7 @@ impl<T: Copy> WheelQueue<T> {
         for sw in from / 64..self.summary.len() {
             let mut s = self.summary[sw];
             if sw == from / 64 {
-                s &= if from % 64 == 0 { !0 } else { !0u64 << (from % 64) };
+                s &= !0u64 << (from % 64);
             }
             if s != 0 {
                 let word = sw * 64 + s.trailing_zeros() as usize;
@@ -316,8 +316,8 @@ mod tests {
             if popped.len() < 20_000 {
                 for _ in 0..rng.gen_range(0..3) {
                     seq += 1;
-                    let delay = [0, 0, 1, 1 << 20, rng.gen_range(0..100_000_000u64), rng.gen_range(0..2_000_000_000u64)]
-                        [rng.gen_range(0..6)];
+                    let delay =
+                        [0, 0, 1, 1 << 20, rng.gen_range(0..100_000_000u64), rng.gen_range(0..2_000_000_000u64)][rng.gen_range(0..6)];
                     q.push(now + delay, seq, seq as u32);
                     reference.push((now + delay, seq, seq as u32));
                 }
