@@ -13,7 +13,10 @@ peak resident memory from the kernel (os.wait4 rusage of that very child):
     cat FILE > /dev/null                 the floor: reading the bytes
     tcptrace -l FILE                     a C peer that also tracks every connection
     tshark -q -z conv,tcp -r FILE        Wireshark's full dissection
-    tcpvideo analyze FILE                ours (CLI, end to end, Python start-up included)
+    tcpvideo analyze FILE                ours (CLI, end to end, Python start-up included); then
+                                         `--timings` runs, with and without --out, print a
+                                         "phases" line: start-up, analysis, printing, writing,
+                                         report, exit (where the CLI's time goes)
     tcpvideo.analyze(FILE)               ours, in-process (import excluded), when the API exists
     trace example (Rust)                 ours without Python: crates/trace/examples/analyze.rs,
                                          built here with cargo (--no-rust to skip)
@@ -37,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,6 +114,38 @@ def best_of(n: int, argv: list[str]) -> tuple[float, int, int, float]:
     runs = [timed(argv) for _ in range(n)]
     return (min(r[0] for r in runs), max(r[1] for r in runs), max(r[2] for r in runs),
             min(r[3] for r in runs))
+
+
+_PHASE = re.compile(r"([\w-]+) ([\d.]+|\?) s \(([\d.]+) CPU\)")
+
+
+def cli_phases(cli: list[str], path: Path, repeat: int, out_dir: Path | None = None) -> dict | None:
+    """Where the CLI's time goes (issue 16): `tcpvideo analyze --timings FILE [--out DIR]`
+    `repeat` times; the fastest run by wall, with the phases the CLI printed on stderr (start-up =
+    interpreter + imports + argument parsing, analysis, printing, and with --out writing and
+    report) and what follows the last phase (interpreter exit: process wall minus the phases)."""
+    best = None
+    for _ in range(repeat):
+        argv = [*cli, "analyze", "--timings", str(path)] + (["--out", str(out_dir)] if out_dir else [])
+        t0 = time.perf_counter()
+        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        total = time.perf_counter() - t0
+        line = next((ln for ln in p.stderr.splitlines() if ln.startswith("timings:")), None)
+        if p.returncode != 0 or line is None:
+            return None
+        phases = [(n, None if w == "?" else float(w), float(c)) for n, w, c in _PHASE.findall(line)]
+        if best is None or total < best["total_s"]:
+            known = sum(w for _, w, _ in phases if w is not None)
+            best = {"total_s": total, "phases": phases,
+                    "exit_s": total - known if all(w is not None for _, w, _ in phases) else None}
+    return best
+
+
+def phases_line(name: str, ph: dict, repeat: int) -> str:
+    parts = [f"{n} {'?' if w is None else f'{w:.3f}'} s ({c:.3f} CPU)" for n, w, c in ph["phases"]]
+    if ph["exit_s"] is not None:
+        parts.append(f"exit {ph['exit_s']:.3f} s (process wall minus the phases)")
+    return f"phases, {name} (fastest of {repeat}, {ph['total_s']:.3f} s wall): " + ", ".join(parts)
 
 
 def rust_example() -> str | None:
@@ -205,8 +241,14 @@ def main() -> None:
     tv = shutil.which("tcpvideo")
     cli = [tv] if tv else [sys.executable, "-m", "tcpvideo.cli"]
     probe = subprocess.run([*cli, "analyze", "--help"], capture_output=True, text=True)
+    phases = {}
     if probe.returncode == 0:
         add("tcpvideo", "tcpvideo analyze FILE", best_of(a.repeat, [*cli, "analyze", str(path)]))
+        if "--timings" in probe.stdout:
+            phases["tcpvideo analyze FILE"] = (cli_phases(cli, path, a.repeat), a.repeat)
+            with tempfile.TemporaryDirectory(prefix="analyze_speed_") as tmp:
+                # --out: Arrow tables, Parquet + CSV, report.html (matplotlib); twice, best kept.
+                phases["tcpvideo analyze FILE --out DIR"] = (cli_phases(cli, path, 2, Path(tmp) / "out"), 2)
     else:
         add("tcpvideo", "tcpvideo analyze FILE", None, "missing: no `analyze` sub-command yet")
     # In process: the analysis alone, without interpreter start-up and imports.
@@ -289,9 +331,12 @@ def main() -> None:
         goals.append(f">=10 M pkts/s (issue 16): {'yes' if rate >= 10 else 'NO'} ({rate:.1f} M wall, "
                      f"{cpu_rate:.1f} M per CPU second)")
         print(f"goals, {name}: " + "; ".join(goals))
+    for name, (ph, n) in phases.items():
+        if ph is not None:
+            print(phases_line(name, ph, n))
     a.json.parent.mkdir(parents=True, exist_ok=True)
-    a.json.write_text(json.dumps({"capture": str(path), "meta": meta, "load": load, "rows": out},
-                                 indent=1))
+    a.json.write_text(json.dumps({"capture": str(path), "meta": meta, "load": load, "rows": out,
+                                  "cli_phases": {k: v for k, (v, _) in phases.items()}}, indent=1))
     print(f"\nwritten {a.json}")
 
 

@@ -240,20 +240,18 @@ def test_report_names_capture_and_vantage_sorts_flows_and_shows_no_python_values
 
 
 def test_analyze_without_out_imports_neither_pyarrow_nor_numpy(capture):
-    code = (
-        "import sys\n"
-        "from tcpvideo.cli import main\n"
-        f"sys.argv = ['tcpvideo', 'analyze', '-q', {str(capture)!r}]\n"
-        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "heavy = [m for m in ('pyarrow', 'numpy', 'matplotlib') if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
-    )
+    # The process as a user runs it (main() ends it with os._exit): -X importtime lists on stderr
+    # every module it imported, on any thread.
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-X", "importtime", "-m", "tcpvideo.cli", "analyze", "-q", str(capture)],
+                         capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    assert "HEAVY []" in res.stdout, res.stdout
+    imported = {ln.rsplit("|", 1)[-1].strip() for ln in res.stderr.splitlines() if ln.startswith("import time:")}
+    assert "tcpvideo._core" in imported and "rich.console" in imported  # the listing is complete
+    heavy = sorted(m for m in imported if m.split(".")[0] in ("pyarrow", "numpy", "matplotlib"))
+    assert heavy == [], heavy
 
 
 def test_package_functions_stay_functions_after_their_submodules_are_imported(capture):
@@ -262,3 +260,44 @@ def test_package_functions_stay_functions_after_their_submodules_are_imported(ca
 
     assert callable(tcpvideo.analyze) and callable(tcpvideo.simulate)
     assert tcpvideo.analyze(capture, threads=1).flows.num_rows == 1
+
+
+def test_timings_name_every_phase_on_stderr_and_leave_the_tables_and_files_unchanged(capture, tmp_path):
+    import subprocess
+    import sys
+
+    def run(*extra):
+        out = tmp_path / ("t" if "--timings" in extra else "plain")
+        argv = [sys.executable, "-m", "tcpvideo.cli", "analyze", str(capture), "--threads", "1", "--out", str(out),
+                "--no-report", *extra]
+        res = subprocess.run(argv, capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        return res, out
+
+    plain, plain_out = run()
+    timed, timed_out = run("--timings")
+    line = [ln for ln in timed.stderr.splitlines() if ln.startswith("timings:")]
+    assert len(line) == 1, timed.stderr
+    for phase in ("start-up", "analysis", "printing", "writing"):
+        assert f"{phase} " in line[0] and " CPU)" in line[0], line[0]
+    assert "timings:" not in timed.stdout and "timings:" not in plain.stderr
+    assert timed.stdout == plain.stdout  # the terminal tables are the same
+    for name in ("flows.csv", "stalls.csv", "retransmissions.csv", "summary.json"):
+        assert (timed_out / name).read_bytes() == (plain_out / name).read_bytes(), name
+
+
+def test_the_command_process_keeps_exit_status_3_and_every_line_when_it_skips_teardown(tmp_path):
+    # main() ends `tcpvideo analyze` with os._exit after flushing: the status and the output
+    # must be what the command produced (here: damaged input, status 3, tables and warnings).
+    import subprocess
+    import sys
+
+    data = bytearray(build())
+    data[24 + 8 : 24 + 12] = struct.pack("<I", 0x7FFFFFFF)  # first record's length
+    p = tmp_path / "damaged.pcap"
+    p.write_bytes(bytes(data))
+    res = subprocess.run([sys.executable, "-m", "tcpvideo.cli", "analyze", str(p), "--threads", "1"],
+                         capture_output=True, text=True)
+    assert res.returncode == 3, res.stderr
+    assert "1 corrupt" in res.stderr and "warning" in res.stderr
+    assert "Table 2" in res.stdout and res.stdout.rstrip().splitlines()[-1].startswith("capture vantage")

@@ -58,6 +58,11 @@ use crate::AnalyzeOptions;
 const WELL_KNOWN: [u16; 8] = [80, 443, 1935, 8080, 8000, 8443, 554, 5201];
 
 /// Buckets of in_flight (bytes) for RTT/RTT_3WHS (seed Fig. 5): upper edges in KiB.
+/// Slack on top of a tenth of the persist interval when asking whether a persist timer armed at a gap's
+/// start could have ended it (`Flow::small_window_may_have_held_data`): timer granularity and
+/// the capture's distance from the server (Linux timers run on jiffies, up to 4 ms at HZ=250).
+const PERSIST_SLACK_NS: u64 = 10_000_000;
+
 pub const INFLIGHT_EDGES_KB: [u64; 7] = [4, 8, 16, 32, 64, 128, u64::MAX];
 
 /// Canonical flow key: the lower (address, port) first.
@@ -468,6 +473,8 @@ pub struct Flow {
     rwnd_zero: bool,
     /// The client's last window was below one MSS (but maybe not zero).
     rwnd_small: bool,
+    /// The client's last advertised window (scaled, bytes).
+    rwnd_bytes: u64,
     bursts: [BurstTracker; 2],
     pending: Vec<PendingTimeout>,
     /// RACK.xmit_ts advances (rack_timer.rs) and the tail-loss-probe episode (tlp.rs).
@@ -555,6 +562,7 @@ impl Flow {
             client_ack_since: 0,
             rwnd_zero: false,
             rwnd_small: false,
+            rwnd_bytes: 0,
             bursts: [BurstTracker::default(); 2],
             pending: Vec::new(),
             rack: DeliveryHistory::default(),
@@ -601,7 +609,7 @@ impl Flow {
         let mut ctx = GapContext {
             in_handshake: (self.syn_count > 0 || self.synack_count > 0) && !self.handshake_done,
             server_outstanding: self.snd.snd_una < self.snd.snd_max,
-            client_rwnd_zero: self.rwnd_zero || self.rwnd_small,
+            client_rwnd_zero: self.rwnd_zero || (self.rwnd_small && self.small_window_may_have_held_data(p, from_server, gap)),
             server_has_hole: self.rcv.has_hole(),
             end_is_fin_or_rst: p.flags & (flags::FIN | flags::RST) != 0,
             ..Default::default()
@@ -658,6 +666,31 @@ impl Flow {
             }
         }
         self.last_ns = now;
+    }
+
+    /// Could a non-zero window below one segment, the client's last, have held server data back
+    /// for the whole gap ending with `p` (stall.rs, zero rwnd rule, the sub-segment case)?
+    /// Linux sends data that fits the window at once (`tcp_snd_wnd_test`), and data that does not
+    /// waits for the persist timer, which fills the window (`tcp_write_wakeup`). That timer is
+    /// armed when the window-shrinking ACK arrives if data already waits (`tcp_ack_probe`), else
+    /// when data comes (`tcp_check_probe_timer`), and fires max(RTO, 200 ms) << backoff later
+    /// (`tcp_probe0_when`; `RttEstimator::persist_interval_ns`, the longer of the RFC 6298 and
+    /// Linux RTO formulas). So a gap ended by new server data either fitting the window, or
+    /// arriving clearly later than the persist timer armed at the gap's start would have fired,
+    /// began with nothing waiting: the server lacked data, not window (resource constraint —
+    /// what the simulator's truth says of such gaps, issue 16). Any other end (a window update,
+    /// a probe, a timely window-filling segment) keeps TAPO's `rwnd < MSS` rule.
+    fn small_window_may_have_held_data(&self, p: &TcpPacket<'_>, from_server: bool, gap_ns: u64) -> bool {
+        if !from_server || p.payload_len == 0 || self.snd.snd_una < self.snd.snd_max {
+            return true;
+        }
+        if (p.payload_len as u64) < self.rwnd_bytes {
+            return false;
+        }
+        let persist_ns = self.est.persist_interval_ns();
+        // The analyzer's RTT estimate is the server's seen from the capture: 10 % and 10 ms of
+        // slack (on the study's captures, data that waited ends the gap within 5 ms of it).
+        gap_ns <= persist_ns + persist_ns / 10 + PERSIST_SLACK_NS
     }
 
     fn app_feed(&mut self, dir: usize, off: i64, p: &TcpPacket<'_>, now: u64) -> FrameType {
@@ -1167,6 +1200,7 @@ impl Flow {
             }
             // Below one segment the sender cannot send a full one (stall.rs, zero rwnd rule).
             self.rwnd_small = self.mss > 0 && win < self.mss as u64;
+            self.rwnd_bytes = win;
         }
         let mut loss_signal = false;
         // SACK blocks: D-SACK (RFC 2883: first block below the cumulative ACK, or inside the

@@ -97,6 +97,20 @@ impl RttEstimator {
         self.base_rto_ns().saturating_mul(1u64 << b).min(self.max_rto)
     }
 
+    /// The longest interval a sender's persist timer could take (Linux `tcp_probe0_when`:
+    /// max(RTO, TCP_RTO_MIN) << backoff) whichever RTO formula the sender uses: RFC 6298's
+    /// max(SRTT + 4·RTTVAR, min) or Linux's SRTT + max(4·RTTVAR, min) (`tcp_set_rto`), the larger
+    /// by up to one SRTT. Used to ask whether data could have waited since a gap began
+    /// (`Flow::small_window_may_have_held_data`), so the estimate errs long.
+    pub fn persist_interval_ns(&self) -> u64 {
+        let linux = match self.srtt_ns {
+            None => self.init_rto,
+            Some(s) => (s + (4 * self.rttvar_ns).max(self.min_rto)).min(self.max_rto),
+        };
+        let b = self.backoff.min(16);
+        self.base_rto_ns().max(linux).saturating_mul(1u64 << b).min(self.max_rto)
+    }
+
     /// A retransmission timeout fired: back the timer off.
     pub fn on_timeout(&mut self) {
         self.backoff = self.backoff.saturating_add(1);

@@ -405,3 +405,64 @@ fn summary_buckets_upload_flows_by_reordering_rate() {
     assert_eq!(t1[1]["flows"], 1);
     assert_eq!(t1[2]["flows"], 0);
 }
+
+// ------------------------------------------- a window below one segment, but not zero (issue 16)
+
+/// Four segments out and acknowledged with a window of `win` bytes (a slow reader's remaining
+/// right edge: Linux never shrinks it, `tcp_select_window`), then `wait_ms` of silence and a
+/// server segment of `len` bytes. The persist timer here: 200 ms (RFC 6298 RTO, max(50 + 4·25,
+/// 200)) to 250 ms (Linux's RTO, 50 + max(4·25, 200)).
+fn small_window_then_server_data(win: u16, wait_ms: f64, len: usize) -> Analysis {
+    let mut c = conn();
+    c.server_burst(4, MSS);
+    c.wait_ms(50.0);
+    c.client_window = win;
+    let end = c.s_nxt;
+    c.client_ack(end);
+    c.wait_ms(wait_ms);
+    c.server_send(len);
+    c.wait_ms(50.0);
+    c.client_window = 65535;
+    let end = c.s_nxt;
+    c.client_ack(end);
+    run(&c)
+}
+
+#[test]
+fn window_filling_segment_when_the_persist_timer_fires_is_zero_rwnd() {
+    // Data waited from the ACK on: the persist timer (max(RTO, 200 ms)) fills the window.
+    let a = small_window_then_server_data(430, 200.0, 430);
+    assert_eq!(kinds(&a), vec![StallKind::ZeroRwnd]);
+}
+
+#[test]
+fn window_filling_segment_long_after_the_persist_timer_could_fire_is_resource_constraint() {
+    // 386 ms: a persist timer armed at the ACK would have fired by 250 ms; the data reached the
+    // socket 136–186 ms after the ACK, so at the gap's start the server had nothing to send (the
+    // crowdlive study's tlp_off port 32790 at 39.69 s, where the simulator's truth says so).
+    let a = small_window_then_server_data(430, 386.0, 430);
+    assert_eq!(kinds(&a), vec![StallKind::ResourceConstraint]);
+}
+
+#[test]
+fn data_that_fits_a_sub_segment_window_is_resource_constraint() {
+    // 300 bytes fit a 1000-byte window: Linux sends them at once, so they did not wait.
+    let a = small_window_then_server_data(1000, 150.0, 300);
+    assert_eq!(kinds(&a), vec![StallKind::ResourceConstraint]);
+}
+
+#[test]
+fn window_update_ending_a_sub_segment_window_stays_zero_rwnd() {
+    let mut c = conn();
+    c.server_burst(4, MSS);
+    c.wait_ms(50.0);
+    c.client_window = 430;
+    let end = c.s_nxt;
+    c.client_ack(end);
+    c.wait_ms(386.0);
+    c.client_window_update(65535);
+    c.wait_ms(0.1);
+    c.server_burst(2, MSS);
+    let a = run(&c);
+    assert_eq!(kinds(&a), vec![StallKind::ZeroRwnd]);
+}

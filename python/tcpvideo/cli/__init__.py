@@ -64,4 +64,8 @@ def __getattr__(name: str):
 
 def main() -> None:
     wanted = [a for a in sys.argv[1:2] if a in COMMANDS]
+    if wanted == ["analyze"]:
+        from tcpvideo.cli.analyze import run_and_exit
+
+        run_and_exit(build_app(("analyze",)))
     build_app(tuple(wanted) or COMMANDS)()

@@ -8,13 +8,24 @@ damaged input with ``--strict``)."""
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+
+from tcpvideo.cli.phases import PhaseClock
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# What the steps after the analysis need (rich for the terminal tables; with --out numpy and
+# pyarrow for the tables, pyarrow's Parquet/CSV writers, matplotlib for report.html) is imported
+# on a side thread while the Rust analysis runs (it releases the GIL): the imports then overlap
+# the analysis instead of following it (issue 16: the CLI at >= 10 M packets/s; `--timings`
+# prints the phases, bench/analyze_speed.py the line).
 
 
 def _pct(x: float | None) -> str:
@@ -23,6 +34,8 @@ def _pct(x: float | None) -> str:
 
 def print_summary(summary: dict, console: Console) -> None:
     """The seed's tables from a summary dict (as in summary.json)."""
+    from rich.table import Table
+
     t = Table(title="Flows and stall share of FCT (seed §2.1–2.2)")
     for c in ("direction", "flows", "FCT median s", "tput median kB/s", "stall % of FCT", "stalls",
               "retrans %", "reorder %", "timeout-reorder % of reorder"):
@@ -117,6 +130,46 @@ def _parse_map(items: List[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _bar_may_show() -> bool:
+    """Whether rich could draw the (transient) progress bar on stderr: only on a terminal or in
+    Jupyter — to a file or pipe a transient bar writes nothing (rich ``Live.refresh``/``stop``),
+    so there it is not built at all (nor rich.progress imported). Any variable that makes rich
+    treat a pipe as a terminal keeps the bar."""
+    if any(v in os.environ for v in ("FORCE_TERMINAL", "TTY_COMPATIBLE", "FORCE_COLOR", "TTY_INTERACTIVE")):
+        return True
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError, OSError):
+        return True
+
+
+def _prefetch_imports(tables: bool, report: bool) -> None:
+    """Import, in the order the main thread will ask for them (so neither thread waits on a
+    module lock the other holds in reverse order), the modules the steps after the analysis
+    use. Runs on a side thread; an import that fails here fails again, and is reported, where
+    the main thread needs it."""
+    names = ["numpy", "pyarrow"] if tables else []
+    names += ["rich.console", "rich.table"]
+    if tables:
+        names += ["pyarrow.csv", "pyarrow.parquet"]
+    if tables and report:
+        names += ["matplotlib"]
+    try:
+        import importlib
+
+        for name in names:
+            importlib.import_module(name)
+        if tables and report:
+            import matplotlib
+
+            matplotlib.use("Agg")  # as tcpvideo.report does before pyplot: no display needed
+            importlib.import_module("matplotlib.pyplot")
+    except Exception:  # noqa: BLE001 — the main thread's own import reports it
+        pass
+
+
 def analyze_cmd(
     captures: List[Path] = typer.Argument(..., exists=True, dir_okay=False, help="pcap/pcapng files, optionally .gz/.zst"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="write tables (Parquet+CSV), summary.json and report.html here"),
@@ -133,52 +186,120 @@ def analyze_cmd(
     report: bool = typer.Option(True, help="write report.html into --out"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no tables (warnings still go to stderr)"),
     strict: bool = typer.Option(False, "--strict", help="damaged input (any skipped byte) is an error: exit 2, nothing written"),
+    timings: bool = typer.Option(False, "--timings", help="print the wall and CPU seconds of each phase (start-up, "
+                                 "analysis, printing, writing, report) on stderr"),
 ) -> None:
     """Analyze captures (server side, client side or mid-path: told per flow from the handshake):
     FCT, RTT, stalls and their causes, timeout retransmission types, bursts, per-frame-type loss
     (seed 000 tables; Trickle metrics). Exit status 3 when damaged input was skipped."""
-    from tcpvideo.analysis import CaptureDamaged, analyze, analyze_summary, damage_message
+    clock = PhaseClock() if timings else None
+    from tcpvideo.analysis import damage_message
+
+    formats = ("parquet", "csv") if csv else ("parquet",)
+    options = dict(tau=tau, stall_floor_ms=stall_floor_ms, server_ports=server_port, server_ips=server_ip, threads=threads,
+                   rto_style=rto_style, channel_map=_parse_map(channel_map), app_parse=not no_app, strict=strict)
+    side = threading.Thread(target=_prefetch_imports, args=(out is not None, report), name="tcpvideo-imports",
+                            daemon=True)
+    side.start()
+    if not quiet and _bar_may_show():
+        summary, r = _analyze_with_bar(captures, out, options)
+    else:
+        summary, r = _analyze(captures, out, options)
+    if clock:
+        clock.mark("analysis")
+    from rich.console import Console
 
     console = Console(stderr=False)
     err = Console(stderr=True)
-    formats = ("parquet", "csv") if csv else ("parquet",)
+    print_warnings(summary, err)
+    if not quiet:
+        print_summary(summary, console)
+    if clock:
+        clock.mark("printing")
+    if r is not None:
+        try:
+            r.write(out, formats)
+        except (OSError, ValueError) as e:
+            raise _fail(e)
+        if clock:
+            clock.mark("writing")
+        if report:
+            from tcpvideo.report import write_report
+
+            write_report(r, Path(out) / "report.html", captures=[str(c) for c in captures])
+            if clock:
+                clock.mark("report")
+        err.print(f"wrote tables, summary.json{' and report.html' if report else ''} to {out}", highlight=False)
+    side.join()
+    if clock:
+        err.print(clock.line(), highlight=False, soft_wrap=True)
+    damage = damage_message(summary)
+    if damage:
+        err.print(f"[red]{damage}[/red] (exit status 3; --strict makes this an error)", highlight=False)
+        raise typer.Exit(3)
+
+
+def _fail(e: Exception) -> typer.Exit:
+    """Print the error on stderr; the exit (status 2) to raise."""
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[red]error:[/red] {e}", highlight=False)
+    return typer.Exit(2)
+
+
+def _analyze(captures: List[Path], out: Optional[Path], options: dict):
+    """(summary, result): without ``--out`` only the summary (no Arrow tables, so no numpy or
+    pyarrow import) and result None; with it the tables too, written by the caller."""
+    from tcpvideo.analysis import CaptureDamaged, analyze, analyze_summary
+
+    try:
+        if out is None:
+            return analyze_summary(captures, **options), None
+        r = analyze(captures, **options)
+        return r.summary, r
+    except (CaptureDamaged, OSError, ValueError) as e:
+        raise _fail(e)
+
+
+def _analyze_with_bar(captures: List[Path], out: Optional[Path], options: dict):
+    """:func:`_analyze` with a transient progress bar on stderr."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn("[bold]analyze[/bold] {task.description}"), BarColumn(), DownloadColumn(),
-                  TimeElapsedColumn(), console=err, disable=quiet, transient=True) as bar:
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(captures[0].name, total=None)
 
         def progress(done, total, packets, fi, files):
             bar.update(task, completed=done, total=total,
                        description=f"{captures[fi].name} ({fi + 1}/{files}) {packets:,} pkts")
 
-        options = dict(tau=tau, stall_floor_ms=stall_floor_ms, server_ports=server_port, server_ips=server_ip, threads=threads,
-                       rto_style=rto_style, channel_map=_parse_map(channel_map), app_parse=not no_app,
-                       progress=progress, strict=strict)
-        try:
-            if out is None:
-                # Only the terminal tables: no Arrow tables, no numpy/pyarrow import.
-                summary, r = analyze_summary(captures, **options), None
-            else:
-                r = analyze(captures, out=out, formats=formats, **options)
-                summary = r.summary
-        except CaptureDamaged as e:
-            err.print(f"[red]error:[/red] {e}", highlight=False)
-            raise typer.Exit(2)
-        except (OSError, ValueError) as e:
-            err.print(f"[red]error:[/red] {e}", highlight=False)
-            raise typer.Exit(2)
-    print_warnings(summary, err)
-    if not quiet:
-        print_summary(summary, console)
-    if r is not None:
-        if report:
-            from tcpvideo.report import write_report
+        return _analyze(captures, out, {**options, "progress": progress})
 
-            write_report(r, Path(out) / "report.html", captures=[str(c) for c in captures])
-        err.print(f"wrote tables, summary.json{' and report.html' if report else ''} to {out}", highlight=False)
-    damage = damage_message(summary)
-    if damage:
-        err.print(f"[red]{damage}[/red] (exit status 3; --strict makes this an error)", highlight=False)
-        raise typer.Exit(3)
+
+def run_and_exit(app: typer.Typer) -> None:
+    """Run ``tcpvideo analyze`` as the process's command and end the process without the
+    interpreter's teardown: once the tables are printed and the files written and closed, the
+    teardown only frees what exit frees anyway — rich, typer, and with --out numpy, pyarrow and
+    matplotlib — which cost 0.03 CPU s on a 2 k-packet capture and 0.1–0.2 s with --out
+    (issue 16, `--timings`' "exit" in bench/analyze_speed.py). stdout and stderr are flushed
+    first; the exit status is the command's. Only for the process entry (``main``): in a test
+    (typer's CliRunner) the command returns as usual."""
+    try:
+        app()
+        code = 0
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:  # as sys.exit("message") would: the message on stderr, status 1
+            print(e.code, file=sys.stderr)
+            code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`): nothing more can reach it
+            pass
+    os._exit(code)
 
 
 def register(app: typer.Typer) -> None:

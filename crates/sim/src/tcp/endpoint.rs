@@ -739,7 +739,7 @@ impl TcpEndpoint {
                 } else if o.new_bytes > 0 {
                     // In-order data (Linux tcp_event_data_recv + __tcp_ack_snd_check).
                     self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto(), self.cfg.quickack_segments.max(1));
-                    if self.rcv.in_quickack_mode() || self.rcv.two_segments_pending() {
+                    if self.rcv.immediate_ack_due() {
                         ack_needed = true;
                     } else if self.rcv.delack_at.is_none() {
                         self.rcv.delack_at = Some(now + self.rcv.delack_timeout(self.cfg.delayed_ack, self.rtt.srtt()));

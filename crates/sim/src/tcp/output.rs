@@ -444,17 +444,13 @@ impl TcpEndpoint {
                 o.timestamps = Some((self.ts_val(now), self.ts_recent));
             }
             // Everything after the handshake carries an ACK and a window.
-            let had_new = self.rcv.rcv_nxt > self.rcv.rcv_wup;
-            if had_new && self.rcv.quick > 0 {
-                self.rcv.quick -= 1;
-            }
             let w = self.rcv.advertise();
             window = (w >> self.rcv.wscale).min(65_535) as u16;
             if w == 0 && !self.zero_window_advertised {
                 log.push(TcpLogEvent::ZeroWindow { at: now, flow: self.flow, from_node: self.local.node });
             }
             self.zero_window_advertised = w == 0;
-            self.rcv.delack_at = None;
+            self.rcv.on_ack_sent(self.cfg.delayed_ack);
             if self.sack_ok {
                 let max = if self.ts_ok { 3 } else { 4 };
                 let mut b = [(0u64, 0u64); MAX_SACK_BLOCKS];

@@ -78,6 +78,8 @@ impl TcpEndpoint {
                             newly_lost += self.enter_recovery(now, prior_in_flight, log);
                         }
                     }
+                } else if f.una_advanced && self.try_undo_partial(now, pkt, log) {
+                    // Undone, or retransmissions still out: no more loss marking on this ACK.
                 } else if self.sack_ok {
                     if !rack_mode {
                         newly_lost += self.sb.mark_lost_by_sack(dupthresh);
@@ -106,6 +108,28 @@ impl TcpEndpoint {
         } else {
             self.exit_recovery(now, log);
         }
+    }
+
+    /// Linux `tcp_try_undo_partial`: a partial ACK during fast recovery that echoes a TSval older
+    /// than our first retransmission (Eifel) means the hole was filled by the delayed original,
+    /// not by the retransmission. With no retransmission still out the recovery is undone (its
+    /// lost marks too) and the state goes back to Open or Disorder (`tcp_try_keep_open`); with
+    /// retransmissions out, Linux keeps clocking out data but marks nothing more lost on this ACK.
+    /// Returns whether the caller skips loss marking. Gated on `frto` like the other undos.
+    fn try_undo_partial(&mut self, now: Time, pkt: &Packet, log: &mut Vec<TcpLogEvent>) -> bool {
+        if !(self.cfg.frto && self.undo_possible && self.echoes_original_transmission(pkt)) {
+            return false;
+        }
+        if self.sb.retrans_out.pkts > 0 {
+            return true;
+        }
+        self.undo_possible = false;
+        self.sb.unmark_all_lost();
+        self.undo_cwnd_reduction(now);
+        self.stats.spurious_recoveries += 1;
+        self.ca = if self.sb.sacked_pkts() > 0 { CaState::Disorder } else { CaState::Open };
+        log.push(TcpLogEvent::ExitRecovery { at: now, flow: self.flow, from_node: self.local.node, cwnd_bytes: self.cwnd_bytes() });
+        false
     }
 
     /// Linux `tcp_process_loss` → `tcp_try_undo_loss`: was the RTO spurious? With timestamps: the

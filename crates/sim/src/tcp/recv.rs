@@ -25,15 +25,26 @@
 //! clamp that `rcvbuf.rs` grows once per receiver RTT from `tcp_rmem[1]`'s share (65536 bytes);
 //! with a fixed buffer (`SO_RCVBUF`, which locks autotuning off in Linux) it is the buffer.
 //!
-//! Delayed ACK (Linux): immediate ACKs while in quick-ack mode (at the start and after the peer
-//! was silent longer than the RTO), for out-of-order data, hole fills, duplicates and FIN; else an
-//! ACK when more than one full segment is unacknowledged and the window is not shrinking
-//! (`__tcp_ack_snd_check`), or, if it shrank because the data is still unread, when the
-//! application reads it (`tcp_cleanup_rbuf`); otherwise after the delayed-ACK timer. The timer follows Linux: the ATO starts at
-//! `TcpConfig::delayed_ack` (TCP_ATO_MIN, 40 ms), adapts to the data inter-arrival time, doubles
-//! each time the timer fires (ACK not piggybacked), and is capped at min(SRTT, 500 ms) (200 ms in
-//! ping-pong mode). Ping-pong (interactive) mode starts when we send data less than one ATO after
-//! receiving some, turns quick-ack off, and ends when the delayed-ACK timer fires.
+//! Delayed ACK (Linux): immediate ACKs while in quick-ack mode, for out-of-order data, hole
+//! fills, duplicates and FIN; else an ACK when more than one full segment is unacknowledged and
+//! the window is not shrinking (`__tcp_ack_snd_check`), or, if it shrank because the data is still
+//! unread, when the application reads it (`tcp_cleanup_rbuf`); otherwise after the delayed-ACK
+//! timer. Quick-ack credits (`icsk_ack.quick`): 16 at the first data and after the peer was silent
+//! longer than the RTO (`tcp_incr_quickack`), 16 after a duplicate (`tcp_enter_quickack_mode`),
+//! and one each time `tcp_grow_window` raises `rcv_ssthresh` (`quick |= 1`) — so while the window
+//! is still opening (with autotuning, each receiver RTT raises the clamp and so the room), every
+//! data segment of at least 128 bytes is ACKed at once, which is why a Linux receiver ACKs almost
+//! every segment of a bulk transfer's first seconds. Each ACK sent with data to acknowledge
+//! (`ICSK_ACK_SCHED`) spends one credit, and spending the last deflates the ATO to its minimum
+//! (`tcp_dec_quickack_mode`, Linux ≥ 6.7: one per ACK, not per segment); the credits are dropped
+//! when the buffer is more than half full (`__tcp_select_window`, also when `__tcp_ack_snd_check`
+//! evaluates the window with more than one segment pending). The timer follows Linux: the ATO
+//! starts at `TcpConfig::delayed_ack` (TCP_ATO_MIN, 40 ms), adapts to the data inter-arrival time,
+//! doubles each time the timer fires (ACK not piggybacked), and is capped at min(SRTT, 500 ms)
+//! (200 ms in ping-pong mode). Ping-pong (interactive) mode starts when we send data less than
+//! one ATO after receiving some, suspends quick-ack mode, and ends when the delayed-ACK timer
+//! fires. Not modelled: the ACK of a small pushed segment once a read empties the buffer
+//! (`ICSK_ACK_PUSHED`).
 
 use std::time::Duration;
 
@@ -95,7 +106,10 @@ pub struct Receiver {
     pub rcv_mss: u64,
     adv_mss: u64,
     // Delayed-ACK state.
+    /// Linux `icsk_ack.quick`: ACKs left to send at once (quick-ack credits).
     pub quick: u32,
+    /// Linux `ICSK_ACK_SCHED`: data or FIN arrived since the last ACK we sent.
+    ack_scheduled: bool,
     pub delack_at: Option<Time>,
     pub last_data_at: Option<Time>,
     /// An ACK must go out at the next opportunity (immediate-ACK conditions).
@@ -186,6 +200,7 @@ impl Receiver {
             rcv_mss: adv_mss.min(536),
             adv_mss,
             quick: 0,
+            ack_scheduled: false,
             delack_at: None,
             last_data_at: None,
             ack_now: false,
@@ -279,12 +294,45 @@ impl Receiver {
         self.rcv_nxt - self.rcv_wup > self.rcv_mss && self.select_window() >= self.last_adv_window
     }
 
+    /// Linux `__tcp_ack_snd_check` for in-order data: ACK now if more than one full segment is
+    /// unacknowledged and the window is not shrinking ([`Receiver::two_segments_pending`]), or in
+    /// quick-ack mode. In that order: with more than one segment pending, Linux evaluates the
+    /// window first, and `__tcp_select_window` drops the quick-ack credits when the buffer is
+    /// more than half full, so a credit does not force an ACK the window check held back.
+    pub fn immediate_ack_due(&mut self) -> bool {
+        if self.rcv_nxt - self.rcv_wup > self.rcv_mss {
+            if self.free() < self.cap / 2 {
+                self.quick = 0;
+            }
+            if self.select_window() >= self.last_adv_window {
+                return true;
+            }
+        }
+        self.in_quickack_mode()
+    }
+
+    /// Linux `tcp_event_ack_sent` → `tcp_dec_quickack_mode` (≥ 6.7), after the window went into
+    /// the ACK: an ACK that acknowledges data received since the last one spends one quick-ack
+    /// credit; spending the last one deflates the ATO to `ato_min`. The delayed ACK is cancelled.
+    pub fn on_ack_sent(&mut self, ato_min: Duration) {
+        if std::mem::take(&mut self.ack_scheduled) && self.quick > 0 {
+            self.quick -= 1;
+            if self.quick == 0 {
+                self.ato = ato_min;
+            }
+        }
+        self.delack_at = None;
+    }
+
     /// Data (or FIN) at stream offset `start` (may be −1 for probes) with `len` bytes.
     pub fn on_segment(&mut self, start: i64, len: u64, fin: bool) -> RxOutcome {
         let mut o = RxOutcome::default();
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(self.adv_mss);
         }
+        // Linux schedules an ACK for every segment with data or FIN that reaches the queue
+        // (tcp_event_data_recv, tcp_data_queue_ofo, the retransmission path of tcp_data_queue).
+        self.ack_scheduled |= len > 0 || fin;
         let nxt = self.rcv_nxt as i64;
         let end = start + len as i64 + fin as i64;
         if end <= nxt || (len == 0 && !fin && start < nxt) {
@@ -372,14 +420,19 @@ impl Receiver {
     /// Linux `tcp_grow_window` (from `tcp_event_data_recv` for in-order data, and for queued
     /// out-of-order data with SACK), called once the segment is in the buffer: `rcv_ssthresh`
     /// grows by two segments but never past the space then free, `room = min(window_clamp,
-    /// tcp_space) − rcv_ssthresh`. So the grown window leaves room for the segment that was just
-    /// queued: with one segment unread (the state in which every data segment is ACKed) the
-    /// window is the same as with an empty buffer, and the "window would not shrink" clause of
-    /// [`Receiver::two_segments_pending`] keeps holding. Simplified: no skb truesize accounting
-    /// (`__tcp_grow_window`), the increment is two segments (Linux: max(2 × advmss, 2 × len)).
+    /// tcp_space) − rcv_ssthresh`, and each growth grants one quick-ack credit (`quick |= 1`: the
+    /// sender learns of the larger window at once). So the grown window leaves room for the
+    /// segment that was just queued: with one segment unread (the state in which every data
+    /// segment is ACKed) the window is the same as with an empty buffer, and the "window would
+    /// not shrink" clause of [`Receiver::immediate_ack_due`] keeps holding. Simplified: no skb
+    /// truesize accounting (`__tcp_grow_window`, which can refuse to grow for skbs with a large
+    /// overhead), the increment is two segments (Linux: max(2 × advmss, 2 × len)).
     fn grow_window(&mut self) {
         let room = self.cap.min(self.free()).saturating_sub(self.rcv_ssthresh);
-        self.rcv_ssthresh += room.min(2 * self.rcv_mss);
+        if room > 0 {
+            self.rcv_ssthresh += room.min(2 * self.rcv_mss);
+            self.quick |= 1;
+        }
     }
 
     fn covered(&self, s: u64, e: u64) -> bool {
@@ -483,7 +536,7 @@ impl Receiver {
         }
     }
 
-    /// Quick-ack mode: quick ACKs left and not interactive (Linux `tcp_in_quickack_mode`).
+    /// Quick-ack mode: quick-ack credits left and not interactive (Linux `tcp_in_quickack_mode`).
     pub fn in_quickack_mode(&self) -> bool {
         self.quick > 0 && !self.pingpong
     }
@@ -547,17 +600,17 @@ mod tests {
     /// An ACK as the endpoint sends it (`emit`): advertise the window, cancel the delayed ACK.
     fn ack(r: &mut Receiver) {
         r.advertise();
-        r.delack_at = None;
+        r.on_ack_sent(Duration::from_millis(40));
     }
 
-    /// One in-order segment of `len` bytes through the endpoint's path for in-order data outside
-    /// quick-ack mode (endpoint.rs `on_segment`), then the application reads everything and the
-    /// endpoint checks for an ACK after the read (`recv`). Returns whether an ACK went out.
+    /// One in-order segment of `len` bytes through the endpoint's path for in-order data
+    /// (endpoint.rs `on_segment`), then the application reads everything and the endpoint checks
+    /// for an ACK after the read (`recv`). Returns whether an ACK went out.
     fn deliver(r: &mut Receiver, len: u64) -> bool {
         let o = r.on_segment(r.rcv_nxt as i64, len, false);
         assert_eq!(o.new_bytes, len, "in order and inside the window");
         let mut acked = false;
-        if r.two_segments_pending() {
+        if r.immediate_ack_due() {
             ack(r);
             acked = true;
         } else if r.delack_at.is_none() {
@@ -616,6 +669,73 @@ mod tests {
             }
             assert!(since_ack < 2, "segment {i}: {since_ack} full segments received and not ACKed");
         }
+    }
+
+    #[test]
+    fn each_segment_is_acked_at_once_while_rcv_ssthresh_grows_then_every_second_one() {
+        // Linux tcp_grow_window grants a quick-ack credit (quick |= 1) each time it raises
+        // rcv_ssthresh: from 64 KB to a 256 KiB buffer that is (256 Ki − 64 Ki) / (2 × 1448) ≈ 68
+        // segments, each ACKed at once; after that the usual every second full segment.
+        let mut r = Receiver::new(256 * 1024, 1448);
+        r.rcv_nxt = 1;
+        r.rcv_mss = 1448;
+        r.wscale = 3;
+        r.advertise();
+        let mut acked = Vec::new();
+        for _ in 0..200 {
+            let before = r.rcv_ssthresh;
+            acked.push((deliver(&mut r, 1448), r.rcv_ssthresh > before));
+        }
+        let growing = acked.iter().take_while(|a| a.1).count();
+        assert!((60..=75).contains(&growing), "rcv_ssthresh grew on {growing} segments");
+        assert!(acked[..growing].iter().all(|a| a.0), "a segment that grew the window waited for its ACK");
+        let later = &acked[growing + 2..];
+        let n_acked = later.iter().filter(|a| a.0).count();
+        assert!(
+            n_acked * 2 + 1 >= later.len() && n_acked * 2 <= later.len() + 1,
+            "every second segment once the window is open: {n_acked} of {}",
+            later.len()
+        );
+    }
+
+    #[test]
+    fn a_grow_credit_does_not_force_an_ack_the_half_full_buffer_holds_back() {
+        // Linux __tcp_ack_snd_check evaluates the window first when more than one segment is
+        // pending; __tcp_select_window drops the credits with the buffer more than half full.
+        let mut r = Receiver::new(256 * 1024, 1448);
+        r.rcv_nxt = 1;
+        r.rcv_mss = 1448;
+        r.wscale = 3;
+        r.advertise();
+        // The application does not read: fill the buffer past half with ACKs in between.
+        while r.free() >= r.cap / 2 + 2 * 1448 {
+            r.on_segment(r.rcv_nxt as i64, 1448, false);
+            ack(&mut r);
+        }
+        r.rcv_ssthresh = 0; // force the next segments to grow the window (a credit each)
+        r.on_segment(r.rcv_nxt as i64, 1448, false);
+        r.on_segment(r.rcv_nxt as i64, 1448, false);
+        r.on_segment(r.rcv_nxt as i64, 1448, false);
+        assert!(r.free() < r.cap / 2);
+        assert!(!r.immediate_ack_due(), "window shrinking and buffer over half full: no quick ACK");
+        assert_eq!(r.quick, 0);
+    }
+
+    #[test]
+    fn the_ack_that_spends_the_last_quick_ack_credit_deflates_the_ato() {
+        // Linux tcp_dec_quickack_mode: "Leaving quickack mode we deflate ATO."
+        let mut r = rx();
+        r.ato = Duration::from_millis(200);
+        r.quick = 2;
+        // Segments under 128 bytes do not grow the window (no credit granted on the way).
+        r.on_segment(1, 100, false);
+        ack(&mut r);
+        assert_eq!((r.quick, r.ato), (1, Duration::from_millis(200)));
+        ack(&mut r); // nothing new to acknowledge: no credit spent
+        assert_eq!(r.quick, 1);
+        r.on_segment(101, 100, false);
+        ack(&mut r);
+        assert_eq!((r.quick, r.ato), (0, Duration::from_millis(40)));
     }
 
     #[test]
