@@ -675,22 +675,25 @@ impl Flow {
     /// armed when the window-shrinking ACK arrives if data already waits (`tcp_ack_probe`), else
     /// when data comes (`tcp_check_probe_timer`), and fires max(RTO, 200 ms) << backoff later
     /// (`tcp_probe0_when`; `RttEstimator::persist_interval_ns`, the longer of the RFC 6298 and
-    /// Linux RTO formulas). So a gap ended by new server data either fitting the window, or
-    /// arriving clearly later than the persist timer armed at the gap's start would have fired,
-    /// began with nothing waiting: the server lacked data, not window (resource constraint —
-    /// what the simulator's truth says of such gaps, issue 16). Any other end (a window update,
-    /// a probe, a timely window-filling segment) keeps TAPO's `rwnd < MSS` rule.
+    /// Linux RTO formulas). So a gap that ends with new server data fitting the window, or that
+    /// lasts clearly longer than a persist timer armed at its start (whatever ends it: the late
+    /// window-filling segment, the viewer's window update, a keep-alive), began with nothing
+    /// waiting: the server lacked data, not window (resource constraint — what the simulator's
+    /// truth says of such gaps, issue 16). A shorter gap (a window update or a window-filling
+    /// segment within the persist time) keeps TAPO's `rwnd < MSS` rule.
     fn small_window_may_have_held_data(&self, p: &TcpPacket<'_>, from_server: bool, gap_ns: u64) -> bool {
-        if !from_server || p.payload_len == 0 || self.snd.snd_una < self.snd.snd_max {
+        if self.snd.snd_una < self.snd.snd_max {
             return true;
         }
-        if (p.payload_len as u64) < self.rwnd_bytes {
+        if from_server && p.payload_len > 0 && (p.payload_len as u64) < self.rwnd_bytes {
             return false;
         }
-        let persist_ns = self.est.persist_interval_ns();
         // The analyzer's RTT estimate is the server's seen from the capture: 10 % and 10 ms of
-        // slack (on the study's captures, data that waited ends the gap within 5 ms of it).
-        gap_ns <= persist_ns + persist_ns / 10 + PERSIST_SLACK_NS
+        // slack (on the study's captures, data that waited ends the gap within 5 ms of it);
+        // away from the server the ACK's way to it and the reply's back add the server-side half
+        // of the RTT (`sample_offset_ns`, 0 at the server).
+        let persist_ns = self.est.persist_interval_ns();
+        gap_ns <= persist_ns + persist_ns / 10 + PERSIST_SLACK_NS + self.sample_offset_ns
     }
 
     fn app_feed(&mut self, dir: usize, off: i64, p: &TcpPacket<'_>, now: u64) -> FrameType {
@@ -984,7 +987,18 @@ impl Flow {
         // even right after an ACK (the timer coinciding with the ACK stream: the study's --full
         // tlp_off, an RTO 0.9 ms after a SACK).
         let resent_before = seg.is_some_and(|s| s.retrans > 0);
-        if kind == RetransKind::Fast && resent_before && self.snd.loss_point.is_none() {
+        // ... and inside a post-RTO episode, the head's lost retransmission re-sent once the
+        // retransmission timer could have fired: at least an RTO after the last ACK that advanced
+        // SND.UNA (`tcp_rearm_rto`) and after the head's last copy. Linux's go-back-N re-sends
+        // of the episode come ACK-clocked soon after the RTO, not an RTO later; with RACK off
+        // nothing but the timer finds this copy lost (issue 16: --full seed 3 tlp_off port 32809
+        // at 83.53 s, the truth's RTO 325 ms after the last advance, 699 ms after the last copy).
+        let rto = self.est.rto_ns();
+        let timer_due_in_loss = self.snd.loss_point.is_some()
+            && start <= self.snd.snd_una
+            && now >= self.snd.last_advance_ns + rto
+            && seg.is_some_and(|s| now >= s.last_tx + rto);
+        if kind == RetransKind::Fast && resent_before && (self.snd.loss_point.is_none() || timer_due_in_loss) {
             self.out.rack_only.push(RackOnlyResend { rec: self.out.retrans.len(), ts_ns: now, evidence: None, stall: None });
             return true;
         }

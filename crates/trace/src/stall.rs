@@ -38,17 +38,19 @@
 //!    holding data behind a 1–2 kB window for 300 ms, which the zero-only rule called a
 //!    resource-constraint stall). (Checked before keep-alive because zero-window probes look like
 //!    keep-alives on the wire.) A window below one segment but not zero holds data back only if
-//!    data waited: when nothing was outstanding and the gap ends with new server data that fits
-//!    the window (Linux sends it at once, `tcp_snd_wnd_test`) or that comes more than the persist
-//!    interval max(RTO, 200 ms) (Linux's RTO formula, SRTT + max(4·RTTVAR, 200 ms), if longer;
-//!    +10 % and 10 ms) after the gap began (a persist timer armed at the
-//!    window-shrinking ACK, `tcp_ack_probe`, would have fired by then: the data reached the socket
-//!    later), the server had nothing to send at the gap's start — resource constraint, as the
-//!    simulator's truth says (issue 16: crowdlive tlp_off port 32790 at 39.69 s, a 430-byte
-//!    window and a 430-byte segment 386 ms later, SRTT 105 ms: persist interval ≈ 305 ms). A gap ended otherwise (window
-//!    update, probe, a window-filling segment at the persist time) keeps TAPO's rule: from the
-//!    wire, data that waited cannot be told from data that came just after the ACK
-//!    (`Flow::small_window_may_have_held_data`).
+//!    data waited. Linux sends data that fits the window at once (`tcp_snd_wnd_test`) and sends
+//!    data that does not by the persist timer, max(RTO, 200 ms) after the window-shrinking ACK if
+//!    data already waited (`tcp_ack_probe`, `tcp_probe0_when`, `tcp_write_wakeup` fills the
+//!    window). So when nothing was outstanding and the gap either ends with new server data that
+//!    fits the window, or lasts longer than that persist interval (Linux's RTO formula, SRTT +
+//!    max(4·RTTVAR, 200 ms), if longer than RFC 6298's; +10 % and 10 ms; + the server-side half
+//!    RTT away from the server) whatever ends it, the server had nothing to send at the gap's
+//!    start — resource constraint, as the simulator's truth says (issue 16: crowdlive tlp_off
+//!    port 32790 at 39.69 s, a 430-byte window and a 430-byte segment 386 ms later, SRTT 105 ms:
+//!    persist interval ≈ 305 ms; `--full` seed 3 port 32871 at 55.98 s, a 90-byte window and
+//!    4.9 s of silence until the viewer's window update). A gap within the persist time keeps
+//!    TAPO's rule: from the wire, data that waited cannot be told from data that came just
+//!    after the ACK (`Flow::small_window_may_have_held_data`).
 //! 3. Keep-alive — "when there is no data to transmit, the front-end server will send a
 //!    keep-alive packet every 5s": the gap ends with a TCP keep-alive (a segment with
 //!    SEG.SEQ = SND.NXT − 1 and 0 or 1 byte, RFC 9293 §3.8.4) from either side.

@@ -451,18 +451,34 @@ fn data_that_fits_a_sub_segment_window_is_resource_constraint() {
     assert_eq!(kinds(&a), vec![StallKind::ResourceConstraint]);
 }
 
-#[test]
-fn window_update_ending_a_sub_segment_window_stays_zero_rwnd() {
+/// Four segments out and acknowledged with a window of 430 bytes, then the viewer's window
+/// update `wait_ms` later and two full segments.
+fn small_window_then_window_update(wait_ms: f64) -> Analysis {
     let mut c = conn();
     c.server_burst(4, MSS);
     c.wait_ms(50.0);
     c.client_window = 430;
     let end = c.s_nxt;
     c.client_ack(end);
-    c.wait_ms(386.0);
+    c.wait_ms(wait_ms);
     c.client_window_update(65535);
     c.wait_ms(0.1);
     c.server_burst(2, MSS);
-    let a = run(&c);
+    run(&c)
+}
+
+#[test]
+fn window_update_within_the_persist_time_of_a_sub_segment_window_stays_zero_rwnd() {
+    // 150 ms: the persist timer (200–250 ms) had not fired yet, so data may have waited.
+    let a = small_window_then_window_update(150.0);
     assert_eq!(kinds(&a), vec![StallKind::ZeroRwnd]);
+}
+
+#[test]
+fn silence_past_the_persist_time_under_a_sub_segment_window_is_resource_constraint() {
+    // 4.9 s without a server packet: data waiting behind the 430-byte window would have been
+    // sent by the persist timer after 200–250 ms (crowdlive --full seed 3, queue_loss_only port
+    // 32871 at 55.98 s, where the truth says nothing was queued).
+    let a = small_window_then_window_update(4900.0);
+    assert_eq!(kinds(&a), vec![StallKind::ResourceConstraint]);
 }

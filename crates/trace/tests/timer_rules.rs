@@ -465,3 +465,42 @@ fn a_lost_fast_retransmission_resent_within_racks_window_is_a_double_rto_when_th
         assert_eq!(off.retransmissions[2].timeout_type, Some(TimeoutType::Double));
     }
 }
+
+#[test]
+fn a_lost_go_back_n_resend_of_the_head_resent_an_rto_later_is_a_double_rto_when_the_server_shows_rack_off() {
+    // After an RTO (loss episode up to 8 segments), the next hole is re-sent ACK-clocked and
+    // lost again; the SACK stream goes on (one new segment per ACK) and the head is re-sent only
+    // an RTO (400 ms, backed off) after SND.UNA last advanced, 0.5 ms after a SACK. Linux's
+    // go-back-N re-sends come right after the RTO; with RACK off only the timer finds a lost
+    // retransmission (the crowdlive --full seed 3 tlp_off port 32809 at 83.53 s).
+    let episode = |prev: Conn| {
+        let mut c = next_conn(prev);
+        let m = MSS as u64;
+        let at = |k: u64| 500 + k * m;
+        c.server_burst(8, MSS);
+        c.wait_ms(400.0); // nothing comes back: the RTO re-sends the head
+        c.server_resend(at(0), MSS);
+        c.wait_ms(50.0);
+        c.client_ack_sack(at(2), &[(at(3), at(8))]); // s2 is a hole
+        c.wait_ms(0.1);
+        c.server_resend(at(2), MSS); // go-back-N, ACK-clocked: lost too
+        let mut end = at(8);
+        for _ in 0..22 {
+            c.wait_ms(1.0);
+            c.server_send(MSS);
+            end += m;
+            c.wait_ms(19.0);
+            c.client_ack_sack(at(2), &[(at(3), end)]);
+        }
+        c.wait_ms(0.5);
+        c.server_resend(at(2), MSS);
+        c.wait_ms(50.0);
+        c.client_ack(end);
+        c
+    };
+    let unknown = run(&episode(Conn::new()));
+    assert_eq!(retrans_kinds(&unknown), vec!["timeout", "fast", "fast"]);
+    let off = run(&episode(server_showing_rack(150.0)));
+    assert_eq!(retrans_kinds(&off), vec!["timeout", "timeout", "fast", "timeout"]);
+    assert_eq!(off.retransmissions[3].timeout_type, Some(TimeoutType::Double));
+}

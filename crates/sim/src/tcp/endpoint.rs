@@ -719,6 +719,7 @@ impl TcpEndpoint {
                 if o.new_bytes > 0 && !o.out_of_order {
                     let echo = pkt.options.timestamps.filter(|_| self.ts_ok).map(|(_, ecr)| (ecr, self.ts_val(now).wrapping_sub(ecr)));
                     self.rcv.measure_rcv_rtt(now, echo, len);
+                    self.rcv.note_in_order_segment(len, if self.ts_ok { 32 } else { 20 }, pkt.has(flags::PSH));
                 }
                 if o.new_bytes > 0 {
                     self.stats.bytes_received += o.new_bytes;

@@ -29,8 +29,9 @@
 //! fills, duplicates and FIN; else an ACK when more than one full segment is unacknowledged and
 //! the window is not shrinking (`__tcp_ack_snd_check`), or, if it shrank because the data is still
 //! unread, when the application reads it (`tcp_cleanup_rbuf`); otherwise after the delayed-ACK
-//! timer. Quick-ack credits (`icsk_ack.quick`): 16 at the first data and after the peer was silent
-//! longer than the RTO (`tcp_incr_quickack`), 16 after a duplicate (`tcp_enter_quickack_mode`),
+//! timer. Quick-ack credits (`icsk_ack.quick`): `TcpConfig::quickack_segments` (16; Linux caps it
+//! at rcv_wnd / 2·rcv_mss) at the first data and after the peer was silent longer than the RTO
+//! (`tcp_incr_quickack`), as many after a duplicate (`tcp_enter_quickack_mode`),
 //! and one each time `tcp_grow_window` raises `rcv_ssthresh` (`quick |= 1`) — so while the window
 //! is still opening (with autotuning, each receiver RTT raises the clamp and so the room), every
 //! data segment of at least 128 bytes is ACKed at once, which is why a Linux receiver ACKs almost
@@ -43,8 +44,13 @@
 //! doubles each time the timer fires (ACK not piggybacked), and is capped at min(SRTT, 500 ms)
 //! (200 ms in ping-pong mode). Ping-pong (interactive) mode starts when we send data less than
 //! one ATO after receiving some, suspends quick-ack mode, and ends when the delayed-ACK timer
-//! fires. Not modelled: the ACK of a small pushed segment once a read empties the buffer
-//! (`ICSK_ACK_PUSHED`).
+//! fires. Checked against Linux 6.18's receiver (client-side pcaps, `bench/acks_per_segment.py`):
+//! both ACK 0.87–0.91 per segment while the window opens and 0.50 once it is open. A read that
+//! empties the buffer after a pushed segment sends the ACK (`ICSK_ACK_PUSHED`: a short segment, or
+//! a full-sized one with PSH, `tcp_measure_rcv_mss`; `tcp_cleanup_rbuf`), unless the connection is
+//! interactive and only one segment was pushed. Deviation elsewhere: Linux's sender sets PSH about
+//! once per GSO super-packet, ours only where it reaches the application's written data, so in a
+//! bulk transfer this rule rarely fires here.
 
 use std::time::Duration;
 
@@ -110,6 +116,10 @@ pub struct Receiver {
     pub quick: u32,
     /// Linux `ICSK_ACK_SCHED`: data or FIN arrived since the last ACK we sent.
     ack_scheduled: bool,
+    /// Linux `ICSK_ACK_PUSHED` / `ICSK_ACK_PUSHED2` (0, 1, 2): pushed segments since the last ACK.
+    pushed: u8,
+    /// Linux `icsk_ack.last_seg_size`: the last short segment's length.
+    last_seg_size: u64,
     pub delack_at: Option<Time>,
     pub last_data_at: Option<Time>,
     /// An ACK must go out at the next opportunity (immediate-ACK conditions).
@@ -201,6 +211,8 @@ impl Receiver {
             adv_mss,
             quick: 0,
             ack_scheduled: false,
+            pushed: 0,
+            last_seg_size: 0,
             delack_at: None,
             last_data_at: None,
             ack_now: false,
@@ -271,10 +283,15 @@ impl Receiver {
     /// ACK is scheduled and more than one full segment is unacknowledged — the input path held it
     /// back because the window would have shrunk with the data still unread ("tcp_recvmsg() will
     /// send ACK otherwise", `__tcp_ack_snd_check`) — or the window is worth announcing: it was
-    /// at most half the buffer and the read at least doubles it. Not modelled: the ACK of a small
-    /// pushed segment once the read empties the buffer (`ICSK_ACK_PUSHED`).
+    /// at most half the buffer and the read at least doubles it — or the read emptied the buffer
+    /// after a pushed segment ([`Receiver::note_in_order_segment`]) and the connection is not
+    /// interactive (after two pushed segments, even if it is).
     pub fn window_update_due(&self) -> bool {
         if self.delack_at.is_some() && self.rcv_nxt - self.rcv_wup > self.rcv_mss {
+            return true;
+        }
+        // The read emptied the buffer after a pushed segment (twice pushed: even when interactive).
+        if self.ack_scheduled && self.unread == 0 && self.ooo_bytes == 0 && (self.pushed >= 2 || (self.pushed == 1 && !self.pingpong)) {
             return true;
         }
         let now = self.adv_right_edge.saturating_sub(self.rcv_nxt);
@@ -311,6 +328,29 @@ impl Receiver {
         self.in_quickack_mode()
     }
 
+    /// Linux `tcp_measure_rcv_mss`'s push detection, for in-order data of `len` bytes (header
+    /// `hdr` bytes, PSH flag `psh`): a full-sized segment with PSH ends an application write
+    /// (commit 4720852ed9af, "tcp: fix delayed ACKs for MSS boundary condition"); a short one is
+    /// pushed unless it is not PSH-marked and at least 88 bytes with its header, or at least 536,
+    /// and as long as the previous short one (then it is the peer's real segment size). A second
+    /// pushed segment before the ACK makes it `PUSHED2`.
+    pub fn note_in_order_segment(&mut self, len: u64, hdr: u64, psh: bool) {
+        if len >= self.rcv_mss {
+            if psh {
+                self.pushed = self.pushed.max(1);
+            }
+            return;
+        }
+        let with_hdr = len + hdr;
+        if with_hdr >= 536 + 20 || (with_hdr >= 88 + 20 && !psh) {
+            let lss = std::mem::replace(&mut self.last_seg_size, len);
+            if len == lss {
+                return;
+            }
+        }
+        self.pushed = if self.pushed > 0 { 2 } else { 1 };
+    }
+
     /// Linux `tcp_event_ack_sent` → `tcp_dec_quickack_mode` (≥ 6.7), after the window went into
     /// the ACK: an ACK that acknowledges data received since the last one spends one quick-ack
     /// credit; spending the last one deflates the ATO to `ato_min`. The delayed ACK is cancelled.
@@ -321,6 +361,7 @@ impl Receiver {
                 self.ato = ato_min;
             }
         }
+        self.pushed = 0;
         self.delack_at = None;
     }
 
@@ -736,6 +777,48 @@ mod tests {
         r.on_segment(101, 100, false);
         ack(&mut r);
         assert_eq!((r.quick, r.ato), (0, Duration::from_millis(40)));
+    }
+
+    /// One in-order segment through the endpoint's path with its PSH flag (timestamps: 32-byte
+    /// header), no read. Returns whether an ACK went out at once.
+    fn arrive(r: &mut Receiver, len: u64, psh: bool) -> bool {
+        r.on_segment(r.rcv_nxt as i64, len, false);
+        r.note_in_order_segment(len, 32, psh);
+        if r.immediate_ack_due() {
+            ack(r);
+            return true;
+        }
+        r.delack_at.get_or_insert(Time::ZERO);
+        false
+    }
+
+    #[test]
+    fn the_read_that_empties_the_buffer_after_a_pushed_full_segment_sends_the_ack() {
+        // Linux tcp_measure_rcv_mss marks a full-sized PSH segment ICSK_ACK_PUSHED (the end of an
+        // application write); tcp_cleanup_rbuf ACKs when the read drains the buffer.
+        let mut r = grown_rx();
+        assert!(!arrive(&mut r, 1448, true), "one segment pending, window open: no credit");
+        assert!(!r.window_update_due(), "nothing read yet");
+        r.read(u64::MAX);
+        assert!(r.window_update_due(), "the read emptied the buffer after a pushed segment");
+        ack(&mut r);
+        assert!(!arrive(&mut r, 1448, false));
+        r.read(u64::MAX);
+        assert!(!r.window_update_due(), "without PSH the delayed-ACK timer sends it");
+    }
+
+    #[test]
+    fn an_interactive_receiver_acks_at_the_read_only_after_two_pushed_segments() {
+        // ICSK_ACK_PUSHED alone is ignored in ping-pong mode; a second pushed segment before the
+        // ACK (ICSK_ACK_PUSHED2) is not.
+        let mut r = grown_rx();
+        r.pingpong = true;
+        arrive(&mut r, 300, true);
+        r.read(u64::MAX);
+        assert!(!r.window_update_due());
+        arrive(&mut r, 200, true);
+        r.read(u64::MAX);
+        assert!(r.window_update_due());
     }
 
     #[test]

@@ -340,7 +340,10 @@ fn delayed_ack_timer_acks_a_lone_segment_after_40ms() {
     let mut h = pair();
     h.send(SERVER, 40 * MSS);
     h.run_for(ms(400));
-    // Leave quick-ack mode, then one segment within the RTO: ACKed by the timer.
+    // Leave quick-ack mode, then one segment within the RTO: ACKed by the timer. The application
+    // does not read it: Linux ACKs a pushed segment at the read that empties the buffer
+    // (ICSK_ACK_PUSHED, tcp_cleanup_rbuf), so the timer governs only a receiver that has not read.
+    h.auto_read[CLIENT as usize] = false;
     let t0 = h.now;
     h.send(SERVER, 100);
     h.run_for(ms(300));
@@ -1086,6 +1089,21 @@ fn closed_socket_answers_a_late_segment_with_rst() {
 }
 
 #[test]
+fn a_lone_pushed_segment_is_acked_when_the_application_reads_it() {
+    // Linux tcp_cleanup_rbuf: the read that empties the buffer after a pushed segment
+    // (ICSK_ACK_PUSHED) sends the ACK at once, not after the 40 ms delayed-ACK timer.
+    let mut h = pair();
+    h.send(SERVER, 40 * MSS);
+    h.run_for(ms(400));
+    let t0 = h.now;
+    h.send(SERVER, 100);
+    h.run_for(ms(300));
+    let arrival = t0 + h.delay;
+    let ack = h.acks_from(CLIENT).find(|s| s.at >= arrival).unwrap();
+    assert_eq!(ack.at, arrival);
+}
+
+#[test]
 fn delayed_ack_timeout_adapts_to_sparse_data() {
     // Linux inflates the ATO each time the delayed-ACK timer fires, up to min(SRTT, 500 ms):
     // isolated segments 150 ms apart are ACKed after 40, 80, then 100 ms (SRTT) (RTO ≈ 300 ms, so
@@ -1094,6 +1112,9 @@ fn delayed_ack_timeout_adapts_to_sparse_data() {
     let mut h = established(&c, ms(50));
     h.send(SERVER, 40 * MSS);
     h.run_for(ms(300));
+    // The application does not read the small segments: a read that empties the buffer after a
+    // pushed segment would send the ACK at once (Linux ICSK_ACK_PUSHED, tcp_cleanup_rbuf).
+    h.auto_read[CLIENT as usize] = false;
     let mut delays = Vec::new();
     for _ in 0..4 {
         let t0 = h.now;
