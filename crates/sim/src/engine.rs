@@ -1,4 +1,4 @@
-//! The discrete-event core: an integer-nanosecond clock, an event queue (a radix heap,
+//! The discrete-event core: an integer-nanosecond clock, an event queue (a timing wheel,
 //! [`crate::event_queue`]) and a packet pool.
 //!
 //! Events are ordered by `(time, sequence number)`: the sequence number grows with every push (the
@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use tcpvideo_model::Time;
 
-use crate::event_queue::RadixQueue;
+use crate::event_queue::WheelQueue;
 use crate::packet::Packet;
 
 /// What happens at an instant.
@@ -42,7 +42,7 @@ pub enum Event {
 /// place it would have had if it had been scheduled at the router, when the packet got there.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: RadixQueue<Event>,
+    heap: WheelQueue<Event>,
     /// Time of scheduling the current count belongs to, and the count.
     seq_time: u64,
     seq_count: u64,

@@ -113,6 +113,13 @@ pub struct Channel {
     /// The one channel whose packets are offered to this one the moment they are admitted there
     /// (cut-through hop, module doc); `NO_ROUTE` = none.
     cut_through_from: u32,
+    /// Serialisation time (ns) of the last packet size admitted, with that size and rate: a
+    /// channel carries few distinct sizes (full segments, ACKs), and the exact 128-bit division
+    /// behind `Bandwidth::transmit_time` was ~1 % of an onoff run. Keyed by the rate too, as
+    /// `rate` is public.
+    tx_time_bytes: u32,
+    tx_time_rate: u64,
+    tx_time_ns: u64,
 }
 
 impl Channel {
@@ -134,7 +141,21 @@ impl Channel {
             stats: ChannelStats::default(),
             ran_latency: None,
             cut_through_from: NO_ROUTE,
+            tx_time_bytes: u32::MAX,
+            tx_time_rate: 0,
+            tx_time_ns: 0,
         }
+    }
+
+    /// Serialisation time of `bytes` at the channel's rate (ns), from the one-entry cache.
+    #[inline]
+    fn transmit_ns(&mut self, bytes: u32) -> u64 {
+        if bytes != self.tx_time_bytes || self.rate.bits_per_sec != self.tx_time_rate {
+            self.tx_time_ns = self.rate.transmit_time(bytes as u64).as_nanos() as u64;
+            self.tx_time_bytes = bytes;
+            self.tx_time_rate = self.rate.bits_per_sec;
+        }
+        self.tx_time_ns
     }
 
     fn purge(&mut self, now: u64) {
@@ -178,7 +199,7 @@ impl Channel {
             return None;
         }
         let start = self.busy_until.max(now.0);
-        let end = start + self.rate.transmit_time(bytes as u64).as_nanos() as u64;
+        let end = start + self.transmit_ns(bytes);
         self.busy_until = end;
         self.fifo.push_back(InFlight { start, end, bytes });
         self.fifo_bytes += bytes as u64;

@@ -1280,9 +1280,13 @@ impl Simulation {
             }
         }
         let (mut video_clients, mut video_segments, mut video_stalls) = (Vec::new(), Vec::new(), Vec::new());
+        // Each client's report looks at its own flow's events: group them once (in run order)
+        // rather than have every report scan all of them (clients × events, ~1 % of an onoff run).
+        let events_of = events_by_flow(&self.events, self.flows.len());
         for (i, fl) in self.flows.iter_mut().enumerate() {
             if let AppState::Video(v) = &mut fl.app {
                 let def = &self.sc.flows[i];
+                let flow_events: Vec<TcpLogEvent> = events_of[i].iter().map(|&k| self.events[k as usize]).collect();
                 let rep = video_outputs::report(
                     i as u32,
                     &def.name,
@@ -1290,7 +1294,7 @@ impl Simulation {
                     end,
                     &mut v.client.player,
                     &v.srtt_at_done,
-                    &self.events,
+                    &flow_events,
                     fl.server,
                     def.base_rtt,
                 );
@@ -1330,6 +1334,18 @@ impl Simulation {
             unroutable: self.net.unroutable,
         })
     }
+}
+
+/// Indices into `events` of each flow's events, in run order (`[f]` = flow `f`'s; flows ≥
+/// `flows` are left out).
+fn events_by_flow(events: &[TcpLogEvent], flows: usize) -> Vec<Vec<u32>> {
+    let mut by_flow = vec![Vec::new(); flows];
+    for (k, e) in events.iter().enumerate() {
+        if let Some(v) = by_flow.get_mut(e.flow() as usize) {
+            v.push(k as u32);
+        }
+    }
+    by_flow
 }
 
 /// Convenience: load, run and finish.

@@ -43,6 +43,10 @@ impl StreamFormat {
     }
 }
 
+/// A response: head text (if asked for), head length, body length, the head's Content-Length,
+/// body.
+type Response = (Option<String>, u64, u64, u64, Option<ChunkData>);
+
 /// What every connection of the origin serves.
 #[derive(Clone, Debug)]
 pub struct VideoSite {
@@ -69,8 +73,11 @@ impl VideoSite {
         p.to_path()
     }
 
-    /// Head text, body length, Content-Length and body of the response to `ask` read at `now`.
-    fn respond(&self, ask: Ask, head_only: bool, now: Time) -> (String, u64, Option<ChunkData>) {
+    /// Head (its text only `with_text`: a run without captures needs only its length), head
+    /// length, body length, the head's `Content-Length` (a HEAD announces the GET's size; handed
+    /// over so that no size probe parses it back out of the head) and body of the response to
+    /// `ask` read at `now`.
+    fn respond_with_length(&self, ask: Ask, head_only: bool, now: Time, with_text: bool) -> Response {
         match ask {
             Ask::Playlist => {
                 let (text, ctype) = match (self.format, &self.live) {
@@ -82,18 +89,27 @@ impl VideoSite {
                 };
                 let head = http::response_head(ctype, text.len() as u64, self.live.is_some());
                 let body = text.into_bytes();
-                (head, body.len() as u64, Some(ChunkData::Text(Arc::from(body))))
+                let len = body.len() as u64;
+                (Some(head.clone()).filter(|_| with_text), head.len() as u64, len, len, Some(ChunkData::Text(Arc::from(body))))
             }
             Ask::SizeProbe { segment, quality } | Ask::Segment { segment, quality } => {
                 let available = self.live.is_none_or(|src| src.available_at(segment) <= now);
                 let Some(bytes) = self.content.segment_bytes(segment, quality).filter(|_| available) else {
-                    return (http::not_found_head(), 0, None);
+                    let head = http::not_found_head();
+                    return (Some(head.clone()).filter(|_| with_text), head.len() as u64, 0, 0, None);
                 };
-                let head = http::response_head(self.format.segment_type(), bytes, false);
-                if head_only {
-                    (head, 0, None)
+                let ctype = self.format.segment_type();
+                let (head, head_len) = if with_text {
+                    let h = http::response_head(ctype, bytes, false);
+                    let n = h.len() as u64;
+                    (Some(h), n)
                 } else {
-                    (head, bytes, Some(ChunkData::Media(self.format.media())))
+                    (None, http::response_head_len(ctype, bytes, false) as u64)
+                };
+                if head_only {
+                    (head, head_len, 0, bytes, None)
+                } else {
+                    (head, head_len, bytes, bytes, Some(ChunkData::Media(self.format.media())))
                 }
             }
         }
@@ -134,14 +150,11 @@ impl OriginConn {
             }
             self.read_pending -= req.len;
             wire.requests.pop_front();
-            let (head, body_len, body) = site.respond(req.ask, req.head_only, now);
-            let content_length = match req.ask {
-                _ if req.head_only => head_content_length(&head),
-                _ => body_len,
-            };
-            let head_len = head.len() as u64;
+            let (head, head_len, body_len, announced, body) = site.respond_with_length(req.ask, req.head_only, now, book.is_some());
+            let content_length = if req.head_only { announced } else { body_len };
             if let Some(b) = book {
                 let mut b = b.lock().expect("payload book");
+                let head = head.expect("head text is written when a capture wants it");
                 b.append(conn, 1, self.written, head_len, ChunkData::Text(Arc::from(head.into_bytes())));
                 if let Some(data) = body {
                     b.append(conn, 1, self.written + head_len, body_len, data);
@@ -167,6 +180,7 @@ impl OriginConn {
 }
 
 /// The Content-Length a head announces (0 if none).
+#[cfg(test)]
 fn head_content_length(head: &str) -> u64 {
     head.split("\r\n").find_map(|l| l.strip_prefix("Content-Length: ")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
 }
@@ -187,7 +201,8 @@ mod tests {
     #[test]
     fn a_head_announces_the_segment_size_and_carries_no_body() {
         let s = site(false);
-        let (head, body, data) = s.respond(Ask::SizeProbe { segment: 3, quality: 1 }, true, Time::ZERO);
+        let (head, _, body, _, data) = s.respond_with_length(Ask::SizeProbe { segment: 3, quality: 1 }, true, Time::ZERO, true);
+        let head = head.unwrap();
         assert_eq!(body, 0);
         assert!(data.is_none());
         // 500 kbit/s × 2 s = 125000 bytes.
@@ -199,8 +214,9 @@ mod tests {
         let s = site(true);
         let ask = Ask::Segment { segment: 2, quality: 0 };
         // Segment 2 is available at t0 + 3·d = 6 s.
-        assert!(s.respond(ask, false, Time::from_secs(5)).0.starts_with("HTTP/1.1 404"));
-        let (head, body, _) = s.respond(ask, false, Time::from_secs(6));
+        assert!(s.respond_with_length(ask, false, Time::from_secs(5), true).0.unwrap().starts_with("HTTP/1.1 404"));
+        let (head, _, body, _, _) = s.respond_with_length(ask, false, Time::from_secs(6), true);
+        let head = head.unwrap();
         assert!(head.starts_with("HTTP/1.1 200"));
         assert_eq!(body, 62_500);
     }
@@ -208,11 +224,34 @@ mod tests {
     #[test]
     fn the_live_playlist_body_is_the_models_playlist_at_read_time() {
         let s = site(true);
-        let (head, body, data) = s.respond(Ask::Playlist, false, Time::from_secs(9));
+        let (head, _, body, _, data) = s.respond_with_length(Ask::Playlist, false, Time::from_secs(9), true);
+        let head = head.unwrap();
         let Some(ChunkData::Text(t)) = data else { panic!("text body") };
         assert_eq!(body as usize, t.len());
         assert_eq!(&t[..], hls::live_media_playlist(s.live.as_ref().unwrap(), Time::from_secs(9)).as_bytes());
         assert_eq!(head_content_length(&head), body);
         assert!(head.contains("application/vnd.apple.mpegurl"));
+    }
+
+    #[test]
+    fn the_announced_and_head_lengths_are_those_of_the_head_text() {
+        // The origin takes a HEAD's Content-Length from `respond_with_length` instead of parsing
+        // the head: the two must agree for every kind of response, available or not.
+        for live in [false, true] {
+            let s = site(live);
+            for ask in [Ask::Playlist, Ask::SizeProbe { segment: 4, quality: 2 }, Ask::Segment { segment: 4, quality: 5 }] {
+                for head_only in [false, true] {
+                    for now in [Time::ZERO, Time::from_secs(30)] {
+                        let (head, head_len, _, announced, _) = s.respond_with_length(ask, head_only, now, true);
+                        let head = head.unwrap();
+                        assert_eq!(announced, head_content_length(&head), "{ask:?} head_only={head_only} live={live} at {now:?}");
+                        // Without the text the same length is reported.
+                        let (none, len_only, ..) = s.respond_with_length(ask, head_only, now, false);
+                        assert!(none.is_none());
+                        assert_eq!((head_len, len_only), (head.len() as u64, head.len() as u64));
+                    }
+                }
+            }
+        }
     }
 }

@@ -105,11 +105,17 @@ impl PlayerApp {
     }
 
     fn request(&mut self, ask: Ask, head_only: bool, site: &VideoSite, wire: &mut HttpWire, conn: u32, book: Option<&SharedPayloads>) {
-        let text = http::request_head(if head_only { "HEAD" } else { "GET" }, &site.path(ask));
-        let len = text.len() as u64;
-        if let Some(b) = book {
-            b.lock().expect("payload book").append(conn, 0, self.written, len, ChunkData::Text(Arc::from(text.into_bytes())));
-        }
+        let (method, path) = (if head_only { "HEAD" } else { "GET" }, site.path(ask));
+        let len = match book {
+            Some(b) => {
+                let text = http::request_head(method, &path);
+                let len = text.len() as u64;
+                b.lock().expect("payload book").append(conn, 0, self.written, len, ChunkData::Text(Arc::from(text.into_bytes())));
+                len
+            }
+            // Without a capture only the length travels.
+            None => http::request_head_len(method, &path) as u64,
+        };
         self.written += len;
         self.unsent += len;
         self.requests_sent += 1;

@@ -38,18 +38,17 @@ pub(super) struct Timers {
     pub tlp: Option<Time>,
 }
 
-impl Timers {
-    /// The earliest armed timer.
-    pub fn earliest(&self) -> Option<Time> {
-        [self.rto, self.persist, self.keepalive, self.pace, self.time_wait, self.reo, self.tlp].into_iter().flatten().min()
-    }
-}
-
 impl TcpEndpoint {
     /// When the endpoint next needs [`TcpEndpoint::on_timer`]: its earliest timer, the receive
     /// side's delayed ACK included.
     pub fn next_timer(&self) -> Option<Time> {
-        self.timers.earliest().into_iter().chain(self.rcv.delack_at).min()
+        // Runs after every event an endpoint handles: folded branch-free over the eight slots
+        // (an iterator chain of Options was ~3 % of an onoff run).
+        let t = &self.timers;
+        let all = [t.rto, t.persist, t.keepalive, t.pace, t.time_wait, t.reo, t.tlp, self.rcv.delack_at];
+        let any = all.iter().fold(false, |a, o| a | o.is_some());
+        let min = all.iter().fold(u64::MAX, |m, o| m.min(o.map_or(u64::MAX, |x| x.0)));
+        any.then_some(Time(min))
     }
 
     pub(super) fn clear_timers(&mut self) {
