@@ -32,7 +32,8 @@ NAME = "onoff"
 SUMMARY = "seed 004: on-off traffic of live segmented HTTP streaming, many clients, four mitigations (Figs 3–8, 16)"
 METRICS = ("liveness_mean_s", "liveness_min_s", "startup_mean_s", "drops", "stall_mean_s", "utilization",
            "retransmissions", "steady_retx_per_period", "quality_mean", "bitrate_mean_kbps", "startup_wait_mean_s",
-           "request_delay_mean_s")
+           "request_delay_mean_s", "quality_high_share", "quality_first_min_mean", "quality_after_min_mean",
+           "media_mbps")
 
 
 def _labels(cfg: OnOffConfig, group: str) -> dict:
