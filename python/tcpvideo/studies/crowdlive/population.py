@@ -56,7 +56,7 @@ tlp_off, seed 1: a voice tag followed by the next slot's P data) and the last se
 ``nodelay`` (with ``separate_audio`` the study's default since session 10): TCP_NODELAY at both
 ends of every connection. A separate voice write alone does not put the voice frame on the wire
 by itself: with Nagle the 200-byte write waits behind the video frame's unacknowledged last
-segment and leaves with the next slot's video data (`--full` tlp_off, 3 seeds: 3–6 % of voice
+segment and leaves with the next slot's video data (`--full` tlp_off, 3 seeds: 33–36 % of voice
 segments under 300 bytes with Nagle, 80–89 % without). The seed's voice frames are packets of
 their own (above); librtmp, the usual RTMP publishing library of the time, sets TCP_NODELAY on
 connect (`RTMP_Connect0`), and a live relay writes each frame as it comes. Both ends are set
