@@ -212,3 +212,32 @@ def test_the_join_loss_episode_share_counts_join_resends_near_each_downloads_fir
     pd.DataFrame([{"flow": f, "ts_ns": t, "offset": 0, "len": 1448, "retransmission": r, "frame": "P"}
                   for f, t, r in rows]).to_csv(tmp_path / "truth_packets.csv", index=False)
     assert _join_first_episode_share(tmp_path) == pytest.approx(3 / 4)
+
+
+def _voice_segments(sc: dict, tmp_path) -> pd.DataFrame:
+    tcpvideo.simulate(sc, out=tmp_path)
+    p = pd.read_csv(tmp_path / "truth_packets.csv")
+    fl = pd.read_csv(tmp_path / "truth_flows.csv").set_index("flow")
+    p = p[(p["flow"].map(fl["role"]) == "subscribe") & ~p["retransmission"]]
+    return p
+
+
+def test_voice_frames_leave_in_small_segments_of_their_own_only_with_a_separate_write_and_nodelay(tmp_path):
+    # Seed 000 §3.1: "Frame V experiences no burst packet as its size is less than one packet
+    # size". In one write with the slot's video frame the voice tag rides in the video's last
+    # segment; a separate write under Nagle waits behind the video's unacknowledged small last
+    # segment and leaves with the next slot's video data.
+    kw = dict(publishers=1, subscribers=2, duration_s=12.0, seed=4, loss_p=0.0, reorder_p=0.0, pause_every_s=0.0)
+    small = {}
+    for sep, nd in ((False, True), (True, False), (True, True)):
+        p = _voice_segments(scenario(**kw, separate_audio=sep, nodelay=nd), tmp_path / f"{sep}{nd}")
+        small[sep, nd] = int(((p["frame"] == "V") & (p["len"] < 300)).sum())
+    assert small[True, True] > 100, small
+    assert small[True, True] > 3 * max(small[False, True], small[True, False]), small
+
+
+def test_an_audio_offset_of_a_whole_slot_is_refused_naming_the_key(tmp_path):
+    sc = _one_publisher("fin", [])
+    next(f for f in sc["flow"] if f["app"] == "publish")["crowd"]["audio_offset"] = "40ms"
+    with pytest.raises(Exception, match=r"crowd\.audio_offset"):
+        tcpvideo.simulate(sc, out=tmp_path)

@@ -320,6 +320,9 @@ pub struct CrowdSpec {
     pub frames: Option<String>,
     /// Subscriber: "fq" paces the front-end's socket at Linux's sk_pacing_rate (the fq qdisc), default "none".
     pub pacing: Option<String>,
+    /// Publisher: the voice frame of each 40-ms slot is produced and written this long after
+    /// the slot's video frame (0 ≤ offset < 40 ms; default 0: both in one write).
+    pub audio_offset: Option<Qty>,
 }
 
 /// Everything a flow has except its endpoints (shared by `[[flow]]` and `[dumbbell.flow]`).

@@ -97,6 +97,11 @@ pub struct FrameIndex {
     /// are coalesced.
     entries: Vec<(u64, FrameType)>,
     pub agg: [FrameAgg; 5],
+    /// The last HTTP chunk's (chunk-size line offset, data offset): a tag whose header starts
+    /// the chunk's data begins at the chunk-size line, so a packet that starts with that line
+    /// carries this tag, not the one before (issue 16, session 10: every frame's first segment
+    /// of an app-limited HTTP-FLV sender was typed as the previous frame).
+    pub chunk_start: Option<(u64, u64)>,
 }
 
 impl FrameIndex {
@@ -110,7 +115,11 @@ impl FrameIndex {
             a.intervals += 1;
         }
         a.last_start_ns = Some(now);
-        self.mark(off, ft);
+        let at = match self.chunk_start.take() {
+            Some((line, data)) if data == off => line,
+            _ => off,
+        };
+        self.mark(at, ft);
     }
 
     /// Bytes from `off` on belong to a frame of type `ft` (a continuation chunk, say).

@@ -61,6 +61,8 @@ pub struct HttpParser {
     awaiting: VecDeque<bool>,
     pub messages: u64,
     flv: Option<FlvParser>,
+    /// Stream offset where the current chunk-size line began.
+    chunk_line_at: u64,
 }
 
 impl Default for HttpParser {
@@ -74,6 +76,7 @@ impl Default for HttpParser {
             awaiting: VecDeque::new(),
             messages: 0,
             flv: None,
+            chunk_line_at: 0,
         }
     }
 }
@@ -163,6 +166,9 @@ impl HttpParser {
                 }
                 St::ChunkSize => {
                     // Chunk-size line: hex digits, optional extensions, CRLF.
+                    if self.buf.is_empty() {
+                        self.chunk_line_at = off;
+                    }
                     let nl = d.iter().position(|&b| b == b'\n');
                     let n = nl.map(|p| p + 1).unwrap_or(d.len());
                     if self.buf.len() + n > 1024 {
@@ -183,6 +189,11 @@ impl HttpParser {
                             }
                         };
                         self.buf.clear();
+                        if size > 0 {
+                            // A tag that begins this chunk's data owns the chunk-size line too
+                            // (RFC 9112 §7.1: the line frames the chunk that follows it).
+                            idx.chunk_start = Some((self.chunk_line_at, off));
+                        }
                         self.st = if size == 0 { St::Trailer } else { St::ChunkData(size) };
                     }
                 }
@@ -314,6 +325,7 @@ pub fn channel_from_path(target: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flv::FrameType;
 
     #[test]
     fn request_and_content_length_response_give_head_and_end_events() {
@@ -332,6 +344,52 @@ mod tests {
             ev,
             vec![HttpEvent::Head { head: Head::Response { status: 200 }, t_first: 10, t: 20 }, HttpEvent::End { t: 20, body_bytes: 10 }]
         );
+    }
+
+    fn flv_tag(t: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![t];
+        let n = body.len() as u32;
+        v.extend_from_slice(&n.to_be_bytes()[1..]);
+        v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0]);
+        v.extend_from_slice(body);
+        v.extend_from_slice(&(11 + n).to_be_bytes());
+        v
+    }
+
+    fn chunk(data: &[u8]) -> Vec<u8> {
+        let mut v = format!("{:x}\r\n", data.len()).into_bytes();
+        v.extend_from_slice(data);
+        v.extend_from_slice(b"\r\n");
+        v
+    }
+
+    #[test]
+    fn a_packet_starting_with_a_chunk_size_line_carries_the_tag_of_that_chunk() {
+        // HTTP-FLV, one tag per chunk: the chunk-size line frames the tag after it (RFC 9112
+        // §7.1), so the first segment of a frame written on its own starts with that line and
+        // carries that frame (issue 16 session 10: it was typed as the frame before it).
+        let mut m = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        let mut flv = b"FLV\x01\x05\x00\x00\x00\x09".to_vec();
+        flv.extend_from_slice(&[0, 0, 0, 0]);
+        m.extend(chunk(&flv));
+        let p_at = m.len() as u64;
+        m.extend(chunk(&flv_tag(9, &[0x27, 1, 0, 0, 0, 9, 9, 9])));
+        let v_at = m.len() as u64;
+        m.extend(chunk(&flv_tag(8, &[0xAF, 1, 7, 7])));
+        let i_at = m.len() as u64;
+        m.extend(chunk(&flv_tag(9, &[0x17, 1, 0, 0, 0, 5])));
+        let mut s = HttpParser::default();
+        let mut idx = FrameIndex::default();
+        let mut ev = vec![];
+        for (k, b) in m.chunks(5).enumerate() {
+            s.feed(k as u64 * 5, b, k as u64, &mut idx, &mut ev);
+        }
+        assert!(!s.lost);
+        assert_eq!(idx.at(p_at), FrameType::P);
+        assert_eq!(idx.at(v_at), FrameType::Audio);
+        assert_eq!(idx.at(v_at - 1), FrameType::P, "the chunk's closing CRLF stays with its tag");
+        assert_eq!(idx.at(i_at), FrameType::I);
+        assert_eq!(idx.at(i_at + 4), FrameType::I);
     }
 
     #[test]

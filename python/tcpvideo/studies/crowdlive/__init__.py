@@ -26,8 +26,12 @@ from .population import scenario
 # Viewer paths: random loss 0.004 (mean 0.5 %) and half of them BDP-sized queues (population.py
 # says why; issue 16 session 7: before, 2.5 % random loss on every viewer path and 30–100-packet
 # queues on all, so per-packet loss was equal across frame types by construction).
-DEFAULT = dict(publishers=8, subscribers=20, duration_s=60.0, loss_p=0.02, viewer_loss_p=0.004, bdp_queue_share=0.5)
-FULL = dict(publishers=30, subscribers=120, duration_s=300.0, loss_p=0.02, viewer_loss_p=0.004, bdp_queue_share=0.5)
+# Voice frames leave as writes and packets of their own (population.py `separate_audio`,
+# `nodelay`: seed 000 §1.1, §3.1–3.2; issue 16 session 10).
+DEFAULT = dict(publishers=8, subscribers=20, duration_s=60.0, loss_p=0.02, viewer_loss_p=0.004, bdp_queue_share=0.5,
+               separate_audio=True, nodelay=True)
+FULL = dict(publishers=30, subscribers=120, duration_s=300.0, loss_p=0.02, viewer_loss_p=0.004, bdp_queue_share=0.5,
+            separate_audio=True, nodelay=True)
 # name → (tcp keys of every flow, population overrides). `queue_loss_only` removes random loss so
 # that only drop-tail queues drop, `shallow_queues` also gives every viewer a 16-packet access
 # queue (shorter than the median I frame's ~17 packets): the experiments behind Table 4's "routers
@@ -89,6 +93,32 @@ def _truth_timeout_counts(run_dir: Path, frame: str) -> dict:
     t = pd.read_csv(run_dir / "truth_timeouts.csv")
     t = t[t["frame"] == frame]
     return {k: int((t["timeout_type"] == k).sum()) for k in TIMEOUT_KINDS}
+
+
+def _seed_reading_counts(analysis: Path) -> dict:
+    """Timeout types per frame (analyzer's retransmissions table) with the seed's words for tail
+    and less packet: tail = the lost segment is among the flow's last three ("the lost packet is
+    in the last three packets of the flow"), less packet = fewer than 4 packets out at the RTO
+    ("the server sends less than 4 packets out"; §2.2 Eq. 1's packets_out runs from snd_una —
+    the lost segment — to snd_nxt, so it is the lost one and the `segs_after` sent after it,
+    and at most 2 after it cannot bring 3 dupacks: TAPO's `outstanding <= 3` at the stall).
+    The analyzer's own labels call "tail" every timeout with < 3 segments after the lost one
+    and "less packet" only one with ≤ 3 out the whole time it was out; the other types are the
+    analyzer's."""
+    rt = pd.read_csv(analysis / "retransmissions.csv")
+    rt = rt[rt["kind"] == "timeout"]
+    out = {k: dict.fromkeys(TIMEOUT_KINDS, 0) for k in ("I", "P", "V")}
+    for r in rt.itertuples():
+        if r.frame not in out:
+            continue
+        t = r.timeout_type
+        if t not in ("double", "ack_delay_loss"):
+            if r.flow_tail is True or str(r.flow_tail).lower() == "true":
+                t = "tail"
+            elif r.segs_after == r.segs_after and r.segs_after < 3:
+                t = "less_packet"
+        out[r.frame][t if t in TIMEOUT_KINDS else "other"] += 1
+    return out
 
 
 def _timeout_counts(summary: dict, frame: str = "all") -> dict:
@@ -280,6 +310,14 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
         return less, cont_v, n_v, ok
 
     less, cont_v, n_v, ok = v_claim(summ)
+    # The seed's front-ends ran without TLP (§4 proposes adopting it) and before RACK (Linux 4.4,
+    # 2016): `tlp_off`, and the seed's reading of tail / less packet (_seed_reading_counts).
+    seed_rd = _seed_reading_counts(results["tlp_off"]["analysis"])
+    sr_n = {k: sum(v.values()) for k, v in seed_rd.items()}
+    sr_less = {k: (seed_rd[k]["less_packet"] / sr_n[k] if sr_n[k] else 0.0) for k in seed_rd}
+    sr_ok = sr_n["V"] > 0 and sr_less["V"] > 0 and sr_less["V"] >= max(sr_less["I"], sr_less["P"]) \
+        and seed_rd["V"]["continuous_loss"] == 0
+    tl_less, tl_cont, tl_n, _ = v_claim(results["tlp_off"]["summary"])
     per_type = {}
     for v in ("per_type_connections", "per_type_tlp_off"):
         pl, pc, pn, pok = v_claim(results[v]["summary"])
@@ -293,24 +331,28 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
     voice_gaps = "; ".join(describe_voice(v, followers(results[v]["run"])) for v in ("baseline", "per_type_tlp_off"))
     claims.append(Claim("v-less", "Table 5", "voice frames: highest less-packet share, no continuous loss",
                         "V less-packet ≥ I, P and V continuous loss = 0", "less pkt I 11.4, P 20.2, V 30.8 %; continuous V 0",
-                        "one connection: " + ", ".join(f"{k} {100 * v:.1f} %" for k, v in less.items())
-                        + f"; V continuous {100 * cont_v:.1f} % ({n_v} V timeouts); "
+                        "one connection, TLP/RACK off (the seed's 2015 server), the seed's reading: less packet "
+                        + ", ".join(f"{k} {seed_rd[k]['less_packet']}/{sr_n[k]}" for k in ("I", "P", "V"))
+                        + f", V continuous {seed_rd['V']['continuous_loss']}/{sr_n['V']}; analyzer's labels there: less packet "
+                        + ", ".join(f"{k} {100 * v:.1f} %" for k, v in tl_less.items())
+                        + f" ({tl_n} V timeouts); baseline (TLP on): less packet "
+                        + ", ".join(f"{k} {100 * v:.1f} %" for k, v in less.items())
+                        + f", V continuous {100 * cont_v:.1f} % ({n_v} V timeouts); "
                         + "; ".join(t for t, _ in per_type.values()) + ". Opportunity (truth, voice.py): " + voice_gaps,
-                        REPRODUCED if ok else (PARTLY if per_type["per_type_tlp_off"][1] else NOT_REPRODUCED),
-                        "less packet needs at most 3 segments out (Linux packets_out) from the lost one's first send "
-                        "to the RTO, and the lost segment holds SND.UNA, so at most 2 segments may follow it within "
-                        "the ≥ 200-ms RTO: on one connection per viewer only ~3 % of voice segments have that room "
-                        "(the next slot's P frame, 2–7 segments, follows within 40 ms unless the whole stream "
-                        "stops: an upload stall reaching the viewer), so with ~0.7 % voice loss about one lost voice "
-                        "segment per run can time out less packet. Skipping P frames (the paper's 81-ms P interval) "
-                        "does not open that room (a P frame every 80 ms is still ≥ 4 segments in 200 ms), nor does "
-                        "a relay dropping P frames for a backed-up viewer (nginx-rtmp's ngx_rtmp_send_message drops "
-                        "inter frames only when half of its 256-message out queue waits in user space, i.e. the "
-                        "socket is full and cwnd-limited). On a voice-only connection (variants per_type_*) ~95 % "
-                        "of voice segments have that room: Nagle (on by default, as a server without TCP_NODELAY) "
-                        "and the viewer's delayed ACKs coalesce the 200-byte frames into about one segment per ACK. "
-                        "The paper's 30.8 % on mixed connections fits its far larger upload stall share (31.6 % "
-                        "of the upload FCT vs our 11 %): whole-stream silences after a voice frame"))
+                        REPRODUCED if ok else (PARTLY if sr_ok or per_type["per_type_tlp_off"][1] else NOT_REPRODUCED),
+                        "Session 10: voice frames leave as writes and packets of their own (population.py "
+                        "separate_audio, nodelay; the seed's V frames are 189-byte packets with no burst), and a "
+                        "packet starting with an HTTP chunk-size line carries that chunk's frame (before, every "
+                        "frame's first segment was typed as the frame before it: most 'V' segments were P frames' "
+                        "first segments). A voice frame then sits at the tail of the flight before a whole-stream "
+                        "gap (an encoder pause reaching the viewer): lost there, fewer than 3 packets follow it and "
+                        "only the RTO (no TLP on the seed's servers) resends it — the seed's 'less than 4 packets "
+                        "out'. The analyzer's own labels call that 'tail' (fewer than 3 segments after the lost "
+                        "one) and keep 'less packet' for ≤ 3 out the whole time; the seed's tail is only the "
+                        "flow's last three packets. Counts are small at the default scale (docs/studies/"
+                        "crowdlive.md has `--full` × 3 seeds); with TLP on, probes recover these tail losses. On "
+                        "voice-only connections (per_type_*) Nagle and delayed ACKs keep ~1 segment out. "
+                        "Opportunity (truth, voice.py): " + voice_gaps))
     mit = []
     for name in ("baseline", "tlp_off", "aggressive_rto", "per_type_connections", "per_type_tlp_off"):
         r = results[name]

@@ -39,6 +39,29 @@ at Linux's ``sk_pacing_rate`` (the fq qdisc; default unpaced: pfifo_fast / fq_co
 qdiscs of the seed's era, enforce no pacing), so the GOP cache sent at a viewer's join leaves
 spread over each RTT instead of in slow start's ACK-clocked bursts (issue 16, session 8).
 
+``separate_audio`` (the study's default since issue 16 session 10; off here, so the function's
+older callers and the golden scenario keep their bytes): each publisher's voice frame leaves
+``audio_offset`` after the slot's video frame, as its own write, with the offset drawn uniformly
+in [0, 40) ms per publisher from its own random stream. Seed 000 §1.1 gives voice its own
+production ("Frame V carries voice data with size less than 1 kbytes and production speed of
+about 25f/s"), and §3.1–3.2 see every voice frame leave on its own: "the intervals begin as the
+server sends out a frame", "Frame V experiences no burst packet as its size is less than one
+packet size", "when sending frame V, there are often fewer packets in the network". Audio and
+video come from separate capture clocks, so their phase is arbitrary; uniform is the
+no-information choice. Without it the voice tag shares the video frame's write and its last
+segment: on downloads 91 % of voice-typed segments were ≥ 1000 bytes (mean 1327, `--full`
+tlp_off, seed 1: a voice tag followed by the next slot's P data) and the last segment before a
+≥ 200-ms gap was P-typed in 77 % of gaps.
+
+``nodelay`` (with ``separate_audio`` the study's default since session 10): TCP_NODELAY at both
+ends of every connection. A separate voice write alone does not put the voice frame on the wire
+by itself: with Nagle the 200-byte write waits behind the video frame's unacknowledged last
+segment and leaves with the next slot's video data (`--full` tlp_off, 3 seeds: 33–36 % of voice
+segments under 300 bytes with Nagle, 80–89 % without). The seed's voice frames are packets of
+their own (above); librtmp, the usual RTMP publishing library of the time, sets TCP_NODELAY on
+connect (`RTMP_Connect0`), and a live relay writes each frame as it comes. Both ends are set
+alike: the seed does not say which software the front-end ran.
+
 Capture: one pcap on the front-end's link, at the front-end (the seed's vantage point).
 """
 
@@ -63,14 +86,19 @@ def scenario(
     bdp_queue_share: float = 0.0,
     viewer_loss_p: float | None = None,
     viewer_pacing: str = "none",
+    separate_audio: bool = False,
+    nodelay: bool = False,
 ) -> dict:
     """A scenario dict for `tcpvideo.simulate` (keys documented in docs/scenario.md)."""
     rng = random.Random(seed * 7919 + 16)
     style_rng = random.Random(seed * 104729 + 3)  # publisher end and encoder pauses
     buffer_rng = random.Random(seed * 15485863 + 7)  # which viewer paths have BDP-sized queues
+    audio_rng = random.Random(seed * 32452843 + 11)  # each publisher's audio/video phase
     nodes = [{"name": "fe", "kind": "host"}, {"name": "r", "kind": "router"}]
     links = [{"name": "fe_link", "a": "fe", "b": "r", "rate": "1Gbps", "delay": "1ms", "queue": 2000}]
     base_tcp = {"keepalive_idle": "5s", "keepalive_interval": "5s", "keepalive_probes": 9}
+    if nodelay:
+        base_tcp["nagle"] = False
     base_tcp.update(tcp or {})
     flows = []
     live_until = {}
@@ -102,6 +130,9 @@ def scenario(
             t += d
         if pauses:
             crowd["pauses"] = pauses
+        offset_ms = audio_rng.uniform(0.0, 40.0)
+        if separate_audio:
+            crowd["audio_offset"] = f"{offset_ms:.3f}ms"
         flow = {"name": name, "client": name, "server": "fe", "app": "publish", "start": f"{start:.3f}s",
                 "crowd": crowd, "tcp": dict(base_tcp)}
         flows.extend(_per_type(flow) if per_type_connections else [flow])

@@ -73,7 +73,11 @@ impl StreamOut {
     }
 
     fn tag(&mut self, book: Option<&SharedPayloads>, conn: u32, dir: usize, kind: TagKind, w: &WireTag) {
-        let start = self.written + w.tag_at as u64;
+        // The tag's span begins at its HTTP chunk-size line: that line frames this tag's chunk
+        // (RFC 9112 §7.1), so a segment starting with it carries this frame (issue 16, session
+        // 10: spans began at the FLV tag header, and every frame's first segment of an
+        // app-limited sender was typed as the frame before it).
+        let start = self.written;
         self.text(book, conn, dir, &w.prefix);
         self.written += w.zeros;
         self.unsent += w.zeros;
@@ -118,6 +122,14 @@ pub struct PublishStyle {
     /// `sk_pacing_rate`, as the fq qdisc paces every TCP socket (module comment of
     /// [`fq_pacing_cap`]); default unpaced, the pfifo_fast / fq_codel default of the seed's era.
     pub fq_pacing: bool,
+    /// Publisher (`crowd.audio_offset`): each slot's voice frame is produced and written this
+    /// long after the slot's video frame, as its own write (0: in the video frame's write).
+    /// Seed 000 §1.1 gives voice its own production ("Frame V [...] production speed of about
+    /// 25f/s") and §3.1–3.2 see each voice frame leave on its own ("the server sends out a
+    /// frame"; "Frame V experiences no burst packet as its size is less than one packet size";
+    /// "when sending frame V, there are often fewer packets in the network"). Audio and video
+    /// come from separate capture clocks, so their phase is arbitrary (issue 16, session 10).
+    pub audio_offset: Duration,
 }
 
 /// The pacing cap that makes the simulated socket pace at its own `sk_pacing_rate` and nothing
@@ -181,7 +193,16 @@ impl PublishStyle {
             Some("fq") => true,
             Some(other) => return Err(crate::scenario::ScenarioError(format!("{path}.pacing: {other:?} is not \"none\" or \"fq\""))),
         };
-        Ok(PublishStyle { end_with_fin, pauses, only, fq_pacing })
+        let audio_offset = match &c.audio_offset {
+            None => Duration::ZERO,
+            Some(q) => q.duration(&format!("{path}.audio_offset"))?,
+        };
+        if audio_offset >= SLOT {
+            return Err(crate::scenario::ScenarioError(format!(
+                "{path}.audio_offset: {audio_offset:?} is not below the {SLOT:?} frame slot"
+            )));
+        }
+        Ok(PublishStyle { end_with_fin, pauses, only, fq_pacing, audio_offset })
     }
 
     fn paused(&self, since_start: Duration) -> bool {
@@ -201,6 +222,8 @@ pub struct Publisher {
     source: FrameSource,
     next_slot: u64,
     frames: Vec<Frame>,
+    /// The current slot's voice frame, due `style.audio_offset` after its video frame.
+    pending_audio: Option<Frame>,
     pub up: StreamOut,
     /// Per span of `up`: the frame's body bytes and FLV timestamp (what the front-end relays).
     tag_info: Vec<(u32, u32)>,
@@ -264,6 +287,7 @@ impl FrontEnd {
             client_closed: false,
             source: FrameSource::new(rng),
             next_slot: 0,
+            pending_audio: None,
             frames: Vec::new(),
             up: StreamOut::default(),
             tag_info: Vec::new(),
@@ -327,6 +351,13 @@ impl FrontEnd {
     pub fn publisher_slot(&mut self, now: Time, f: usize, ep: &mut TcpEndpoint) -> Option<Time> {
         let book = self.book.clone();
         let Some(CrowdFlow::Publisher(p)) = self.flows[f].as_mut() else { return None };
+        if let Some(fr) = p.pending_audio.take() {
+            // The slot's voice frame, `audio_offset` after its video frame: a write of its own.
+            p.up.tag(book.as_ref(), f as u32, 0, fr.kind, &flv_wire::tag(fr.kind, false, fr.bytes, fr.ts_ms));
+            p.tag_info.push((fr.bytes, fr.ts_ms));
+            p.up.push(ep);
+            return Some(now + (SLOT - p.style.audio_offset));
+        }
         if now >= p.stop_at {
             if p.style.end_with_fin && !p.client_closed {
                 p.client_closed = true;
@@ -345,13 +376,17 @@ impl FrontEnd {
             if !carries(&p.style.only, fr.kind) {
                 continue;
             }
+            if fr.kind == TagKind::Audio && !p.style.audio_offset.is_zero() {
+                p.pending_audio = Some(fr);
+                continue;
+            }
             p.up.tag(book.as_ref(), f as u32, 0, fr.kind, &flv_wire::tag(fr.kind, false, fr.bytes, fr.ts_ms));
             p.tag_info.push((fr.bytes, fr.ts_ms));
             p.frames.push(fr);
         }
         p.up.push(ep);
         p.next_slot += 1;
-        Some(now + SLOT)
+        Some(now + if p.pending_audio.is_some() { p.style.audio_offset } else { SLOT })
     }
 
     /// The client side may write again.

@@ -38,7 +38,9 @@
 //!
 //! Frames: every data segment the data sender emits, with the frame kind of its first payload
 //! byte (from the tag spans the application wrote: a byte belongs to the last FLV tag whose
-//! header is at or before it; the HTTP head is `meta`).
+//! HTTP chunk — its chunk-size line, RFC 9112 §7.1 — begins at or before it; the HTTP head is
+//! `meta`. Until issue 16 session 10 a span began at the FLV tag header, so a segment starting
+//! with a chunk-size line was typed as the frame before it).
 
 use std::io::Write;
 use std::path::Path;

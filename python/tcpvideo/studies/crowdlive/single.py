@@ -1,0 +1,93 @@
+"""Timeout types by frame type on one connection per viewer, with the seed's reading of tail and
+less packet beside the analyzer's labels (issue 16, session 10; docs/studies/crowdlive.md).
+
+    python -m tcpvideo.studies.crowdlive.single OUT [--full] [--seeds 1,2,3] [--tlp off,on]
+        [--set separate_audio=false --set nodelay=false ...]
+
+Runs the study's population (DEFAULT or FULL, overrides by ``--set``) with the server's TLP/RACK
+on or off, analyzes and scores each run as the study does, and prints, pooled over the seeds:
+the analyzer's timeout types per frame, the same with the seed's tail / less packet
+(``_seed_reading_counts``), the truth's, the scoring agreement, the whole-run loss rate per frame
+type (analyzer) and the steady-state one (truth), and how the voice frames leave (segments under
+300 bytes; which frame's segment is the last before each gap ≥ 200 ms). Pcaps are deleted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import DEFAULT, FULL, TIMEOUT_KINDS, _analyze, _loss_by_phase, _seed_reading_counts
+from .population import scenario
+
+
+def _voice_shape(run_dir: Path) -> dict:
+    p = pd.read_csv(run_dir / "truth_packets.csv")
+    fl = pd.read_csv(run_dir / "truth_flows.csv").set_index("flow")
+    p = p[(p["flow"].map(fl["role"]) == "subscribe") & ~p["retransmission"]]
+    v = p[p["frame"] == "V"]
+    last = []
+    for _, g in p.groupby("flow"):
+        ts, fr = g["ts_ns"].to_numpy(), g["frame"].to_numpy()
+        last += list(fr[:-1][np.diff(ts) > 200e6])
+    return {"voice_segments": int(len(v)), "voice_small_share": float((v["len"] < 300).mean()) if len(v) else None,
+            "last_before_gap": pd.Series(last, dtype=object).value_counts().to_dict()}
+
+
+def main(argv=None) -> None:
+    import tcpvideo
+    from tcpvideo.score import score
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--tlp", default="off,on")
+    ap.add_argument("--set", action="append", default=[], help="population override KEY=VALUE (JSON value)")
+    a = ap.parse_args(argv)
+    scale = dict(FULL if a.full else DEFAULT)
+    for kv in a.set:
+        k, v = kv.split("=", 1)
+        scale[k] = json.loads(v)
+    for tlp in a.tlp.split(","):
+        pooled = {k: dict.fromkeys(TIMEOUT_KINDS, 0) for k in ("I", "P", "V")}
+        labels, truth = [], []
+        for s in (int(x) for x in a.seeds.split(",")):
+            name = f"tlp{tlp}_s{s}"
+            rd, ad = a.out / "runs" / name, a.out / "analysis" / name
+            tcpvideo.simulate(scenario(seed=s, tcp={} if tlp == "on" else {"rack_tlp": False}, **scale), out=rd)
+            _analyze(rd / "fe.pcap", ad)
+            sc = score(ad, rd).summary()
+            for f, c in _seed_reading_counts(ad).items():
+                for k, n in c.items():
+                    pooled[f][k] += n
+            rt = pd.read_csv(ad / "retransmissions.csv")
+            labels.append(rt[rt["kind"] == "timeout"][["frame", "timeout_type"]])
+            tr = pd.read_csv(rd / "truth_timeouts.csv")
+            truth.append(tr[tr["timeout_type"] != "tlp_probe"][["frame", "timeout_type"]])
+            ft = pd.read_csv(ad / "frame_types.csv").set_index("frame")
+            steady = _loss_by_phase(rd).get("steady", {})
+            print(f"{name}: stalls {sc['stall_class_agreement']:.4f} of {sc['stall_pairs']}, timeouts "
+                  f"{sc['timeout_type_agreement']} of {sc['timeout_pairs']}; loss whole run (analyzer) "
+                  + " / ".join(f"{k} {100 * ft.loc[k, 'loss_rate']:.2f}" for k in ("I", "P", "V") if k in ft.index)
+                  + " %, steady (truth) " + " / ".join(f"{k} {100 * steady.get(k, {}).get('rate', 0):.2f}" for k in ("I", "P", "V"))
+                  + f" %; voice {_voice_shape(rd)}", flush=True)
+            for pc in rd.glob("*.pcap"):
+                pc.unlink()
+            shutil.rmtree(rd / "pcaps", ignore_errors=True)
+        print(f"== TLP {tlp}, seeds {a.seeds} pooled")
+        print("seed's reading (less packet = < 4 packets out at the RTO; tail = the flow's last three):")
+        print(pd.DataFrame(pooled).T.to_string())
+        for lab, d in (("analyzer's labels:", labels), ("truth:", truth)):
+            d = pd.concat(d)
+            print(lab)
+            print(pd.crosstab(d["frame"], d["timeout_type"]).to_string() if len(d) else "no timeouts")
+
+
+if __name__ == "__main__":
+    main()
