@@ -198,18 +198,23 @@ def test_each_port_registers_and_carries_a_real_transfer(kernel):
     assert not bpf.APP_INFO_PIN.exists()
 
 
-def _loss_case(cc: str, cc_params: dict | None = None, loss: bool = True) -> dict:
+def _loss_case(cc: str, cc_params: dict | None = None, loss: bool | str = True, duration: str = "12s") -> dict:
+    """The CC suite's loss case (12 s by default); ``loss`` False: loss-free, "keyed": the same 1 % loss in both
+    runtimes (crates/sim/src/keyed_loss.rs; the scenario's own is Bernoulli)."""
     sc = tomllib.loads((ROOT / "scenarios" / "cc_loss_100ms.toml").read_text())
-    sc["duration"] = "12s"
+    sc["duration"] = duration
     if not loss:
         del sc["link"][1]["loss"]
+    elif loss == "keyed":
+        sc["link"][1]["loss"] = {"model": "keyed", "p": 0.01}
     sc["flow"][0]["tcp"] = {"cc": cc} | ({"cc_params": cc_params} if cc_params else {})
     return sc
 
 
 @pytest.fixture(scope="module")
 def loss_runs(kernel, tmp_path_factory):
-    """compound on the loss case; ccp and ccplb (POB 600) on the loss-free path; simulated and real."""
+    """compound on the loss case; ccplb (POB 448) on it with keyed loss; ccp and ccplb (POB 600) on
+    the loss-free path; simulated and real."""
     sys.path.insert(0, str(ROOT / "bench"))
     import tcpvideo
     from tcpvideo.emulate import emulate
@@ -218,7 +223,9 @@ def loss_runs(kernel, tmp_path_factory):
     runs = {}
     bpf.load(["tv_ccp", "tv_compound", "tv_ccplb"])
     try:
+        # ccplb_loss runs before ccplb so that the diagnostic array keeps the POB-600 run's term
         for key, cc, params, loss in (("ccp", "ccp", None, False), ("compound", "compound", None, True),
+                                      ("ccplb_loss", "ccplb", {"pob_segments": 448.0, "pob_rate": 1.0}, "keyed"),
                                       ("ccplb", "ccplb", {"pob_segments": 600.0, "pob_rate": 1.0}, False)):
             # On the loss case cwnd is ~12 segments, so one run's median ratio moves in steps of
             # 1/12 with the loss pattern (seed 1 alone: 1.18 in one run, 1.00 in another); three
@@ -226,7 +233,8 @@ def loss_runs(kernel, tmp_path_factory):
             seeds = (1, 2, 3) if loss else (1,)
             runs[key] = []
             for seed in seeds:
-                sc = _loss_case(cc, params, loss) | {"seed": seed}
+                # ccplb on the loss case: 20 s, as bench/bpf_vs_sim_cwnd.py measures it
+                sc = _loss_case(cc, params, loss, "20s" if key == "ccplb_loss" else "12s") | {"seed": seed}
                 runs[key].append((tcpvideo.simulate(dict(sc), out=out / f"{key}-{seed}-sim"),
                                   emulate(dict(sc), out=out / f"{key}-{seed}-real", log=lambda m: None)))
         # the simulator's own spread over loss draws: nine more seeds (simulator only, ~0.2 s each)
@@ -278,6 +286,27 @@ def test_kernel_cwnd_follows_the_simulator_twin(loss_runs, cc):
         ratios.append(ratio)
     ratio = statistics.median(ratios)
     assert abs(ratio - 1) <= 0.15, f"{cc}: median real/sim cwnd {ratio:.3f} (per seed {ratios})"
+
+
+def test_kernel_ccplb_follows_its_twin_on_the_loss_case(loss_runs):
+    # 1 % keyed loss (both runtimes lose the same segments), POB 448, three seeds. Until session 10
+    # the simulator's receive window stopped at 3 MiB (tcp_rmem[2] = 6 MiB, Linux < 6.16; the
+    # kernel here has 32 MiB): its twin became receive-window limited in the long SACK recoveries,
+    # Eq. 5's -in_flight/2 term opened the window, the queue overflowed and the medians were
+    # 0.60-0.68 (bench/bpf_vs_sim_cwnd.py, 20 s); now 0.88-1.07 per seed, medians 0.885 and 0.919 in
+    # two bench runs. Still systematic in it: the simulator's rtt_max takes one 40-ms delayed ACK
+    # in the receive-window-limited start that the kernel's client does not delay (open_items).
+    from bpf_vs_sim_cwnd import cwnd_series, median_ratio
+
+    import statistics
+
+    ratios = []
+    for sim, real in loss_runs["ccplb_loss"]:
+        ratio, n = median_ratio(cwnd_series(real), cwnd_series(sim), skip_s=1.0)
+        assert n >= 150, n
+        ratios.append(ratio)
+    ratio = statistics.median(ratios)
+    assert abs(ratio - 1) <= 0.15, f"ccplb, 1 % keyed loss: median real/sim cwnd {ratio:.3f} (per seed {ratios})"
 
 
 def test_ccplb_adds_the_pob_the_server_handed_its_socket(loss_runs):

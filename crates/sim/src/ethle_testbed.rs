@@ -56,6 +56,9 @@ use crate::packet::Packet;
 use crate::ran_latency::RanLatency;
 use crate::tcp::{Addr, SocketEvent, TcpConfig, TcpEndpoint, TcpLogEvent};
 
+/// Linux 4.10's `tcp_rmem[2]` on the paper's 4-GB VMs (6 MiB), the default of `rcv_buf_max_bytes`.
+const ETHLE_RCV_BUF_MAX_BYTES: u64 = 6 * 1024 * 1024;
+
 /// One run's parameters (JSON keys as named; units in the names).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -102,8 +105,9 @@ pub struct TestbedConfig {
     #[serde(default = "default_forwarding")]
     pub edge_forwarding: String,
     /// Largest receive buffer of the receiving sockets (the receiver's and the edge's upstream
-    /// ones; Linux `tcp_rmem[2]`, 6 MiB by default: a 3-MiB window at Linux < 6.6's space/window
-    /// ratio of ½). An experiment knob: the backhaul's throughput ceiling is window / RTT.
+    /// ones; Linux `tcp_rmem[2]`; default 6 MiB, the paper's kernel 4.10's, not the simulator's
+    /// Linux ≥ 6.16 default of 32 MiB: a 3-MiB window at Linux < 6.6's space/window ratio of ½).
+    /// An experiment knob: the backhaul's throughput ceiling is window / RTT.
     #[serde(default)]
     pub rcv_buf_max_bytes: Option<u64>,
     /// Largest send buffer of the source's sockets (Linux `tcp_wmem[2]`, 4 MiB by default, as on
@@ -437,9 +441,8 @@ impl Testbed {
         let content = Content::from_table(ladder, l, vec![vec![cfg.segment_bytes]; segment_count as usize]).map_err(e)?;
 
         let mut tcp_default = TcpConfig { cc: "cubic".into(), ..TcpConfig::default() };
-        if let Some(b) = cfg.rcv_buf_max_bytes {
-            tcp_default.rcv_buf_bytes = b;
-        }
+        // The paper's VMs ran Linux 4.10: tcp_rmem[2] = 6 MiB unless the knob says otherwise.
+        tcp_default.rcv_buf_bytes = cfg.rcv_buf_max_bytes.unwrap_or(ETHLE_RCV_BUF_MAX_BYTES);
         let mut tcp_source = tcp_default.clone();
         tcp_source.cc = cfg.source_cc.clone();
         tcp_source.cwnd_restart_with_cong_control = cfg.source_cwnd_restart;

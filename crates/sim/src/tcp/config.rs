@@ -3,7 +3,8 @@
 //! Sources: net/ipv4/tcp.c / tcp_ipv4.c sysctl defaults (tcp_sack=1, tcp_timestamps=1,
 //! tcp_window_scaling=1, tcp_slow_start_after_idle=1, tcp_keepalive_time=7200 s,
 //! tcp_keepalive_intvl=75 s, tcp_keepalive_probes=9, tcp_syn_retries=6, tcp_rmem/tcp_wmem maxima
-//! 6 MiB / 4 MiB), include/net/tcp.h (TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 1 s, TCP_RTO_MAX
+//! 32 MiB / 4 MiB — `tcp_rmem[2]` is 32 MiB since Linux 6.16, commit "tcp: increase tcp_rmem[2]
+//! to 32 MB", 6 MiB before; both shrink on hosts with little memory), include/net/tcp.h (TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 1 s, TCP_RTO_MAX
 //! 120 s, TCP_ATO_MIN 40 ms, TCP_MAX_QUICKACKS 16, TCP_INIT_CWND 10, TCP_TIMEWAIT_LEN 60 s) and
 //! RFC 6928 (IW10).
 //!
@@ -109,7 +110,7 @@ impl Default for TcpConfig {
             initial_cwnd_segments: 10,
             cc: default_cc().to_string(),
             cc_params: Params::default(),
-            rcv_buf_bytes: 6 * 1024 * 1024,
+            rcv_buf_bytes: 32 * 1024 * 1024,
             rcv_buf_autotune: true,
             rcv_buf_initial_bytes: 131_072,
             snd_buf_bytes: 4 * 1024 * 1024,

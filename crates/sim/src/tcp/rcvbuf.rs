@@ -4,7 +4,8 @@
 //! Sources: Linux net/ipv4/tcp_input.c `tcp_rcv_space_adjust` (called from `tcp_recvmsg` after
 //! every read), `tcp_rcv_rtt_update`, `tcp_rcv_rtt_measure` and `tcp_rcv_rtt_measure_ts`;
 //! `tcp_init_buffer_space` for the first measurement window; include/net/tcp.h
-//! `tcp_win_from_space` / `tcp_space_from_win`; sysctls `tcp_rmem = 4096 131072 6291456`,
+//! `tcp_win_from_space` / `tcp_space_from_win`; sysctls `tcp_rmem = 4096 131072 33554432` (Linux
+//! ≥ 6.16 on a host with ≥ 4 GiB; 6291456 before, commit "tcp: increase tcp_rmem[2] to 32 MB"),
 //! `tcp_moderate_rcvbuf = 1`. Fisk & Feng, "Dynamic right-sizing in TCP" (2001) for the idea.
 //!
 //! The model, in window bytes (what the receiver may advertise), not buffer bytes:
@@ -34,13 +35,13 @@ use tcpvideo_model::Time;
 pub struct RcvBufLimits {
     /// `tcp_rmem[1]`: the buffer a new socket gets (131072 bytes).
     pub initial_bytes: u64,
-    /// `tcp_rmem[2]`: the most autotuning may grow it to (6291456 bytes).
+    /// `tcp_rmem[2]`: the most autotuning may grow it to (33554432 bytes; 6291456 before Linux 6.16).
     pub max_bytes: u64,
 }
 
 impl Default for RcvBufLimits {
     fn default() -> Self {
-        RcvBufLimits { initial_bytes: 131_072, max_bytes: 6_291_456 }
+        RcvBufLimits { initial_bytes: 131_072, max_bytes: 33_554_432 }
     }
 }
 
@@ -224,7 +225,7 @@ mod tests {
         let copied = 20 * MSS;
         let rcvwin = 2 * copied + 16 * MSS; // 81072
         let grow = rcvwin * (copied - 10 * MSS) / (10 * MSS); // doubled reading → grow = rcvwin
-        let want = (rcvwin + 2 * grow).min(6_291_456 / 2);
+        let want = (rcvwin + 2 * grow).min(RcvBufLimits::default().max_bytes / 2);
         assert_eq!(a.after_read(ms(50), copied, MSS), Some(want));
         assert_eq!(a.window_clamp(), want);
     }
@@ -248,8 +249,8 @@ mod tests {
             read += 4_000_000;
             a.after_read(ms(10 * k), read, MSS);
         }
-        assert_eq!(a.rcvbuf_bytes(), 6_291_456);
-        assert_eq!(a.window_clamp(), 3_145_728);
+        assert_eq!(a.rcvbuf_bytes(), 33_554_432);
+        assert_eq!(a.window_clamp(), 16_777_216);
     }
 
     #[test]

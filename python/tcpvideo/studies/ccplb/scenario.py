@@ -18,7 +18,8 @@ Our readings where the seed is silent (docs/studies/ccplb.md says why):
   player reads from the socket only while it holds less than POB of media ahead of its playout
   clock (``progressive.read_ahead`` = POB: POB bytes at the video rate), so a full buffer leaves
   the data in the receive buffer and TCP's advertised window closes. The receive buffer is Linux's
-  default (``rcv_buf = "auto"``, autotuning up to 6 MiB: the seed did no TCP tuning). Before
+  default (``rcv_buf = "auto"``, autotuning up to 32 MiB, Linux ≥ 6.16's ``tcp_rmem[2]``: the seed did
+  no TCP tuning). Before
   session 7 the client read every byte at once: ``client = "at_once"`` keeps that reader for the
   study's comparison.
 """
