@@ -10,7 +10,9 @@ study's run store, so an interrupted piece loses nothing and `tcpvideo study ono
 seed — after seed 1 the whole trend table exists at one run per point, each further seed adds
 error bars; within a seed the points of issue 10's must-show trends (cubic, vegas, distributed,
 cwnd limit; 2-s segments) come first — then our explaining experiments (`--explain`), seed by
-seed.
+seed. Since session 10 the runs go to one sweep (one process pool) per kind and segment
+duration, as in the study itself, so the 10-s-segment runs of every seed follow the 2-s ones
+(30 pools and 30 half-idle tails cost ~3 % of the wall: `bench/onoff_full_packing.py`).
 
 What is recorded (under OUT):
 
