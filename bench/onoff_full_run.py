@@ -10,7 +10,9 @@ study's run store, so an interrupted piece loses nothing and `tcpvideo study ono
 seed — after seed 1 the whole trend table exists at one run per point, each further seed adds
 error bars; within a seed the points of issue 10's must-show trends (cubic, vegas, distributed,
 cwnd limit; 2-s segments) come first — then our explaining experiments (`--explain`), seed by
-seed.
+seed. Since session 10 the runs go to one sweep (one process pool) per kind and segment
+duration, as in the study itself, so the 10-s-segment runs of every seed follow the 2-s ones
+(30 pools and 30 half-idle tails cost ~3 % of the wall: `bench/onoff_full_packing.py`).
 
 What is recorded (under OUT):
 
@@ -172,17 +174,22 @@ def check_across_builds(out: Path, planned, old: str) -> bool:
 
 
 def run_pieces(out: Path, planned, jobs: int, base: str, progress: bool) -> None:
-    """Run every point not stored, in chunks of (kind, seed, segment duration).
-    Raises SweepInterrupted on SIGINT (what finished is stored)."""
+    """Run every point not stored, one sweep per (kind, segment duration) — as the study itself
+    does, one per segment duration — each in plan order (seed by seed, must-show points first).
+    Raises SweepInterrupted on SIGINT (what finished is stored).
+
+    Until session 9 there was one sweep per (kind, seed, tier, duration): 30 for `--full`, each
+    starting its own pool (2 fresh workers importing tcpvideo, pyarrow, numpy) and ending with one
+    core idle while the other finished the chunk's last run. Fewer sweeps, fewer of both."""
     from tcpvideo import sweep
     from tcpvideo.studies.onoff.metrics import reducer
 
     chunks: dict = defaultdict(list)
-    for p, cfg, kind in planned:
-        chunks[(kind == "explain", p.seed, tier(p), cfg.segment_s)].append(p)
-    for (explain, seed, _, d), pts in sorted(chunks.items()):
+    for p, cfg, kind in planned:  # planned is in run order; a chunk keeps it
+        chunks[(kind == "explain", cfg.segment_s)].append(p)
+    for (explain, d), pts in sorted(chunks.items()):
         sweep.run(pts, out, jobs=jobs, reducer=reducer(d), progress=progress, base_code=base,
-                  label=f"onoff --full{' --explain' if explain else ''}: seed {seed}, {d:g}-s segments")
+                  label=f"onoff --full{' --explain' if explain else ''}: {d:g}-s segments")
 
 
 def lpt_makespan(jobs_cpu: list[float], workers: int) -> float:

@@ -240,3 +240,31 @@ def test_a_base_code_keys_runs_by_that_build_and_a_changed_build_gives_new_keys(
     assert now.code == sweep.sweep_code() == sweep.code_version()
     old = sweep.run(pts, out, jobs=1, progress=False, base_code="0.0.9+core.0123456789abcdef", stored_only=True)
     assert old.keys != now.keys and old.table.num_rows == 0  # nothing stored under that build
+
+
+def _env_runner(scenario, seed):
+    """A sweep runner (module level: picklable for spawned workers) reporting the worker's environment."""
+    return {k: os.environ.get(k) for k in scenario["names"]}
+
+
+def _env_reducer(result):
+    return result, {}
+
+
+def test_pool_workers_run_math_libraries_single_threaded_unless_the_user_chose_and_the_driver_env_is_kept(
+        monkeypatch):
+    from tcpvideo.sweep.runner import SINGLE_THREAD_ENV, Task, run_local
+
+    names = list(SINGLE_THREAD_ENV)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the user's choice wins
+    for n in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(n, raising=False)
+    tasks = [Task(f"k{i}", {"names": names}, i, _env_reducer, _env_runner) for i in range(2)]
+    got = [files for _, files, _ in run_local(tasks, jobs=2)]
+    import json as _json
+    for files in got:
+        env = _json.loads(files["summary.json"])
+        assert env == {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"}
+    # the driver's own environment is as before the pool
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and "MKL_NUM_THREADS" not in os.environ
+    assert os.environ["OMP_NUM_THREADS"] == "3"

@@ -97,6 +97,18 @@ pub fn classify(d: &WaitedDownload, events: &[TcpLogEvent], server_node: u32, wi
     StallCause { cause, rto_events: rto, retransmissions: rtx, recovery_episodes: rec, restart_after_idle: idle, download_bps }
 }
 
+/// [`classify`] for `events` sorted by time: only the download window's events are read (two
+/// binary searches), so a client's stalls cost stalls × log(events) instead of stalls × events
+/// (at the onoff study's full length, 175 clients × ~170 stalls × ~3 200 events each, that scan
+/// was ~1.5 % of a run). Same result as `classify` on the whole slice: it counts the same events.
+pub fn classify_sorted(d: &WaitedDownload, events: &[TcpLogEvent], server_node: u32, window_end: Time) -> StallCause {
+    debug_assert!(events.windows(2).all(|w| w[0].at() <= w[1].at()), "events not sorted by time");
+    let end = d.done.unwrap_or(window_end);
+    let lo = events.partition_point(|e| e.at() < d.requested);
+    let hi = lo + events[lo..].partition_point(|e| e.at() <= end);
+    classify(d, &events[lo..hi], server_node, window_end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +163,29 @@ mod tests {
         let c = classify(&dl(3500, 60), &[], SERVER, t(10_000));
         assert_eq!(c.cause, "bottleneck_share");
         assert!((c.download_bps.unwrap() - 400_000.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn the_windowed_classification_counts_exactly_the_events_of_the_window_including_its_edges() {
+        // Sorted events right before, at, inside, at the end of and after the window [1000, 2200] ms,
+        // several at the same instant, and an unfinished download closed by the window end.
+        let rtx = |ms: u64| TcpLogEvent::Retransmit {
+            at: t(ms),
+            flow: 0,
+            from_node: SERVER,
+            seq: 1,
+            len: 1448,
+            cause: RetransmitCause::SackRecovery,
+        };
+        let rto = |ms: u64| TcpLogEvent::Rto { at: t(ms), flow: 0, from_node: SERVER, backoff: 1, rto: Duration::from_millis(200) };
+        let ev = [rtx(999), rtx(1000), rtx(1000), rto(1500), rtx(2200), rtx(2200), rtx(2201), rto(9000)];
+        let unfinished = WaitedDownload { done: None, ..dl(0, 60) };
+        for d in [dl(2200, 60), dl(1000, 60), dl(1500, 60), unfinished] {
+            let (whole, windowed) = (classify(&d, &ev, SERVER, t(8000)), classify_sorted(&d, &ev, SERVER, t(8000)));
+            assert_eq!(whole, windowed, "{d:?}");
+        }
+        let c = classify_sorted(&dl(2200, 60), &ev, SERVER, t(8000));
+        assert_eq!((c.rto_events, c.retransmissions), (1, 4)); // 1000, 1000, 2200, 2200 (and the RTO at 1500)
+        assert_eq!(classify_sorted(&unfinished, &ev, SERVER, t(8000)).retransmissions, 5);
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tcpvideo_model::video::Player;
 use tcpvideo_model::Time;
 
-use super::stall_cause::{classify, WaitedDownload};
+use super::stall_cause::{classify_sorted, WaitedDownload};
 use crate::tcp::TcpLogEvent;
 
 /// One client's quality of experience (a row of `video_clients`).
@@ -158,7 +158,8 @@ pub fn report(
             srtt_at_done_ns: srtt_of(r.segment).map(|d| d.as_nanos() as u64),
         })
         .collect();
-    let flow_events: Vec<TcpLogEvent> = events.iter().filter(|e| e.flow() == flow).copied().collect();
+    let mut flow_events: Vec<TcpLogEvent> = events.iter().filter(|e| e.flow() == flow).copied().collect();
+    flow_events.sort_by_key(|e| e.at()); // logged in run order already; a stable sort keeps it so
     let stalls = p
         .stalls()
         .iter()
@@ -175,7 +176,7 @@ pub fn report(
                         srtt_at_done: srtt_of(r.segment),
                         base_rtt,
                     };
-                    (Some(classify(&d, &flow_events, server_node, end)), Some(r.segment), Some(bitrate.bits_per_sec))
+                    (Some(classify_sorted(&d, &flow_events, server_node, end)), Some(r.segment), Some(bitrate.bits_per_sec))
                 }
                 None => (None, None, None),
             };

@@ -136,7 +136,7 @@ impl TcpEndpoint {
         }
         let rate = &mut self.rate;
         let rack = &mut self.rack;
-        let min_rtt = self.rtt.min_rtt();
+        let min_rtt = self.rtt.min_rtt_ns();
         let (mut first, mut last, mut orig) = (f.first_sackt, f.last_sackt, f.orig_delivered);
         let d = self.sb.apply_sack(&blocks[..n], |rec| {
             rate.on_delivered(rec);
@@ -160,7 +160,7 @@ impl TcpEndpoint {
     fn clean_rtx_queue(&mut self, now: Time, ack: u64, f: &mut AckFlags) {
         let rate = &mut self.rate;
         let rack = &mut self.rack;
-        let min_rtt = self.rtt.min_rtt();
+        let min_rtt = self.rtt.min_rtt_ns();
         let sack_ok = self.sack_ok;
         let (mut first, mut last, mut orig) = (f.first_ackt, f.last_ackt, f.orig_delivered);
         let (mut retrans_acked, mut fin_acked) = (f.retrans_acked, f.fin_acked);
@@ -269,7 +269,7 @@ impl TcpEndpoint {
     /// Linux `tcp_cong_control`: the algorithm reacts to the delivery (with the rate sample); the
     /// cwnd clamp holds; during fast recovery PRR sets the window.
     fn cong_control(&mut self, now: Time, f: &AckFlags, newly_lost: u64, ca_rtt: Option<Duration>, prior_in_flight: u64) {
-        let rs = self.rate.generate(now, f.delivered_bytes, newly_lost, self.rtt.min_rtt());
+        let rs = self.rate.generate(now, f.delivered_bytes, newly_lost, self.rtt.min_rtt_ns());
         if f.delivered_bytes == 0 && f.newly_sacked_pkts == 0 {
             return;
         }

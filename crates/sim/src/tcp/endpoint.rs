@@ -732,14 +732,14 @@ impl TcpEndpoint {
                         // or late; ACK quickly, leave ping-pong mode.
                         self.rcv.quick = self.rcv.quick.max(self.cfg.quickack_segments);
                         self.rcv.pingpong = false;
-                        self.rcv.ato = self.cfg.delayed_ack;
+                        self.rcv.ato_ns = self.cfg.delayed_ack.as_nanos() as u64;
                     }
                     if o.new_bytes > 0 {
-                        self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto(), self.cfg.quickack_segments.max(1));
+                        self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto_ns(), self.cfg.quickack_segments.max(1));
                     }
                 } else if o.new_bytes > 0 {
                     // In-order data (Linux tcp_event_data_recv + __tcp_ack_snd_check).
-                    self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto(), self.cfg.quickack_segments.max(1));
+                    self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto_ns(), self.cfg.quickack_segments.max(1));
                     if self.rcv.immediate_ack_due() {
                         ack_needed = true;
                     } else if self.rcv.delack_at.is_none() {

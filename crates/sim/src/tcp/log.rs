@@ -107,4 +107,18 @@ impl TcpLogEvent {
         let mut copy = *self;
         *copy.flow_mut()
     }
+
+    /// When the event happened.
+    pub fn at(&self) -> Time {
+        match *self {
+            TcpLogEvent::Retransmit { at, .. }
+            | TcpLogEvent::Rto { at, .. }
+            | TcpLogEvent::EnterRecovery { at, .. }
+            | TcpLogEvent::ExitRecovery { at, .. }
+            | TcpLogEvent::ZeroWindow { at, .. }
+            | TcpLogEvent::ZeroWindowProbe { at, .. }
+            | TcpLogEvent::KeepAliveProbe { at, .. }
+            | TcpLogEvent::RestartAfterIdle { at, .. } => at,
+        }
+    }
 }

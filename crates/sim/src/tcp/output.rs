@@ -7,8 +7,6 @@
 //! (`tcp_update_skb_after_send`), and [`TcpEndpoint::emit`], which builds every segment's header
 //! and options.
 
-use std::time::Duration;
-
 use tcpvideo_model::{Bandwidth, Time};
 
 use super::endpoint::{TcpEndpoint, TcpState};
@@ -156,7 +154,7 @@ impl TcpEndpoint {
     /// (`CA_EVENT_TX_START` is [`TcpEndpoint::tx_start_check`], run before the segment is queued.)
     pub(super) fn event_data_sent(&mut self, now: Time) {
         self.lsndtime = now;
-        if self.rcv.last_data_at.is_some_and(|t| now.saturating_since(t) < self.rcv.ato) {
+        if self.rcv.last_data_at.is_some_and(|t| now.as_nanos().saturating_sub(t.as_nanos()) < self.rcv.ato_ns) {
             self.rcv.pingpong = true;
         }
     }
@@ -253,16 +251,17 @@ impl TcpEndpoint {
             self.timers.tlp = None;
             return;
         }
-        let Some(srtt) = self.rtt.srtt() else {
+        let Some(srtt) = self.rtt.srtt_ns() else {
             self.timers.tlp = None;
             return;
         };
-        let extra = if self.sb.packets_out.pkts == 1 { self.cfg.min_rto } else { Duration::from_millis(2) };
+        // In nanoseconds (this runs on every ACK that delivers data).
+        let extra = if self.sb.packets_out.pkts == 1 { self.cfg.min_rto.as_nanos() as u64 } else { 2_000_000 };
         let mut pto = srtt * 2 + extra;
         if let Some(r) = self.timers.rto {
-            pto = pto.min(r.saturating_since(now));
+            pto = pto.min(r.as_nanos().saturating_sub(now.as_nanos()));
         }
-        self.timers.tlp = Some(now + pto);
+        self.timers.tlp = Some(Time(now.as_nanos().saturating_add(pto)));
     }
 
     /// Linux `tcp_send_loss_probe`: send new data if possible, else the last segment again.

@@ -12,8 +12,6 @@
 //! The scan over segments in send order lives in the scoreboard
 //! ([`super::scoreboard::Scoreboard::rack_detect`]).
 
-use std::time::Duration;
-
 use tcpvideo_model::Time;
 
 use super::scoreboard::SegRec;
@@ -24,8 +22,9 @@ pub struct Rack {
     pub xmit_time: Time,
     /// Its transmission counter (orders segments sent at the same instant).
     pub xmit_seq: u64,
-    /// RTT measured on it.
-    pub rtt: Duration,
+    /// RTT measured on it, in nanoseconds (integers on the per-segment path: no `Duration`
+    /// conversions per delivered segment).
+    pub rtt_ns: u64,
     /// A delivery since the last loss scan (Linux `rack.advanced`).
     pub advanced: bool,
     pub valid: bool,
@@ -36,13 +35,14 @@ pub struct Rack {
 
 impl Rack {
     /// A segment was delivered by the ACK being processed at `now` (Linux `tcp_rack_advance`).
-    pub fn on_delivered(&mut self, rec: &SegRec, now: Time, min_rtt: Option<Duration>) {
-        let rtt = now.saturating_since(rec.sent_at);
-        if rec.ever_retrans && min_rtt.is_some_and(|m| rtt < m) {
+    /// `min_rtt_ns` as [`super::rtt::RttEstimator::min_rtt_ns`].
+    pub fn on_delivered(&mut self, rec: &SegRec, now: Time, min_rtt_ns: Option<u64>) {
+        let rtt = now.as_nanos().saturating_sub(rec.sent_at.as_nanos());
+        if rec.ever_retrans && min_rtt_ns.is_some_and(|m| rtt < m) {
             return;
         }
         self.advanced = true;
-        self.rtt = rtt;
+        self.rtt_ns = rtt;
         if !self.valid || rec.xmit_seq > self.xmit_seq {
             self.xmit_time = rec.sent_at;
             self.xmit_seq = rec.xmit_seq;
@@ -50,20 +50,20 @@ impl Rack {
         }
     }
 
-    /// Linux `tcp_rack_reo_wnd`.
-    pub fn reo_wnd(
+    /// Linux `tcp_rack_reo_wnd`, in nanoseconds.
+    pub fn reo_wnd_ns(
         &self,
         in_recovery_or_loss: bool,
         sacked_pkts: u64,
         dupthresh: u64,
-        min_rtt: Option<Duration>,
-        srtt: Option<Duration>,
-    ) -> Duration {
+        min_rtt_ns: Option<u64>,
+        srtt_ns: Option<u64>,
+    ) -> u64 {
         if !self.reord_seen && (in_recovery_or_loss || sacked_pkts >= dupthresh) {
-            return Duration::ZERO;
+            return 0;
         }
-        let m = min_rtt.unwrap_or(Duration::ZERO) / 4;
-        match srtt {
+        let m = min_rtt_ns.unwrap_or(0) / 4;
+        match srtt_ns {
             Some(s) => m.min(s),
             None => m,
         }

@@ -26,7 +26,7 @@ pub struct RateSampler {
     // Per-ACK accumulator.
     prior_delivered: Option<u64>,
     prior_at: Time,
-    send_interval: Duration,
+    send_interval_ns: u64,
     sample_app_limited: bool,
 }
 
@@ -57,12 +57,13 @@ impl RateSampler {
             self.prior_at = rec.tx.delivered_at;
             self.sample_app_limited = rec.tx.app_limited;
             self.first_tx_at = rec.sent_at;
-            self.send_interval = rec.sent_at.saturating_since(rec.tx.first_tx_at);
+            self.send_interval_ns = rec.sent_at.as_nanos().saturating_sub(rec.tx.first_tx_at.as_nanos());
         }
     }
 
     /// End of ACK processing: produce a sample if this ACK delivered something and it is valid.
-    pub fn generate(&mut self, now: Time, delivered_now: u64, newly_lost_bytes: u64, min_rtt: Option<Duration>) -> Option<RateSample> {
+    /// `min_rtt_ns` as [`super::rtt::RttEstimator::min_rtt_ns`].
+    pub fn generate(&mut self, now: Time, delivered_now: u64, newly_lost_bytes: u64, min_rtt_ns: Option<u64>) -> Option<RateSample> {
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
         }
@@ -70,14 +71,14 @@ impl RateSampler {
             self.delivered_at = now;
         }
         let prior = self.prior_delivered.take()?;
-        let ack_interval = now.saturating_since(self.prior_at);
-        let interval = self.send_interval.max(ack_interval);
-        if interval.is_zero() || min_rtt.is_some_and(|m| interval < m) {
+        let ack_interval = now.as_nanos().saturating_sub(self.prior_at.as_nanos());
+        let interval = self.send_interval_ns.max(ack_interval);
+        if interval == 0 || min_rtt_ns.is_some_and(|m| interval < m) {
             return None;
         }
         Some(RateSample {
             delivered_bytes: self.delivered - prior,
-            interval,
+            interval: Duration::from_nanos(interval),
             prior_delivered_bytes: prior,
             is_app_limited: self.sample_app_limited,
             newly_lost_bytes,
@@ -116,7 +117,7 @@ mod tests {
         let mut last = None;
         for (k, s) in recs.iter().enumerate() {
             r.on_delivered(s);
-            last = r.generate(Time::from_millis(50 + k as u64), 1000, 0, Some(Duration::from_millis(40)));
+            last = r.generate(Time::from_millis(50 + k as u64), 1000, 0, Some(40_000_000));
         }
         let s = last.unwrap();
         // The last sample covers segments delivered since the 10th was sent: delivered then = 0

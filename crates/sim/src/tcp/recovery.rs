@@ -10,8 +10,6 @@
 //! after an RTO (F-RTO step 3b, RFC 5682). The ¾·cwnd and undo arithmetic is the model's
 //! (`tcpvideo_model::cc::reno`), shared with the algorithms.
 
-use std::time::Duration;
-
 use tcpvideo_model::cc::reno::{reno_undo_cwnd, three_quarters};
 use tcpvideo_model::cc::CongestionSignal;
 use tcpvideo_model::Time;
@@ -253,16 +251,17 @@ impl TcpEndpoint {
         if !self.rack.valid {
             return 0;
         }
-        let reo = self.rack.reo_wnd(
+        let reo = self.rack.reo_wnd_ns(
             matches!(self.ca, CaState::Recovery | CaState::Loss),
             self.sb.sacked_pkts(),
             self.cfg.dupack_threshold.max(1) as u64,
-            self.rtt.min_rtt(),
-            self.rtt.srtt(),
+            self.rtt.min_rtt_ns(),
+            self.rtt.srtt_ns(),
         );
         let (lost, wait) = self.sb.rack_detect(now, &self.rack, reo);
         // Linux adds TCP_TIMEOUT_MIN (2 jiffies) to the reordering timeout.
-        self.timers.reo = wait.map(|w| now + w + Duration::from_millis(2));
+        const TIMEOUT_MIN_NS: u64 = 2_000_000;
+        self.timers.reo = wait.map(|w| Time(now.as_nanos().saturating_add(w).saturating_add(TIMEOUT_MIN_NS)));
         lost
     }
 

@@ -124,8 +124,9 @@ pub struct Receiver {
     pub last_data_at: Option<Time>,
     /// An ACK must go out at the next opportunity (immediate-ACK conditions).
     pub ack_now: bool,
-    /// Linux `icsk_ack.ato`: the delayed-ACK timeout, adapted to the data inter-arrival time.
-    pub ato: Duration,
+    /// Linux `icsk_ack.ato`: the delayed-ACK timeout, adapted to the data inter-arrival time, in
+    /// nanoseconds (adapted on every in-order data segment: integer arithmetic).
+    pub ato_ns: u64,
     /// Linux ping-pong (interactive) mode: we send data shortly after receiving some, so ACKs
     /// ride on our data and quick-ack mode is off.
     pub pingpong: bool,
@@ -216,7 +217,7 @@ impl Receiver {
             delack_at: None,
             last_data_at: None,
             ack_now: false,
-            ato: Duration::ZERO,
+            ato_ns: 0,
             pingpong: false,
             autotune: None,
             read_total: 0,
@@ -358,7 +359,7 @@ impl Receiver {
         if std::mem::take(&mut self.ack_scheduled) && self.quick > 0 {
             self.quick -= 1;
             if self.quick == 0 {
-                self.ato = ato_min;
+                self.ato_ns = ato_min.as_nanos() as u64;
             }
         }
         self.pushed = 0;
@@ -532,19 +533,21 @@ impl Receiver {
 
     /// Linux `tcp_event_data_recv` for in-order data at `now`: adapt the ATO to the inter-arrival
     /// time and (re-)enter quick-ack mode at the start and after an idle period longer than `rto`.
-    pub fn on_data_event(&mut self, now: Time, ato_min: Duration, rto: Duration, quickacks: u32) {
+    /// `rto_ns` is the RTO without backoff ([`super::rtt::RttEstimator::rto_ns`]).
+    pub fn on_data_event(&mut self, now: Time, ato_min: Duration, rto_ns: u64, quickacks: u32) {
+        let ato_min = ato_min.as_nanos() as u64;
         match self.last_data_at {
             None => {
                 self.quick = self.quick.max(quickacks);
-                self.ato = ato_min;
+                self.ato_ns = ato_min;
             }
             Some(t) => {
-                let m = now.saturating_since(t);
+                let m = now.as_nanos().saturating_sub(t.as_nanos());
                 if m <= ato_min / 2 {
-                    self.ato = self.ato / 2 + ato_min / 2;
-                } else if m < self.ato {
-                    self.ato = (self.ato / 2 + m).min(rto);
-                } else if m > rto {
+                    self.ato_ns = self.ato_ns / 2 + ato_min / 2;
+                } else if m < self.ato_ns {
+                    self.ato_ns = (self.ato_ns / 2 + m).min(rto_ns);
+                } else if m > rto_ns {
                     self.quick = self.quick.max(quickacks);
                 }
             }
@@ -555,7 +558,7 @@ impl Receiver {
     /// Linux `tcp_send_delayed_ack`: the delayed-ACK timeout, ATO capped at 500 ms (200 ms in
     /// ping-pong mode) and at the smoothed RTT (but not below the minimum ATO).
     pub fn delack_timeout(&self, ato_min: Duration, srtt: Option<Duration>) -> Duration {
-        let mut ato = self.ato.max(ato_min);
+        let mut ato = Duration::from_nanos(self.ato_ns).max(ato_min);
         if ato > ato_min {
             let mut max_ato = if self.pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
             if let Some(r) = srtt {
@@ -571,9 +574,9 @@ impl Receiver {
     pub fn on_delack_timer(&mut self, ato_min: Duration, rto: Duration) {
         if self.pingpong {
             self.pingpong = false;
-            self.ato = ato_min;
+            self.ato_ns = ato_min.as_nanos() as u64;
         } else {
-            self.ato = (self.ato * 2).min(rto).max(ato_min);
+            self.ato_ns = (self.ato_ns * 2).min(rto.as_nanos() as u64).max(ato_min.as_nanos() as u64);
         }
     }
 
@@ -766,17 +769,17 @@ mod tests {
     fn the_ack_that_spends_the_last_quick_ack_credit_deflates_the_ato() {
         // Linux tcp_dec_quickack_mode: "Leaving quickack mode we deflate ATO."
         let mut r = rx();
-        r.ato = Duration::from_millis(200);
+        r.ato_ns = 200_000_000;
         r.quick = 2;
         // Segments under 128 bytes do not grow the window (no credit granted on the way).
         r.on_segment(1, 100, false);
         ack(&mut r);
-        assert_eq!((r.quick, r.ato), (1, Duration::from_millis(200)));
+        assert_eq!((r.quick, r.ato_ns), (1, 200_000_000));
         ack(&mut r); // nothing new to acknowledge: no credit spent
         assert_eq!(r.quick, 1);
         r.on_segment(101, 100, false);
         ack(&mut r);
-        assert_eq!((r.quick, r.ato), (0, Duration::from_millis(40)));
+        assert_eq!((r.quick, r.ato_ns), (0, 40_000_000));
     }
 
     /// One in-order segment through the endpoint's path with its PSH flag (timestamps: 32-byte

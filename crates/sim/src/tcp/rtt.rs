@@ -118,6 +118,10 @@ impl RttEstimator {
     pub fn rto(&self) -> Duration {
         Duration::from_nanos(self.rto_ns)
     }
+    /// [`Self::rto`] in nanoseconds.
+    pub fn rto_ns(&self) -> u64 {
+        self.rto_ns
+    }
 
     /// Linux `tcp_update_rtt_min` is fed `ca_rtt_us` (the newest (S)ACKed segment's RTT), which
     /// can be below the sample given to [`RttEstimator::on_sample`] on a stretch ACK.
@@ -150,6 +154,14 @@ impl RttEstimator {
     }
     pub fn min_rtt(&self) -> Option<Duration> {
         self.has_sample.then(|| Duration::from_nanos(self.min_rtt_ns))
+    }
+    /// [`Self::srtt`] in nanoseconds (for the per-ACK paths, which compute in integers).
+    pub fn srtt_ns(&self) -> Option<u64> {
+        self.has_sample.then_some(self.srtt_ns)
+    }
+    /// [`Self::min_rtt`] in nanoseconds.
+    pub fn min_rtt_ns(&self) -> Option<u64> {
+        self.has_sample.then_some(self.min_rtt_ns)
     }
     pub fn latest(&self) -> Option<Duration> {
         self.has_sample.then(|| Duration::from_nanos(self.latest_ns))

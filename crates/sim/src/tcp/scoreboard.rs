@@ -23,8 +23,6 @@
 
 use std::collections::VecDeque;
 
-use std::time::Duration;
-
 use tcpvideo_model::Time;
 
 use super::rack::Rack;
@@ -481,10 +479,12 @@ impl Scoreboard {
     /// which nothing can be a candidate again), retransmitted ones in retransmission order.
     /// Returns (bytes newly lost, time until the last waiting candidate becomes overdue — Linux arms
     /// its reordering timer with the maximum).
-    pub fn rack_detect(&mut self, now: Time, rack: &Rack, reo_wnd: Duration) -> (u64, Option<Duration>) {
+    /// Times in nanoseconds (`reo_wnd_ns`, the returned wait).
+    pub fn rack_detect(&mut self, now: Time, rack: &Rack, reo_wnd_ns: u64) -> (u64, Option<u64>) {
         let mut newly = 0;
-        let mut wait: Option<Duration> = None;
-        let budget = rack.rtt + reo_wnd;
+        let mut wait: Option<u64> = None;
+        let budget = rack.rtt_ns + reo_wnd_ns;
+        let now_ns = now.as_nanos();
         // Never-retransmitted segments.
         let mut i = self.index_of(self.rack_hint);
         let mut advance = true;
@@ -500,7 +500,7 @@ impl Scoreboard {
             if rack.xmit_seq <= r.xmit_seq {
                 break;
             }
-            let elapsed = now.saturating_since(r.sent_at);
+            let elapsed = now_ns.saturating_sub(r.sent_at.as_nanos());
             if elapsed >= budget {
                 newly += self.mark_lost(i);
                 if advance {
@@ -528,7 +528,7 @@ impl Scoreboard {
             if rack.xmit_seq <= r.xmit_seq {
                 break;
             }
-            let elapsed = now.saturating_since(r.sent_at);
+            let elapsed = now_ns.saturating_sub(r.sent_at.as_nanos());
             if elapsed >= budget {
                 newly += self.mark_lost(j);
                 self.rexmit_order.pop_front();
