@@ -275,7 +275,8 @@ NOTES = [
     "Segments are constant-size (500 kbit/s × d); the paper streamed a VBR soccer match.",
     "TCP is tcpvideo's Linux-like TCP (SACK, RACK-TLP, PRR, slow start after idle, IW10, 200 ms min RTO), "
     "not ns-2's TCP/Linux; that difference is the first suspect where a trend differs.",
-    "Figs 10–15 and Fig 16(a) need quality adaptation, which waits for the simulator's player and ABR (issue 10).",
+    "Figs 10–16 run the simulator's player with seed 004 §V's quality adaptation (the throughput rule: "
+    "EWMA α = 0.1 of segment size / download time, the six qualities of Table I).",
     "Drops are counted over the whole run (stream + a tail for late clients); the default scale's stream is "
     "1 minute, the paper's 20 minutes, so compare trends and ratios, not absolute counts.",
 ]

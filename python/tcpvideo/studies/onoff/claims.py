@@ -98,6 +98,22 @@ def _suspects(judge: Callable[[str], Optional[tuple[str, bool]]], variants=SUSPE
     return "; " + "; ".join(parts) + f" — {verdict}"
 
 
+def _quality_lower_everywhere(agg, lower: str, other: str, ns, names: str
+                              ) -> Callable[[str], Optional[tuple[str, bool]]]:
+    """A ``_suspects`` judge for "``lower``'s quality is below ``other``'s at every client count":
+    given a variant's label suffix, the two qualities and stall times per count (``names`` labels the
+    pair, e.g. "vegas/cubic"), and whether the claim holds under that variant; None if not run."""
+    def judge(suffix: str) -> Optional[tuple[str, bool]]:
+        q = [(n, _q(agg, f"{lower}{suffix}", n), _q(agg, f"{other}{suffix}", n)) for n in ns]
+        if any(math.isnan(v) for _, x, y in q for v in (x, y)):
+            return None
+        stalls = ", ".join(f"{_v(agg, f'{lower}{suffix}', n, 'stall_mean_s'):.0f}/"
+                           f"{_v(agg, f'{other}{suffix}', n, 'stall_mean_s'):.0f}@{n}" for n in ns)
+        return (f"quality {names} {', '.join(f'{x:.2f}/{y:.2f}@{n}' for n, x, y in q)}, stall time per client "
+                f"{stalls} s", all(x < y for _, x, y in q))
+    return judge
+
+
 BDP_PACKETS = 458  # 100 Mbit/s × 55 ms / 1500 B
 QUEUE = 1375
 
@@ -422,16 +438,8 @@ def vegas_adapt_quality_lower(ev: Evidence, c: Claim) -> None:
                    " more of it unused than cubic — the paper's 'slowing down connections' throughput'")
     c.why = "; ".join(why)
 
-    def lower_everywhere(suffix: str) -> Optional[tuple[str, bool]]:
-        q = [(n, _q(agg, f"{ve}{suffix}", n), _q(agg, f"{cu}{suffix}", n)) for n in ns]
-        if any(math.isnan(v) for _, a, b in q for v in (a, b)):
-            return None
-        stalls = ", ".join(f"{_v(agg, f'{ve}{suffix}', n, 'stall_mean_s'):.0f}/"
-                           f"{_v(agg, f'{cu}{suffix}', n, 'stall_mean_s'):.0f}@{n}" for n in ns)
-        return (f"quality vegas/cubic {', '.join(f'{a:.2f}/{b:.2f}@{n}' for n, a, b in q)}, stall time per client "
-                f"{stalls} s", all(a < b for _, a, b in q))
     if c.status == NOT_REPRODUCED:
-        c.why += _suspects(lower_everywhere, ("nosack",))
+        c.why += _suspects(_quality_lower_everywhere(agg, ve, cu, ns, "vegas/cubic"), ("nosack",))
 
 
 def vegas_adapt_liveness_flat(ev: Evidence, c: Claim) -> None:
@@ -486,16 +494,8 @@ def ten_second_adapt_quality_lower(ev: Evidence, c: Claim) -> None:
                 "10-s qualities are less spread, fewer at the top and so fewer at the bottom" if as_high else ""))
     c.why = "; ".join(why)
 
-    def lower_everywhere(suffix: str) -> Optional[tuple[str, bool]]:
-        q = [(n, _q(agg, f"{a}{suffix}", n), _q(agg, f"{b}{suffix}", n)) for n in ns]
-        if any(math.isnan(v) for _, x, y in q for v in (x, y)):
-            return None
-        stalls = ", ".join(f"{_v(agg, f'{a}{suffix}', n, 'stall_mean_s'):.0f}/"
-                           f"{_v(agg, f'{b}{suffix}', n, 'stall_mean_s'):.0f}@{n}" for n in ns)
-        return (f"quality 10 s/2 s {', '.join(f'{x:.2f}/{y:.2f}@{n}' for n, x, y in q)}, stall time per client "
-                f"{stalls} s", all(x < y for _, x, y in q))
     if c.status == NOT_REPRODUCED:
-        c.why += _suspects(lower_everywhere, ("nosack",))
+        c.why += _suspects(_quality_lower_everywhere(agg, a, b, ns, "10 s/2 s"), ("nosack",))
 
 
 def distributed_adapt(buf: int):
