@@ -288,10 +288,11 @@ impl FlvParser {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    pub fn tag(t: u8, body: &[u8]) -> Vec<u8> {
+    /// One FLV tag (header, body, previous-tag-size trailer) for test streams; also used by http.rs's tests.
+    pub(crate) fn tag(t: u8, body: &[u8]) -> Vec<u8> {
         let mut v = vec![t];
         let n = body.len() as u32;
         v.extend_from_slice(&n.to_be_bytes()[1..]);

@@ -325,6 +325,7 @@ pub fn channel_from_path(target: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flv::tests::tag as flv_tag;
     use crate::flv::FrameType;
 
     #[test]
@@ -344,16 +345,6 @@ mod tests {
             ev,
             vec![HttpEvent::Head { head: Head::Response { status: 200 }, t_first: 10, t: 20 }, HttpEvent::End { t: 20, body_bytes: 10 }]
         );
-    }
-
-    fn flv_tag(t: u8, body: &[u8]) -> Vec<u8> {
-        let mut v = vec![t];
-        let n = body.len() as u32;
-        v.extend_from_slice(&n.to_be_bytes()[1..]);
-        v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0]);
-        v.extend_from_slice(body);
-        v.extend_from_slice(&(11 + n).to_be_bytes());
-        v
     }
 
     fn chunk(data: &[u8]) -> Vec<u8> {
