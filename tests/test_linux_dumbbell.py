@@ -65,10 +65,14 @@ def test_ping_rtt_matches_configured_delay(run):
 
 
 def test_handshake_rtt_matches_configured_delay(run):
-    # the first flow connects through an empty queue; its SYN/SYN-ACK time is the path RTT
+    # the first flow connects through an empty queue; its SYN/SYN-ACK time is the path RTT. Read from
+    # the kernel's own sample (TCP_INFO right after connect): timing connect() from Python also
+    # measured the thread's wake-up (41.06 ms vs 40 once on a nearly idle machine).
     f = run.flows[0]
-    err = f["connect_ms"] - f["rtt_ms"]
-    assert 0.0 <= err <= 1.0, f"handshake {f['connect_ms']:.3f} ms vs configured {f['rtt_ms']}"
+    err = f["handshake_rtt_ms"] - f["rtt_ms"]
+    assert 0.0 <= err <= 1.0, f"handshake {f['handshake_rtt_ms']:.3f} ms (kernel) vs configured {f['rtt_ms']}"
+    # connect() returned after the kernel's sample, never before it
+    assert f["connect_ms"] >= f["handshake_rtt_ms"] - 0.05
 
 
 def test_flows_ran_with_the_requested_congestion_control(run):
