@@ -241,3 +241,31 @@ def test_an_audio_offset_of_a_whole_slot_is_refused_naming_the_key(tmp_path):
     next(f for f in sc["flow"] if f["app"] == "publish")["crowd"]["audio_offset"] = "40ms"
     with pytest.raises(Exception, match=r"crowd\.audio_offset"):
         tcpvideo.simulate(sc, out=tmp_path)
+
+
+def test_a_viewer_joining_with_wait_key_gets_no_gop_cache_and_no_p_frame_before_the_next_i(tmp_path):
+    # GOP cache (default): the download opens with the cached I frame. crowd.join = "wait_key"
+    # (nginx-rtmp): new frames only — voice at once, P frames only after the channel's next I.
+    firsts = {}
+    for join in ("gop_cache", "wait_key"):
+        sc = scenario(publishers=1, subscribers=2, duration_s=12.0, seed=4, loss_p=0.0, reorder_p=0.0,
+                      pause_every_s=0.0, viewer_join=join)
+        p = _voice_segments(sc, tmp_path / join).sort_values("ts_ns")
+        firsts[join] = {f: list(g.loc[g["frame"].isin(["I", "P", "V"]), "frame"]) for f, g in p.groupby("flow")}
+    for frames in firsts["gop_cache"].values():
+        assert frames[0] == "I", frames[:5]
+    with_i = 0
+    for frames in firsts["wait_key"].values():
+        # A viewer joining after the stream's last I frame gets voice only.
+        first_i = frames.index("I") if "I" in frames else len(frames)
+        assert first_i > 0 and set(frames[:first_i]) == {"V"}, frames[: first_i + 1]
+        if first_i < len(frames):
+            with_i += 1
+            assert "P" in frames[first_i:]
+    assert with_i >= 1, firsts["wait_key"]
+
+
+def test_an_unknown_join_is_refused_naming_the_key(tmp_path):
+    sc = scenario(publishers=1, subscribers=1, duration_s=5.0, seed=5, viewer_join="gop")
+    with pytest.raises(Exception, match=r"crowd\.join"):
+        tcpvideo.simulate(sc, out=tmp_path)

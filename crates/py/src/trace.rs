@@ -245,7 +245,7 @@ fn analyze_captures<'py>(
                 prior_retrans,
                 frame,
                 timeout_type,
-                max_outstanding_pkts,
+                packets_out,
                 segs_after,
                 dupacks,
                 spurious,

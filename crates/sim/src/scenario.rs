@@ -323,6 +323,10 @@ pub struct CrowdSpec {
     /// Publisher: the voice frame of each 40-ms slot is produced and written this long after
     /// the slot's video frame (0 ≤ offset < 40 ms; default 0: both in one write).
     pub audio_offset: Option<Qty>,
+    /// Subscriber: how the front-end starts a new viewer's stream: "gop_cache" (default: from
+    /// the channel's latest I frame) or "wait_key" (nginx-rtmp's `wait_key`: new frames only,
+    /// P frames skipped until the next I frame, voice at once).
+    pub join: Option<String>,
 }
 
 /// Everything a flow has except its endpoints (shared by `[[flow]]` and `[dumbbell.flow]`).

@@ -106,7 +106,6 @@ struct Seg {
     /// When these bytes were last sent (first transmission or latest retransmission).
     last_tx: u64,
     ordinal: u64,
-    out_pkts_at_send: u32,
     retrans: u16,
     last_kind: Option<RetransKind>,
     sacked: bool,
@@ -764,7 +763,6 @@ impl Flow {
             self.snd.ordinals += 1;
             let in_flight = self.snd.in_flight();
             self.out.max_in_flight = self.out.max_in_flight.max(in_flight);
-            let out_pkts = self.snd.segs.len() as u32 + 1;
             self.last_data_tx_ns = now;
             self.rack.on_new_data(now);
             self.snd.segs.push_back(Seg {
@@ -773,7 +771,6 @@ impl Flow {
                 first_tx: now,
                 last_tx: now,
                 ordinal,
-                out_pkts_at_send: out_pkts,
                 retrans: 0,
                 last_kind: None,
                 sacked: false,
@@ -786,14 +783,12 @@ impl Flow {
                 // Retransmission that also carries new data (repacketisation).
                 let ordinal = self.snd.ordinals;
                 self.snd.ordinals += 1;
-                let out_pkts = self.snd.segs.len() as u32 + 1;
                 self.snd.segs.push_back(Seg {
                     start: self.snd.snd_max,
                     end,
                     first_tx: now,
                     last_tx: now,
                     ordinal,
-                    out_pkts_at_send: out_pkts,
                     retrans: 0,
                     last_kind: None,
                     sacked: false,
@@ -865,6 +860,9 @@ impl Flow {
         self.out.retrans_pkts += 1;
         self.out.retrans_bytes += end - start;
         self.out.frame_pkts[f.index()].retrans += 1;
+        // The seed's Eq. 1 `packets_out` at this instant (before the re-send's own split): every
+        // segment from SND.UNA to SND.NXT, SACKed ones included.
+        let packets_out = self.snd.segs.len() as u32;
         self.snd.split_at(start);
         self.snd.split_at(end);
         let i0 = self.snd.seg_index(start);
@@ -899,8 +897,7 @@ impl Flow {
             // Evidence known at the time of the timeout.
             let mut ev = TimeoutEvidence { prior_retrans: prior > 0, ..Default::default() };
             if let Some(seg) = self.snd.segs.get(i0).copied() {
-                let after = &self.snd.segs.range(i0..);
-                ev.max_outstanding_pkts = after.clone().map(|s| s.out_pkts_at_send).max().unwrap_or(1);
+                ev.packets_out = packets_out.max(1);
                 ev.segs_after = (self.snd.segs.len() - i0 - 1) as u32;
                 ev.ack_after_send = self.client_ack_since > seg.first_tx;
                 ev.dupacks = if self.snd.snd_una == seg.start { self.snd.dupacks } else { 0 };

@@ -164,7 +164,8 @@ pub struct RetransRecord {
     pub prior_retrans: u16,
     pub frame: FrameType,
     pub timeout_type: Option<TimeoutType>,
-    pub max_outstanding_pkts: Option<u32>,
+    /// Segments out at the RTO (the seed's Eq. 1 `packets_out`: SND.UNA to SND.NXT).
+    pub packets_out: Option<u32>,
     pub segs_after: Option<u32>,
     pub dupacks: Option<u32>,
     pub spurious: Option<bool>,
@@ -345,7 +346,7 @@ pub(crate) fn build(
                 prior_retrans: r.prior,
                 frame: r.frame,
                 timeout_type: r.timeout_type,
-                max_outstanding_pkts: e.map(|e| e.max_outstanding_pkts),
+                packets_out: e.map(|e| e.packets_out),
                 segs_after: e.map(|e| e.segs_after),
                 dupacks: e.map(|e| e.dupacks),
                 spurious: e.map(|e| e.spurious),

@@ -27,38 +27,63 @@
 //!   Narrow on purpose: with dupacks or SACKs seen, an unexplained re-send stays `Other` (at a
 //!   client-side vantage point the triggering ACK is a whole RTT before the re-send).
 //!
-//! Timeout types. The seed's words (§3.2), and the rule we apply:
+//! Timeout types: the seed's taxonomy (§3.2, Table 5), its words and the rule we apply, in the
+//! seed's order (double, tail, less packet, ACK delay/loss, continuous loss, other). Issue 16
+//! session 11 made the seed's reading of tail and less packet the only one (before, `tail` was
+//! "fewer than 3 segments sent after the lost one" and `less_packet` "≤ 3 out the whole time it
+//! was out"; the seed's numbers — voice less packet 30.8 %, tail 5.0 % — only make sense with
+//! its own reading: with ours every voice less-packet RTO was a tail).
 //! - Double: "If the retransmitted packet by fast retransmit is dropped by the network, timeout
 //!   retransmission has to be triggered and this timeout retransmission is referred to as double
 //!   retransmission." Rule: the segment had been retransmitted before. (A backed-off second RTO
 //!   of the same segment is the same situation — a retransmission lost again — so it is counted
 //!   here too; `prior_kind` in the table tells the two apart.)
-//! - ACK delay/loss: "The ACK delay/loss [...] will also result in timeout retransmission, as
-//!   [...] no dupacks can be produced." Rule: the retransmission was spurious — a D-SACK (RFC
-//!   2883) reported the segment twice, or the ACK covering it echoed the original's TSval
-//!   (Eifel detection, RFC 3522), or, without timestamps, the covering ACK arrived sooner than
-//!   half the minimum RTT after the retransmission (it cannot be for the retransmission). Also
-//!   (below) when later segments evidently arrived but their dupacks never reached the server
-//!   (no SACK for them came after the timeout either: then they were late, not lost).
+//! - Nothing lost (spurious) is ACK delay/loss *before* tail and less packet: the seed's tail is
+//!   about "the lost packet" and its less packet about "insufficient number of dupacks to trigger
+//!   fast retransmit" — both presuppose a loss, and a timeout whose segment arrived had only its
+//!   ACK late or lost ("The ACK delay/loss [...] will also result in timeout retransmission").
+//!   TAPO (the seed's ref [18], `parser/rules.txt`) agrees: TAIL_LOSS and SMALL_CWND/SMALL_RWND
+//!   need `lost > 0`, a spurious head without loss is ACK_DELAY_LOSS. Rule: the retransmission
+//!   was spurious — a D-SACK (RFC 2883) reported the segment twice, or the ACK covering it echoed
+//!   the original's TSval (Eifel detection, RFC 3522), or, without timestamps, the covering ACK
+//!   arrived sooner than half the minimum RTT after the retransmission.
+//! - Tail: "If the lost packet is in the last three packets of the flow, there are not enough
+//!   duplicate acknowledgments (dupacks) to trigger fast retransmit". Rule: the lost segment is
+//!   among the last 3 data segments of the whole flow (known at the end of the analysis).
 //! - Less packet: "Insufficient number of dupacks to trigger fast retransmit may be also due to
 //!   that the server sends less than 4 packets out (limited by either congestion window (cwnd)
-//!   or rwnd)". Rule: at most 3 packets were outstanding at any time while the lost segment was
-//!   (the seed's §3.2 also counts application-limited small frames here: "when sending frame V,
-//!   there are often fewer packets in the network"), unless this is the end of the flow.
-//! - Tail: "If the lost packet is in the last three packets of the flow, there are not enough
-//!   duplicate acknowledgments (dupacks) to trigger fast retransmit". Rule: fewer than 3 segments
-//!   were sent after the lost one before the timeout (so at most 2 dupacks could come), or the
-//!   lost segment is among the last 3 data segments of the whole flow.
-//! - Continuous loss: "all packets sent out being lost". Rule (TAPO's reading): at least 3
-//!   segments followed the lost one, no duplicate ACK or SACK came for it (ACKs for data sent
-//!   before it may: they say nothing about the later segments), the ACK that finally covered
-//!   the retransmission did not reach beyond it and no SACK showed a later segment's first copy
-//!   arrived (the receiver had none of the later segments either).
+//!   or rwnd)". Rule: fewer than 4 segments out at the RTO, counted as the seed's Eq. 1
+//!   `packets_out` (snd_una to snd_nxt, SACKed segments and the lost one included; Linux's
+//!   `packets_out`, in segments whatever their size). What limited it — cwnd, rwnd or, as for the
+//!   seed's voice frames ("when sending frame V, there are often fewer packets in the network"),
+//!   the application — the wire cannot always tell and the type does not ask.
+//! - ACK delay/loss (the later segments arrived but no dupack came) and continuous loss ("all
+//!   packets sent out being lost"), with 4 or more out: no duplicate ACK or SACK came for the
+//!   lost segment (ACKs for data sent before it may: they say nothing about the later segments);
+//!   then continuous loss if the ACK that finally covered the retransmission did not reach beyond
+//!   it and no SACK showed a later segment's first copy arrived (the receiver had none of the
+//!   later segments either), ACK delay/loss if it reached beyond and no such SACK came after the
+//!   timeout (then they were late, not lost).
 //! - Other: none of the above (e.g. 1–2 dupacks arrived for a large window: partial loss of the
 //!   dupacks, or reordering fooled the sender).
 //!
-//! Order of the rules: double, ACK delay/loss (spurious), less packet, tail, continuous loss,
-//! ACK delay/loss (later segments arrived, no dupacks), other.
+//! Where TAPO (`parser/rules.txt`, `tcp_state.c`, `tcp_stall_state.c`) differs: it types the
+//! *stall* an RTO ends, from the state at the stall; a stall's loss facts come from the whole
+//! flow at its end (`lost` = re-sent ranges no D-SACK called spurious). (1) Its tail
+//! (TAIL_LOSS, tested before everything but DATA_UNAVAILABLE, double included) is "the last
+//! segment sent in the Open state was a FIN, or shorter than the largest segment while the peer
+//! window allowed a full one" with any loss between SND.UNA and SND.NXT: the sender ran out of
+//! data — at the end of every application write, not only at the flow's end. (2) Double is the
+//! head segment re-sent (and not shown spurious) at least three times over the whole flow, this
+//! RTO's and later re-sends included (`cur_pkt_lost > 2`); ours: any re-send before this RTO. (3) Its
+//! less packet (SMALL_RWND / SMALL_CWND, split by `rwnd <= 3`) tests `outstanding <= 3` with
+//! `outstanding` = packets_out − sacked_out + retrans_out (Eq. 1 without lost_out, SACKed segments
+//! left out) — in bytes against a segment count (session 6: practically unreachable). (4) It adds
+//! LARGE_DUPTHRES (> 3 SACKed; ours: other) and its continuous loss compares a count of lost
+//! ranges with bytes outstanding. So on an application-limited stream TAPO's rules make most
+//! less-packet RTOs of the seed tail losses (a voice frame's RTO: the last segment before the gap
+//! is sub-MSS), while the seed's Table 5 has V tail 5.0 % and less packet 30.8 %: the seed's
+//! numbers follow its text, not these rules as published, and we follow the text.
 
 use serde::Serialize;
 
@@ -151,8 +176,9 @@ pub fn timer_beside_a_signal_free_ack(r: QuietResend) -> bool {
 pub struct TimeoutEvidence {
     /// The segment had been retransmitted before.
     pub prior_retrans: bool,
-    /// Most packets outstanding at any time while the lost segment was outstanding.
-    pub max_outstanding_pkts: u32,
+    /// Segments out at the RTO: snd_una to snd_nxt (the seed's Eq. 1 `packets_out`), SACKed
+    /// ones and the lost one included.
+    pub packets_out: u32,
     /// Segments sent after the lost one, before the timeout.
     pub segs_after: u32,
     /// Any ACK from the client arrived after the lost segment was first sent.
@@ -183,11 +209,11 @@ pub fn classify_timeout(e: &TimeoutEvidence) -> TimeoutType {
     if e.spurious {
         return TimeoutType::AckDelayLoss;
     }
-    if e.max_outstanding_pkts < 4 && !e.flow_tail {
-        return TimeoutType::LessPacket;
-    }
-    if e.segs_after < 3 || e.flow_tail {
+    if e.flow_tail {
         return TimeoutType::Tail;
+    }
+    if e.packets_out < 4 {
+        return TimeoutType::LessPacket;
     }
     // Only duplicate ACKs (or SACKs) say later segments arrived; an ACK for data sent before the
     // lost segment says nothing about those after it (issue 16: the zero-ACK reading turned the
@@ -195,16 +221,16 @@ pub fn classify_timeout(e: &TimeoutEvidence) -> TimeoutType {
     // SACKs for later data count as dupacks (issue 16: a second hole behind a partial ACK had
     // `dupacks = 0` and was called ACK delay/loss although its SACKs had arrived).
     if e.dupacks == 0 && !e.sacked_after {
-        // Continuous loss also needs the later segments' first copies lost (issue 16: a SACK
-        // for the last segment, arriving just after the RTO, was called continuous loss).
-        if e.resolved && !e.ack_beyond && !e.later_arrived {
-            return TimeoutType::ContinuousLoss;
-        }
         // The later segments arrived and no dupack came: ACK delay/loss — unless their SACKs
         // came after the timeout (they were late, not lost: the RTO fired within an RTT of the
         // later segments' send; issue 16, a frame sent 59 ms before an RTO on a 95-ms path).
         if e.ack_beyond && !e.later_arrived {
             return TimeoutType::AckDelayLoss;
+        }
+        // Continuous loss also needs the later segments' first copies lost (issue 16: a SACK
+        // for the last segment, arriving just after the RTO, was called continuous loss).
+        if e.resolved && !e.ack_beyond && !e.later_arrived {
+            return TimeoutType::ContinuousLoss;
         }
     }
     TimeoutType::Other
@@ -215,7 +241,7 @@ mod tests {
     use super::*;
 
     fn base() -> TimeoutEvidence {
-        TimeoutEvidence { max_outstanding_pkts: 10, segs_after: 6, resolved: true, ..Default::default() }
+        TimeoutEvidence { packets_out: 10, segs_after: 6, resolved: true, ..Default::default() }
     }
 
     #[test]
@@ -226,22 +252,33 @@ mod tests {
 
     #[test]
     fn spurious_retransmission_is_ack_delay_loss() {
-        let e = TimeoutEvidence { spurious: true, max_outstanding_pkts: 1, ..base() };
+        let e = TimeoutEvidence { spurious: true, packets_out: 1, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::AckDelayLoss);
     }
 
     #[test]
-    fn fewer_than_four_outstanding_is_less_packet_unless_flow_ends() {
-        let e = TimeoutEvidence { max_outstanding_pkts: 3, segs_after: 0, ..base() };
+    fn fewer_than_four_out_at_the_rto_is_less_packet_unless_the_flows_last_three() {
+        let e = TimeoutEvidence { packets_out: 3, segs_after: 2, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::LessPacket);
         let e = TimeoutEvidence { flow_tail: true, ..e };
         assert_eq!(classify_timeout(&e), TimeoutType::Tail);
+        // Four out (the lost one and three after it): the dupack rules decide.
+        let e = TimeoutEvidence { packets_out: 4, segs_after: 3, ..base() };
+        assert_eq!(classify_timeout(&e), TimeoutType::ContinuousLoss);
     }
 
     #[test]
-    fn loss_in_last_three_of_a_large_window_is_tail() {
-        let e = TimeoutEvidence { segs_after: 2, ack_after_send: true, ..base() };
+    fn the_flows_last_three_are_tail_even_in_a_large_window_and_after_ones_lost_again_double() {
+        let e = TimeoutEvidence { flow_tail: true, ..base() };
         assert_eq!(classify_timeout(&e), TimeoutType::Tail);
+        let e = TimeoutEvidence { prior_retrans: true, packets_out: 1, ..e };
+        assert_eq!(classify_timeout(&e), TimeoutType::Double);
+    }
+
+    #[test]
+    fn nothing_lost_with_few_out_is_ack_delay_not_less_packet() {
+        let e = TimeoutEvidence { spurious: true, packets_out: 2, flow_tail: true, ..base() };
+        assert_eq!(classify_timeout(&e), TimeoutType::AckDelayLoss);
     }
 
     #[test]

@@ -125,8 +125,11 @@ fn an_idle_gap_ended_by_the_viewers_fin_is_resource_constraint() {
 
 // ---------------------------------------------------------------- timeout retransmissions
 
+/// Issue 16 session 11: the seed's taxonomy — fewer than 4 packets out at the RTO (Eq. 1
+/// `packets_out`, SND.UNA to SND.NXT) is less packet, whatever was out when the lost one left;
+/// `tail` is only the flow's last three packets (before, this train tail was `tail`).
 #[test]
-fn loss_in_last_three_segments_is_tail_timeout() {
+fn loss_in_the_last_three_of_a_train_is_less_packet_when_the_flow_goes_on() {
     let mut c = conn();
     exchange(&mut c, 4);
     c.server_burst(10, MSS);
@@ -143,11 +146,12 @@ fn loss_in_last_three_segments_is_tail_timeout() {
     let end = c.s_nxt;
     c.client_ack(end);
     c.wait_ms(1.0);
-    exchange(&mut c, 10); // the flow goes on: not the flow's tail, still a train tail
+    exchange(&mut c, 10); // the flow goes on: not the flow's tail
     let a = run(&c);
     assert_eq!(kinds(&a), vec![StallKind::Timeout]);
-    assert_eq!(a.stalls[0].timeout_type, Some(TimeoutType::Tail));
-    assert_eq!(timeout_types(&a), vec![TimeoutType::Tail]);
+    assert_eq!(a.stalls[0].timeout_type, Some(TimeoutType::LessPacket));
+    assert_eq!(timeout_types(&a), vec![TimeoutType::LessPacket]);
+    assert_eq!(a.retransmissions[0].packets_out, Some(3));
 }
 
 #[test]

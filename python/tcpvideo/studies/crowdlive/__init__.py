@@ -95,32 +95,6 @@ def _truth_timeout_counts(run_dir: Path, frame: str) -> dict:
     return {k: int((t["timeout_type"] == k).sum()) for k in TIMEOUT_KINDS}
 
 
-def _seed_reading_counts(analysis: Path) -> dict:
-    """Timeout types per frame (analyzer's retransmissions table) with the seed's words for tail
-    and less packet: tail = the lost segment is among the flow's last three ("the lost packet is
-    in the last three packets of the flow"), less packet = fewer than 4 packets out at the RTO
-    ("the server sends less than 4 packets out"; §2.2 Eq. 1's packets_out runs from snd_una —
-    the lost segment — to snd_nxt, so it is the lost one and the `segs_after` sent after it,
-    and at most 2 after it cannot bring 3 dupacks: TAPO's `outstanding <= 3` at the stall).
-    The analyzer's own labels call "tail" every timeout with < 3 segments after the lost one
-    and "less packet" only one with ≤ 3 out the whole time it was out; the other types are the
-    analyzer's."""
-    rt = pd.read_csv(analysis / "retransmissions.csv")
-    rt = rt[rt["kind"] == "timeout"]
-    out = {k: dict.fromkeys(TIMEOUT_KINDS, 0) for k in ("I", "P", "V")}
-    for r in rt.itertuples():
-        if r.frame not in out:
-            continue
-        t = r.timeout_type
-        if t not in ("double", "ack_delay_loss"):
-            if r.flow_tail is True or str(r.flow_tail).lower() == "true":
-                t = "tail"
-            elif r.segs_after == r.segs_after and r.segs_after < 3:
-                t = "less_packet"
-        out[r.frame][t if t in TIMEOUT_KINDS else "other"] += 1
-    return out
-
-
 def _timeout_counts(summary: dict, frame: str = "all") -> dict:
     tt = (summary.get("timeout_types", {}) or {}).get(frame, {}) or {}
     return {k: int((tt.get(k) or {}).get("count", 0)) for k in TIMEOUT_KINDS}
@@ -311,13 +285,11 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
 
     less, cont_v, n_v, ok = v_claim(summ)
     # The seed's front-ends ran without TLP (§4 proposes adopting it) and before RACK (Linux 4.4,
-    # 2016): `tlp_off`, and the seed's reading of tail / less packet (_seed_reading_counts).
-    seed_rd = _seed_reading_counts(results["tlp_off"]["analysis"])
-    sr_n = {k: sum(v.values()) for k, v in seed_rd.items()}
-    sr_less = {k: (seed_rd[k]["less_packet"] / sr_n[k] if sr_n[k] else 0.0) for k in seed_rd}
-    sr_ok = sr_n["V"] > 0 and sr_less["V"] > 0 and sr_less["V"] >= max(sr_less["I"], sr_less["P"]) \
-        and seed_rd["V"]["continuous_loss"] == 0
-    tl_less, tl_cont, tl_n, _ = v_claim(results["tlp_off"]["summary"])
+    # 2016): `tlp_off` is the seed's server. Since session 11 the analyzer's tail / less packet are
+    # the seed's (crates/trace/src/retrans.rs).
+    tl_ok = v_claim(results["tlp_off"]["summary"])[3]
+    tl_c = {k: _timeout_counts(results["tlp_off"]["summary"], k) for k in ("I", "P", "V")}
+    tl_nk = {k: sum(c.values()) for k, c in tl_c.items()}
     per_type = {}
     for v in ("per_type_connections", "per_type_tlp_off"):
         pl, pc, pn, pok = v_claim(results[v]["summary"])
@@ -331,15 +303,13 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
     voice_gaps = "; ".join(describe_voice(v, followers(results[v]["run"])) for v in ("baseline", "per_type_tlp_off"))
     claims.append(Claim("v-less", "Table 5", "voice frames: highest less-packet share, no continuous loss",
                         "V less-packet ≥ I, P and V continuous loss = 0", "less pkt I 11.4, P 20.2, V 30.8 %; continuous V 0",
-                        "one connection, TLP/RACK off (the seed's 2015 server), the seed's reading: less packet "
-                        + ", ".join(f"{k} {seed_rd[k]['less_packet']}/{sr_n[k]}" for k in ("I", "P", "V"))
-                        + f", V continuous {seed_rd['V']['continuous_loss']}/{sr_n['V']}; analyzer's labels there: less packet "
-                        + ", ".join(f"{k} {100 * v:.1f} %" for k, v in tl_less.items())
-                        + f" ({tl_n} V timeouts); baseline (TLP on): less packet "
+                        "one connection, TLP/RACK off (the seed's 2015 server): less packet "
+                        + ", ".join(f"{k} {tl_c[k]['less_packet']}/{tl_nk[k]}" for k in ("I", "P", "V"))
+                        + f", V continuous {tl_c['V']['continuous_loss']}/{tl_nk['V']}; baseline (TLP on): less packet "
                         + ", ".join(f"{k} {100 * v:.1f} %" for k, v in less.items())
                         + f", V continuous {100 * cont_v:.1f} % ({n_v} V timeouts); "
                         + "; ".join(t for t, _ in per_type.values()) + ". Opportunity (truth, voice.py): " + voice_gaps,
-                        REPRODUCED if ok else (PARTLY if sr_ok or per_type["per_type_tlp_off"][1] else NOT_REPRODUCED),
+                        REPRODUCED if ok else (PARTLY if tl_ok or per_type["per_type_tlp_off"][1] else NOT_REPRODUCED),
                         "Session 10: voice frames leave as writes and packets of their own (population.py "
                         "separate_audio, nodelay; the seed's V frames are 189-byte packets with no burst), and a "
                         "packet starting with an HTTP chunk-size line carries that chunk's frame (before, every "
@@ -347,9 +317,9 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
                         "first segments). A voice frame then sits at the tail of the flight before a whole-stream "
                         "gap (an encoder pause reaching the viewer): lost there, fewer than 3 packets follow it and "
                         "only the RTO (no TLP on the seed's servers) resends it — the seed's 'less than 4 packets "
-                        "out'. The analyzer's own labels call that 'tail' (fewer than 3 segments after the lost "
-                        "one) and keep 'less packet' for ≤ 3 out the whole time; the seed's tail is only the "
-                        "flow's last three packets. Counts are small at the default scale (docs/studies/"
+                        "out' (session 11: the analyzer's and the truth's taxonomy is the seed's: less packet = "
+                        "fewer than 4 packets out at the RTO, Eq. 1's packets_out; tail = the flow's last three "
+                        "packets). Counts are small at the default scale (docs/studies/"
                         "crowdlive.md has `--full` × 3 seeds); with TLP on, probes recover these tail losses. On "
                         "voice-only connections (per_type_*) Nagle and delayed ACKs keep ~1 segment out. "
                         "Opportunity (truth, voice.py): " + voice_gaps))

@@ -37,7 +37,10 @@ packets (the experiment behind Table 4's "routers are likely to drop burst packe
 shorter than an I frame's burst); ``viewer_pacing = "fq"`` — the front-end paces every download
 at Linux's ``sk_pacing_rate`` (the fq qdisc; default unpaced: pfifo_fast / fq_codel, the default
 qdiscs of the seed's era, enforce no pacing), so the GOP cache sent at a viewer's join leaves
-spread over each RTT instead of in slow start's ACK-clocked bursts (issue 16, session 8).
+spread over each RTT instead of in slow start's ACK-clocked bursts (issue 16, session 8);
+``viewer_join = "wait_key"`` — a new viewer gets no GOP cache: the front-end relays new frames
+only, P frames from the channel's next I frame on, voice at once (nginx-rtmp's ``wait_key``;
+issue 16, session 11; default ``"gop_cache"``).
 
 ``separate_audio`` (the study's default since issue 16 session 10; off here, so the function's
 older callers and the golden scenario keep their bytes): each publisher's voice frame leaves
@@ -86,6 +89,7 @@ def scenario(
     bdp_queue_share: float = 0.0,
     viewer_loss_p: float | None = None,
     viewer_pacing: str = "none",
+    viewer_join: str = "gop_cache",
     separate_audio: bool = False,
     nodelay: bool = False,
 ) -> dict:
@@ -157,6 +161,8 @@ def scenario(
                 "crowd": {"channel": ch, "stream_for": f"{watch:.3f}s"}, "tcp": dict(base_tcp)}
         if viewer_pacing != "none":
             flow["crowd"]["pacing"] = viewer_pacing
+        if viewer_join != "gop_cache":
+            flow["crowd"]["join"] = viewer_join
         if rng.random() < slow_reader_share:
             # A viewer whose player stops reading for a while: its window closes (zero rwnd).
             at = rng.uniform(2, 8)

@@ -1,13 +1,14 @@
-"""Timeout types by frame type on one connection per viewer, with the seed's reading of tail and
-less packet beside the analyzer's labels (issue 16, session 10; docs/studies/crowdlive.md).
+"""Timeout types by frame type on one connection per viewer, analyzer and truth (issue 16, sessions
+10–11; docs/studies/crowdlive.md). Since session 11 both use the seed's taxonomy (tail = the flow's
+last three packets, less packet = fewer than 4 packets out at the RTO).
 
     python -m tcpvideo.studies.crowdlive.single OUT [--full] [--seeds 1,2,3] [--tlp off,on]
         [--set separate_audio=false --set nodelay=false ...]
 
 Runs the study's population (DEFAULT or FULL, overrides by ``--set``) with the server's TLP/RACK
 on or off, analyzes and scores each run as the study does, and prints, pooled over the seeds:
-the analyzer's timeout types per frame, the same with the seed's tail / less packet
-(``_seed_reading_counts``), the truth's, the scoring agreement, the whole-run loss rate per frame
+the analyzer's timeout types per frame (counts and shares), the truth's, the scoring agreement
+(per run and pooled), the whole-run loss rate per frame
 type (analyzer) and the steady-state one (truth), and how the voice frames leave (segments under
 300 bytes; which frame's segment is the last before each gap ≥ 200 ms). Pcaps are deleted.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import DEFAULT, FULL, TIMEOUT_KINDS, _analyze, _loss_by_phase, _seed_reading_counts
+from . import DEFAULT, FULL, _analyze, _loss_by_phase
 from .population import scenario
 
 
@@ -55,17 +56,16 @@ def main(argv=None) -> None:
         k, v = kv.split("=", 1)
         scale[k] = json.loads(v)
     for tlp in a.tlp.split(","):
-        pooled = {k: dict.fromkeys(TIMEOUT_KINDS, 0) for k in ("I", "P", "V")}
-        labels, truth = [], []
+        labels, truth, agree = [], [], [0.0, 0]
         for s in (int(x) for x in a.seeds.split(",")):
             name = f"tlp{tlp}_s{s}"
             rd, ad = a.out / "runs" / name, a.out / "analysis" / name
             tcpvideo.simulate(scenario(seed=s, tcp={} if tlp == "on" else {"rack_tlp": False}, **scale), out=rd)
             _analyze(rd / "fe.pcap", ad)
             sc = score(ad, rd).summary()
-            for f, c in _seed_reading_counts(ad).items():
-                for k, n in c.items():
-                    pooled[f][k] += n
+            if sc["timeout_pairs"]:
+                agree[0] += sc["timeout_type_agreement"] * sc["timeout_pairs"]
+                agree[1] += sc["timeout_pairs"]
             rt = pd.read_csv(ad / "retransmissions.csv")
             labels.append(rt[rt["kind"] == "timeout"][["frame", "timeout_type"]])
             tr = pd.read_csv(rd / "truth_timeouts.csv")
@@ -80,13 +80,17 @@ def main(argv=None) -> None:
             for pc in rd.glob("*.pcap"):
                 pc.unlink()
             shutil.rmtree(rd / "pcaps", ignore_errors=True)
-        print(f"== TLP {tlp}, seeds {a.seeds} pooled")
-        print("seed's reading (less packet = < 4 packets out at the RTO; tail = the flow's last three):")
-        print(pd.DataFrame(pooled).T.to_string())
-        for lab, d in (("analyzer's labels:", labels), ("truth:", truth)):
+        print(f"== TLP {tlp}, seeds {a.seeds} pooled; timeout types agree "
+              + (f"{100 * agree[0] / agree[1]:.1f} % of {agree[1]}" if agree[1] else "(no pairs)"))
+        for lab, d in (("analyzer:", labels), ("truth:", truth)):
             d = pd.concat(d)
             print(lab)
-            print(pd.crosstab(d["frame"], d["timeout_type"]).to_string() if len(d) else "no timeouts")
+            if not len(d):
+                print("no timeouts")
+                continue
+            ct = pd.crosstab(d["frame"], d["timeout_type"])
+            print(ct.to_string())
+            print((100 * ct.div(ct.sum(axis=1), axis=0)).round(1).to_string())
 
 
 if __name__ == "__main__":

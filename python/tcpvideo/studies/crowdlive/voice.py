@@ -1,9 +1,9 @@
 """Why a viewer's single connection has no less-packet voice timeouts (seed 000 Table 5: 30.8 %
 of voice timeouts are "less packet"), measured on the simulator's truth.
 
-A timeout is less packet when at most 3 segments were out (Linux ``packets_out``) from the lost
-segment's first send to the RTO. The lost segment stays at SND.UNA, so every segment sent after it
-stays out: a voice segment can only time out "less packet" if at most 2 segments follow it before
+A timeout is less packet when fewer than 4 segments are out at the RTO (the seed's Eq. 1 /
+Linux ``packets_out``, SND.UNA to SND.NXT; session 11 made this the analyzer's and the truth's
+definition). The lost segment stays at SND.UNA, so every segment sent after it stays out: a voice segment can only time out "less packet" if at most 2 segments follow it before
 the RTO fires (≥ the 200-ms minimum RTO). And 3 segments after it would bring 3 duplicate ACKs, a
 fast retransmission instead. So the opportunity is measured directly: for every voice segment the
 front-end sends on a download, how many data segments follow within ``WINDOW_S``. On one

@@ -130,6 +130,13 @@ pub struct PublishStyle {
     /// "when sending frame V, there are often fewer packets in the network"). Audio and video
     /// come from separate capture clocks, so their phase is arbitrary (issue 16, session 10).
     pub audio_offset: Duration,
+    /// Subscriber (`crowd.join = "wait_key"`): the stream starts with the channel's next frames,
+    /// not its GOP cache; P frames are skipped until the next I frame, voice goes at once —
+    /// nginx-rtmp's `wait_key on` (its default, with `interleave off` and `wait_video off`:
+    /// `ngx_rtmp_live_av` "skip non-key" applies to video messages only). Default (false): the
+    /// GOP cache (SRS, nginx-http-flv `gop_cache on`). Seed 000 does not say which its servers
+    /// did (issue 16 session 11: it decides the whole-run I/P loss order).
+    pub wait_key: bool,
 }
 
 /// The pacing cap that makes the simulated socket pace at its own `sk_pacing_rate` and nothing
@@ -141,6 +148,26 @@ pub struct PublishStyle {
 /// simulator paces from the first segment.
 pub fn fq_pacing_cap() -> tcpvideo_model::Bandwidth {
     tcpvideo_model::Bandwidth::from_mbps(1_000_000)
+}
+
+/// Where a new viewer's stream starts in the channel's frame log: its latest I frame (the GOP
+/// cache), or with `wait_key` the next frame to arrive.
+fn join_cursor(ch: &Channel, wait_key: bool) -> usize {
+    if wait_key {
+        ch.frames.len()
+    } else {
+        ch.last_key.unwrap_or(ch.frames.len())
+    }
+}
+
+/// Whether the front-end relays a channel frame of `kind` to a viewer: its connection carries
+/// the kind and, while `awaiting_key` (`crowd.join = "wait_key"` before the first I frame), it is
+/// no P frame. An I frame ends the wait, also on a connection that does not carry it.
+fn relays(only: &Option<Vec<TagKind>>, awaiting_key: &mut bool, kind: TagKind) -> bool {
+    if kind == TagKind::I {
+        *awaiting_key = false;
+    }
+    carries(only, kind) && !(*awaiting_key && kind == TagKind::P)
 }
 
 /// Whether a connection restricted to `only` carries frames of `kind` (stream metadata always).
@@ -202,7 +229,14 @@ impl PublishStyle {
                 "{path}.audio_offset: {audio_offset:?} is not below the {SLOT:?} frame slot"
             )));
         }
-        Ok(PublishStyle { end_with_fin, pauses, only, fq_pacing, audio_offset })
+        let wait_key = match c.join.as_deref() {
+            None | Some("gop_cache") => false,
+            Some("wait_key") => true,
+            Some(other) => {
+                return Err(crate::scenario::ScenarioError(format!("{path}.join: {other:?} is not \"gop_cache\" or \"wait_key\"")))
+            }
+        };
+        Ok(PublishStyle { end_with_fin, pauses, only, fq_pacing, audio_offset, wait_key })
     }
 
     fn paused(&self, since_start: Duration) -> bool {
@@ -249,6 +283,8 @@ pub struct Subscriber {
     only: Option<Vec<TagKind>>,
     /// The front-end paces this download (`crowd.pacing = "fq"`).
     fq_pacing: bool,
+    /// `crowd.join = "wait_key"` and no I frame relayed yet: P frames are skipped.
+    awaiting_key: bool,
     pub down: StreamOut,
     pub left: bool,
 }
@@ -309,6 +345,7 @@ impl FrontEnd {
             cursor: 0,
             only: style.only.clone(),
             fq_pacing: style.fq_pacing,
+            awaiting_key: style.wait_key,
             down: StreamOut::default(),
             left: false,
         })));
@@ -474,7 +511,7 @@ impl FrontEnd {
         s.down.header_tags(book.as_ref(), f as u32, 1);
         let ch = self.channels.entry(s.channel).or_default();
         ch.subscribers.push(f as u32);
-        s.cursor = ch.last_key.unwrap_or(ch.frames.len());
+        s.cursor = join_cursor(ch, s.awaiting_key);
         self.feed(f, ep)
     }
 
@@ -486,8 +523,10 @@ impl FrontEnd {
             return false;
         }
         let Some(ch) = self.channels.get(&s.channel) else { return false };
-        for &(kind, bytes, ts) in ch.frames[s.cursor..].iter().filter(|fr| carries(&s.only, fr.0)) {
-            s.down.tag(book.as_ref(), f as u32, 1, kind, &flv_wire::tag(kind, false, bytes, ts));
+        for &(kind, bytes, ts) in ch.frames[s.cursor..].iter() {
+            if relays(&s.only, &mut s.awaiting_key, kind) {
+                s.down.tag(book.as_ref(), f as u32, 1, kind, &flv_wire::tag(kind, false, bytes, ts));
+            }
         }
         s.cursor = ch.frames.len();
         s.down.push(ep)
@@ -557,5 +596,31 @@ mod tests {
         fe.upload_read(Time::ZERO, 0, 1);
         assert_eq!(fe.channels[&7].frames, vec![(TagKind::I, 30_000, 0)]);
         assert_eq!(fe.channels[&7].last_key, Some(0));
+    }
+
+    #[test]
+    fn a_viewer_joining_with_wait_key_gets_new_frames_voice_at_once_and_p_only_after_the_next_i() {
+        let c = crate::scenario::CrowdSpec { join: Some("wait_key".into()), ..Default::default() };
+        assert!(PublishStyle::of(&c, "x").unwrap().wait_key);
+        assert!(!PublishStyle::of(&crate::scenario::CrowdSpec::default(), "x").unwrap().wait_key);
+        let bad = crate::scenario::CrowdSpec { join: Some("gop".into()), ..Default::default() };
+        assert!(PublishStyle::of(&bad, "flow[1].crowd").unwrap_err().0.contains("flow[1].crowd.join"));
+        let ch = Channel {
+            frames: vec![(TagKind::I, 9, 0), (TagKind::P, 9, 40), (TagKind::Audio, 9, 40), (TagKind::P, 9, 80)],
+            last_key: Some(0),
+            subscribers: vec![],
+        };
+        assert_eq!(join_cursor(&ch, false), 0, "GOP cache: from the latest I frame");
+        assert_eq!(join_cursor(&ch, true), 4, "wait_key: the next frame");
+        let mut waiting = true;
+        let sent: Vec<TagKind> = [TagKind::P, TagKind::Audio, TagKind::P, TagKind::I, TagKind::P, TagKind::Audio]
+            .into_iter()
+            .filter(|&k| relays(&None, &mut waiting, k))
+            .collect();
+        assert_eq!(sent, vec![TagKind::Audio, TagKind::I, TagKind::P, TagKind::Audio]);
+        // A P-only connection starts at the first P after the channel's next I.
+        let (only, mut waiting) = (Some(vec![TagKind::P]), true);
+        let sent: Vec<TagKind> = [TagKind::P, TagKind::I, TagKind::P].into_iter().filter(|&k| relays(&only, &mut waiting, k)).collect();
+        assert_eq!(sent, vec![TagKind::P]);
     }
 }

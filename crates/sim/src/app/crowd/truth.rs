@@ -21,22 +21,24 @@
 //! - both: `handshake` (the gap began before the connection was established).
 //!
 //! Timeout retransmissions (seed §3.2, Table 5): the segment an RTO firing retransmits. Types, in
-//! the analyzer's rule order but from the truth: `double` (the segment had been retransmitted
-//! before), `ack_delay_loss` (no copy of the segment sent before the RTO was dropped: the data
-//! arrived, its ACK did not come back in time), `tail` if the segment is among the last three
-//! of the flow (fewer than 3 new data segments follow it in the whole flow: the seed's "the lost
-//! packet is in the last three packets of the flow", which it names before less packet; issue 16
-//! session 8 — before, such a timeout with ≤ 3 out was less packet here and tail in the
-//! analyzer), `less_packet` (at most 3 segments were
-//! outstanding at any time between the segment's first send and the RTO, counted as Linux's
-//! `packets_out`: segments, whatever their size), `tail` (fewer than 3
-//! segments were sent after it before the RTO), `continuous_loss` (every segment outstanding at the RTO had a
-//! dropped copy), `other`.
+//! the analyzer's rule order (`tcpvideo_trace::retrans`: the seed's order, nothing-lost first)
+//! but from the truth: `double` (the segment had been retransmitted before), `ack_delay_loss` (no
+//! copy of the segment sent before the RTO was dropped: the data arrived, its ACK did not come
+//! back in time), `tail` (the segment is among the last three of the flow: fewer than 3 new data
+//! segments follow it in the whole flow — "the lost packet is in the last three packets of the
+//! flow"), `less_packet` (fewer than 4 segments out at the RTO, counted as the seed's Eq. 1 /
+//! Linux's `packets_out`: every segment from SND.UNA to SND.NXT, the lost one and SACKed ones
+//! included, whatever their size — "the server sends less than 4 packets out"),
+//! `continuous_loss` (every segment outstanding at the RTO had a dropped copy), `other`. Issue 16
+//! session 11: the seed's reading became the only one; before, `less_packet` was "at most 3
+//! segments out at any time between the segment's first send and the RTO" and a `tail` also
+//! "fewer than 3 segments sent after it before the RTO".
 //!
 //! Tail-loss probes (RACK-TLP) that re-send a segment are listed among the timeouts with type
 //! `tlp_probe`: they are timer-driven but no RTO, and the seed's taxonomy predates them.
 //!
-//! Frames: every data segment the data sender emits, with the frame kind of its first payload
+//! Frames: every data segment the data sender emits (the persist timer's window-filling segments
+//! of one byte and their re-sends included: issue 16 session 11), with the frame kind of its first payload
 //! byte (from the tag spans the application wrote: a byte belongs to the last FLV tag whose
 //! HTTP chunk — its chunk-size line, RFC 9112 §7.1 — begins at or before it; the HTTP head is
 //! `meta`. Until issue 16 session 10 a span began at the FLV tag header, so a segment starting
@@ -204,7 +206,10 @@ impl Truth {
                 PktKind::Retrans { cause, rto_fired: fired }
             } else if ka && p.payload_len <= 1 {
                 PktKind::KeepAlive
-            } else if zwp && p.payload_len <= 1 {
+            } else if zwp && p.payload_len == 0 {
+                // Linux's zero-window probe carries no data (SND.UNA − 1); the persist timer's
+                // window-filling segment (tcp_write_wakeup, 1 byte into a 1-byte window) is data
+                // (issue 16 session 11: it and its re-sends were missing from the truth).
                 PktKind::WindowProbe
             } else if p.payload_len > 0 {
                 PktKind::Data
@@ -256,7 +261,7 @@ impl Truth {
             let data_dir_out = !t.publisher;
             let mut n_data = 0u64;
             for e in &t.events {
-                if e.out == data_dir_out && e.len > 1 && matches!(e.kind, PktKind::Data | PktKind::Retrans { .. }) {
+                if e.out == data_dir_out && e.len > 0 && matches!(e.kind, PktKind::Data | PktKind::Retrans { .. }) {
                     n_data += 1;
                     let re = matches!(e.kind, PktKind::Retrans { .. });
                     writeln!(pk, "{f},{},{},{},{},{}", e.t.as_nanos(), e.off, e.len, re, frame(e.off))?;
@@ -366,7 +371,7 @@ fn stalls(t: &FlowTruth) -> Vec<(Time, Time, Duration, &'static str, usize)> {
 /// unacknowledged bytes). Issue 16 session 7: counting `unacked_bytes / MSS` instead made five
 /// 200-byte voice segments "one packet out", so voice-only connections looked less-packet.
 fn segments_out(t: &FlowTruth, k: usize) -> u64 {
-    let is_first_tx = |x: &PktEvent| x.out && x.len > 1 && matches!(x.kind, PktKind::Data);
+    let is_first_tx = |x: &PktEvent| x.out && x.len > 0 && matches!(x.kind, PktKind::Data);
     let sent = &t.events[..=k];
     let snd_nxt = sent.iter().filter(|x| is_first_tx(x)).map(|x| x.off + x.len as u64).max().unwrap_or(0);
     let snd_una = snd_nxt.saturating_sub(t.events[k].state.unacked_bytes);
@@ -377,7 +382,7 @@ fn segments_out(t: &FlowTruth, k: usize) -> u64 {
 fn timeout_type(t: &FlowTruth, i: usize) -> &'static str {
     let e = &t.events[i];
     let (lo, hi) = (e.off, e.off + e.len as u64);
-    let overlaps = |x: &PktEvent| x.out && x.len > 1 && x.off < hi && x.off + x.len as u64 > lo;
+    let overlaps = |x: &PktEvent| x.out && x.len > 0 && x.off < hi && x.off + x.len as u64 > lo;
     let before = &t.events[..i];
     let Some(first) = before.iter().position(overlaps) else { return "other" };
     if before[first + 1..].iter().any(|x| overlaps(x) && matches!(x.kind, PktKind::Retrans { .. })) {
@@ -388,23 +393,20 @@ fn timeout_type(t: &FlowTruth, i: usize) -> &'static str {
         return "ack_delay_loss";
     }
     let new_data_after =
-        |evs: &[PktEvent]| evs.iter().filter(|x| x.out && x.len > 1 && x.off >= hi && matches!(x.kind, PktKind::Data)).count();
+        |evs: &[PktEvent]| evs.iter().filter(|x| x.out && x.len > 0 && x.off >= hi && matches!(x.kind, PktKind::Data)).count();
     if new_data_after(&t.events[first..]) < 3 {
         return "tail";
     }
-    let window = &before[first..];
-    let max_out = (first..i).filter(|&k| t.events[k].out).map(|k| segments_out(t, k)).max().unwrap_or(0);
-    if max_out <= 3 {
+    // At the RTO: the state right before the retransmission.
+    if segments_out(t, i - 1) < 4 {
         return "less_packet";
     }
-    if new_data_after(window) < 3 {
-        return "tail";
-    }
+    let window = &before[first..];
     // Every segment outstanding at the RTO (sent, at or after the lost one, not yet acknowledged
     // as far as the sender knew) had a dropped copy.
     let outstanding_end = lo + e.state.unacked_bytes.max(e.len as u64);
     let mut all_lost = true;
-    for x in window.iter().filter(|x| x.out && x.len > 1 && x.off >= lo && x.off < outstanding_end) {
+    for x in window.iter().filter(|x| x.out && x.len > 0 && x.off >= lo && x.off < outstanding_end) {
         if !dropped(x.off, x.off + x.len as u64) {
             all_lost = false;
             break;
@@ -475,6 +477,70 @@ mod tests {
         let lost = vec![(Time::from_millis(1), 0, 1000)];
         assert_eq!(timeout_type(&flow(evs.clone(), lost.clone()), 1), "tail");
         assert_eq!(timeout_type(&flow(with_more_data(evs), lost), 1), "less_packet");
+    }
+
+    #[test]
+    fn less_packet_counts_the_segments_out_at_the_rto_not_at_the_lost_ones_send() {
+        // Six segments leave together, the fourth is lost; the ACK for the first three comes
+        // back, so at the RTO the lost one and the two after it are out: fewer than 4 (seed's
+        // Eq. 1 packets_out from SND.UNA), less packet although six were out at its send.
+        let mut evs: Vec<PktEvent> = (0..6).map(|k| ev(k, true, k * 1000, 1000, PktKind::Data, (k + 1) * 1000)).collect();
+        evs.push(ev(60, false, 0, 0, PktKind::Control, 3000));
+        evs.push(ev(400, true, 3000, 1000, RTO, 3000));
+        let lost = vec![(Time::from_millis(10), 3000, 4000)];
+        assert_eq!(timeout_type(&flow(with_more_data(evs.clone()), lost.clone()), 7), "less_packet");
+        // Without that ACK four are out at the RTO (the first three unacknowledged too).
+        let mut four = evs.clone();
+        four[6].state.unacked_bytes = 6000;
+        four[7].state.unacked_bytes = 6000;
+        assert_ne!(timeout_type(&flow(with_more_data(four), lost), 7), "less_packet");
+    }
+
+    fn server_pkt(seq: u32, len: u32) -> Packet {
+        Packet {
+            uid: 0,
+            flow: 0,
+            src_node: 0,
+            dst_node: 1,
+            src_ip: 0,
+            dst_ip: 0,
+            src_port: 80,
+            dst_port: 33108,
+            ip_id: 0,
+            seq,
+            ack: 0,
+            flags: flags::ACK,
+            window: 0,
+            options: Default::default(),
+            payload_len: len,
+            sent_at: Time::ZERO,
+        }
+    }
+
+    #[test]
+    fn the_persist_timers_one_byte_data_segment_is_data_and_its_empty_probe_is_not() {
+        // Linux tcp_write_wakeup fills a 1-byte window with 1 byte of new data; tcp_xmit_probe_skb
+        // sends no data at SND.UNA − 1. Both are logged as zero-window probes by the endpoint.
+        let mut truth = Truth::default();
+        truth.track(0, false, 1);
+        truth.opened(0, 1000, 5000, 33108);
+        let zwp = [TcpLogEvent::ZeroWindowProbe { at: Time::ZERO, flow: 0, from_node: 0 }];
+        let st = Snapshot { established: true, ..Default::default() };
+        truth.sent(Time::from_millis(1), 0, &[server_pkt(5001, 1000)], &[], st);
+        truth.sent(Time::from_millis(300), 0, &[server_pkt(6001, 1)], &zwp, st);
+        truth.sent(Time::from_millis(900), 0, &[server_pkt(6001, 0)], &zwp, st);
+        let t = truth.flows[0].as_ref().unwrap();
+        let kinds: Vec<PktKind> = t.events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, vec![PktKind::Data, PktKind::Data, PktKind::WindowProbe]);
+        assert_eq!(t.events[1].off, 1000);
+        // Both data segments are listed for frame attribution, the empty probe is not.
+        let dir = std::env::temp_dir().join(format!("tcpvideo_truth_probe_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        truth.write(&dir, |_| None).unwrap();
+        let pk = std::fs::read_to_string(dir.join("truth_packets.csv")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let offsets: Vec<&str> = pk.lines().skip(1).map(|l| l.split(',').nth(2).unwrap()).collect();
+        assert_eq!(offsets, vec!["0", "1000"]);
     }
 
     #[test]
