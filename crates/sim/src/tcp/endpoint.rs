@@ -54,8 +54,8 @@
 //! Not modelled (deviations from Linux, mentioned where they matter): F-RTO step 2b (new data
 //! after the first post-RTO ACK), partial undo during recovery (tcp_try_undo_partial /
 //! tcp_try_undo_dsack), the D-SACK growth of RACK's reordering window and the adaptation of
-//! DupThresh (tp->reordering) for the non-RACK path, TSO/GSO segment aggregation, TCP small
-//! queues, receive-buffer autotuning, ECN, urgent data, the CWR state as a distinct state (a
+//! DupThresh (tp->reordering) for the non-RACK path, TCP small queues (GSO packets, their
+//! deferral and PSH are modelled: tso.rs), receive-buffer autotuning, ECN, urgent data, the CWR state as a distinct state (a
 //! probe-repaired loss reduces cwnd at once, as Linux's CWR ends there).
 
 use std::time::Duration;

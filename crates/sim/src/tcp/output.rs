@@ -190,7 +190,15 @@ impl TcpEndpoint {
 
     /// Put a new segment of `len` bytes (plus FIN) at SND.NXT on the wire and in the queue; `psh`:
     /// it ends a GSO packet.
-    pub(super) fn send_new_segment(&mut self, now: Time, len: u64, is_fin: bool, psh: bool, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
+    pub(super) fn send_new_segment(
+        &mut self,
+        now: Time,
+        len: u64,
+        is_fin: bool,
+        psh: bool,
+        out: &mut Vec<Packet>,
+        log: &mut Vec<TcpLogEvent>,
+    ) {
         let rec_len = len as u32;
         let nothing_in_flight = self.sb.packets_out.pkts == 0;
         if len > 0 {

@@ -31,12 +31,17 @@
 //! `tcp_grow_skb` merges them up to the free window; the same unless the rate changed between
 //! write and send); retransmissions go one segment at a time and carry PSH only at the end of the
 //! application's data (Linux retransmits whole skbs, keeping PSH on their last segment); the tail
-//! loss probe sends one segment (Linux a GSO packet). TSQ (`tcp_small_queue_check`) is not
+//! loss probe sends one segment (Linux a GSO packet); `tcp_min_tso_segs` is 2 for every CC
+//! (Linux BBR's `min_tso_segs` callback gives 1 below 1.2 Mbit/s); PSH marks the end of every
+//! packet of two or more segments — what the kernel showed here — while Linux sets it at push
+//! points (the end of a write, `forced_push`, a writer blocked on send-buffer memory) that a
+//! send-buffer-limited writer makes fall at about every packet; the send buffer's autotuning
+//! (`tcp_sndbuf_expand`) is not modelled. TSQ (`tcp_small_queue_check`) is not
 //! modelled: over TUN/veth the skb is orphaned at once.
 //!
 //! [`CongestionControl::owns_recovery`]: tcpvideo_model::cc::CongestionControl::owns_recovery
 
-use tcpvideo_model::Time;
+use tcpvideo_model::{Bandwidth, Time};
 
 use super::endpoint::TcpEndpoint;
 use super::recovery::CaState;
@@ -68,19 +73,40 @@ pub(super) enum GsoDecision {
     Defer { cwnd_limited: bool },
 }
 
+/// The skb at the head of the unsent data, as far as the deferral looks at it.
+#[derive(Clone, Copy, Debug)]
+struct HeadSkb {
+    /// Bytes (Linux `skb->len`).
+    len: u64,
+    /// The last skb of the write queue (it may still grow).
+    is_tail: bool,
+    /// A FIN is queued behind the data: the tail carries it and gets no more data.
+    fin: bool,
+}
+
+/// The windows the deferral compares, in segments (`cwnd`, `free` slots, > 0) and bytes
+/// (`send_win`: what the peer's window allows past SND.NXT).
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    cwnd: u64,
+    free: u64,
+    send_win: u64,
+}
+
 impl TcpEndpoint {
     /// The socket's pacing rate as `tcp_tso_autosize` reads it, in bytes per second; `None` =
-    /// unset (~0 in Linux).
-    fn autosize_rate_bytes_per_s(&self) -> Option<u64> {
-        let rate = match self.cc.pacing_rate().filter(|r| r.bits_per_sec > 0) {
+    /// unset (~0 in Linux). `own`: the CC's pacing rate; `cwnd`: in segments.
+    fn autosize_rate_bytes_per_s(&self, own: Option<Bandwidth>, cwnd: u64) -> Option<u64> {
+        let rate = match own {
             Some(r) => Some(r.bits_per_sec / 8),
             None if self.cc.owns_recovery() => None,
-            None => self.rtt.srtt_ns().filter(|&s| s > 0).map(|srtt_ns| {
-                // tcp_update_pacing_rate: 200 % in slow start (cwnd < ssthresh / 2), else 120 %.
-                let cwnd = self.cwnd_pkts();
-                let pct = if cwnd < self.cc.ssthresh() / self.snd_mss.max(1) / 2 { 200 } else { 120 };
+            // tcp_update_pacing_rate, in Linux's units: mss·max(cwnd, packets_out) × ratio % ×
+            // 10^4 / srtt in µs; 200 % in slow start (cwnd < ssthresh / 2), else 120 %.
+            None => self.rtt.srtt_ns().map(|ns| ns / 1000).filter(|&us| us > 0).map(|srtt_us| {
+                let slow_start = (cwnd + 1).saturating_mul(2 * self.snd_mss) <= self.cc.ssthresh();
+                let pct = if slow_start { 200 } else { 120 };
                 let window = cwnd.max(self.sb.packets_out.pkts) * self.snd_mss;
-                (window as u128 * pct * 10_000_000 / srtt_ns as u128).min(u64::MAX as u128) as u64
+                window.saturating_mul(pct * 10_000) / srtt_us
             }),
         };
         match (rate, self.max_pacing_rate) {
@@ -90,10 +116,11 @@ impl TcpEndpoint {
         }
     }
 
-    /// Linux `tcp_tso_segs` / `tcp_tso_autosize`: segments per GSO packet.
-    pub(super) fn tso_segs(&self) -> u64 {
+    /// Linux `tcp_tso_segs` / `tcp_tso_autosize`: segments per GSO packet. `own`: the CC's
+    /// pacing rate; `cwnd`: in segments.
+    fn tso_segs(&self, own: Option<Bandwidth>, cwnd: u64) -> u64 {
         let mss = self.snd_mss.max(1);
-        let Some(rate) = self.autosize_rate_bytes_per_s() else { return (GSO_MAX_BYTES / mss).max(MIN_TSO_SEGS) };
+        let Some(rate) = self.autosize_rate_bytes_per_s(own, cwnd) else { return (GSO_MAX_BYTES / mss).max(MIN_TSO_SEGS) };
         let mut bytes = rate >> PACING_SHIFT;
         if let Some(min_rtt_ns) = self.rtt.min_rtt_ns() {
             let r = (min_rtt_ns / 1000) >> TSO_RTT_LOG;
@@ -111,8 +138,10 @@ impl TcpEndpoint {
     /// is queued behind them.
     pub(super) fn gso_decision(&self, now: Time, avail: u64, fin: bool) -> GsoDecision {
         let mss = self.snd_mss.max(1);
-        let max_segs = self.tso_segs();
-        let free = self.cwnd_pkts().saturating_sub(self.sb.in_flight_pkts()).max(1);
+        let cwnd = self.cwnd_pkts();
+        let own = self.cc.pacing_rate().filter(|r| r.bits_per_sec > 0);
+        let max_segs = self.tso_segs(own, cwnd);
+        let free = cwnd.saturating_sub(self.sb.in_flight_pkts()).max(1);
         let quota = free.min(max_segs);
         // The head skb: the size goal, or the rest of the data (then it is the queue's tail).
         let skb_len = avail.min(max_segs * mss);
@@ -121,7 +150,9 @@ impl TcpEndpoint {
             return GsoDecision::Send(1);
         }
         let send_win = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
-        if let Some(cwnd_limited) = self.tso_should_defer(now, skb_len, is_tail, fin, free, max_segs, send_win) {
+        let head = HeadSkb { len: skb_len, is_tail, fin };
+        let paced = own.is_some() || self.max_pacing_rate.is_some();
+        if let Some(cwnd_limited) = self.tso_should_defer(now, head, Window { cwnd, free, send_win }, max_segs, paced) {
             return GsoDecision::Defer { cwnd_limited };
         }
         // tcp_mss_split_point with the quota as max_segs.
@@ -147,18 +178,10 @@ impl TcpEndpoint {
     }
 
     /// Linux 6.18 `tcp_tso_should_defer`: `Some(cwnd_limited)` to wait for the next ACK, `None`
-    /// to send now. `free`: free cwnd slots (> 0); `send_win`: bytes the peer's window allows.
-    #[allow(clippy::too_many_arguments)]
-    fn tso_should_defer(
-        &self,
-        now: Time,
-        skb_len: u64,
-        is_tail: bool,
-        fin: bool,
-        free: u64,
-        max_segs: u64,
-        send_win: u64,
-    ) -> Option<bool> {
+    /// to send now. `paced`: the socket paces (internal pacing moves `tcp_wstamp_ns` ahead).
+    fn tso_should_defer(&self, now: Time, head: HeadSkb, win: Window, max_segs: u64, paced: bool) -> Option<bool> {
+        let HeadSkb { len: skb_len, is_tail, fin } = head;
+        let Window { cwnd, free, send_win } = win;
         if matches!(self.ca, CaState::Recovery | CaState::Loss) {
             return None;
         }
@@ -170,14 +193,14 @@ impl TcpEndpoint {
             return None;
         }
         // At least a third of the window is free.
-        let chunk = self.snd_wnd.min(self.cwnd_pkts() * mss) / TSO_WIN_DIVISOR;
+        let chunk = self.snd_wnd.min(cwnd * mss) / TSO_WIN_DIVISOR;
         if limit >= chunk {
             return None;
         }
         // Only when data left within the last millisecond (tcp_wstamp_ns, in the future when
         // internal pacing spaces the packets).
         let mut wstamp = self.last_xmit_at;
-        if self.pacing_rate().is_some() {
+        if paced {
             wstamp = wstamp.max(self.next_pace_at);
         }
         if now.as_nanos() > wstamp.as_nanos() + DEFER_RECENT_WRITE_NS {
