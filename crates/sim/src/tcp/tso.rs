@@ -208,7 +208,7 @@ impl TcpEndpoint {
         }
         // Only when the next ACK (for the retransmission queue's head) is due within min(1 ms,
         // srtt / 2).
-        if self.sb.len() == 0 {
+        if self.sb.is_empty() {
             return None;
         }
         let srtt = self.rtt.srtt_ns().unwrap_or(0);
