@@ -293,20 +293,19 @@ def test_kernel_ccplb_follows_its_twin_on_the_loss_case(loss_runs):
     # the simulator's receive window stopped at 3 MiB (tcp_rmem[2] = 6 MiB, Linux < 6.16; the
     # kernel here has 32 MiB): its twin became receive-window limited in the long SACK recoveries,
     # Eq. 5's -in_flight/2 term opened the window, the queue overflowed and the medians were
-    # 0.60-0.68 (bench/bpf_vs_sim_cwnd.py, 20 s); now 0.88-1.07 per seed, medians 0.885 and 0.919 in
-    # two bench runs. Still systematic in it: the simulator's rtt_max takes one 40-ms delayed ACK
-    # in the receive-window-limited start that the kernel's client does not delay (open_items).
+    # 0.60-0.68 (bench/bpf_vs_sim_cwnd.py, 20 s); session 10 0.88-1.07 per seed: the simulator's
+    # rtt_max took one 40-ms delayed ACK in the receive-window-limited start where the kernel's
+    # flight ends with a PSH segment ACKed at once. Session 11's GSO sender (PSH per packet,
+    # tcp/tso.rs): 0.97-1.02 per seed; the kernel against itself 0.997-1.043. So each seed must
+    # be within ±15 % (issue 15's must-show), not only their median.
     from bpf_vs_sim_cwnd import cwnd_series, median_ratio
-
-    import statistics
 
     ratios = []
     for sim, real in loss_runs["ccplb_loss"]:
         ratio, n = median_ratio(cwnd_series(real), cwnd_series(sim), skip_s=1.0)
         assert n >= 150, n
         ratios.append(ratio)
-    ratio = statistics.median(ratios)
-    assert abs(ratio - 1) <= 0.15, f"ccplb, 1 % keyed loss: median real/sim cwnd {ratio:.3f} (per seed {ratios})"
+    assert all(abs(r - 1) <= 0.15 for r in ratios), f"ccplb, 1 % keyed loss: median real/sim cwnd per seed {ratios}"
 
 
 def test_ccplb_adds_the_pob_the_server_handed_its_socket(loss_runs):

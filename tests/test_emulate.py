@@ -60,6 +60,7 @@ def _run_namespaces() -> set[str]:
     ({"reader": {"rate": "1Mbps"}}, "flow[0].reader"),
     ({"cwnd_clamp": 10}, "flow[0].cwnd_clamp"),
     ({"tcp": {"cc": "cubic", "cc_params": {"beta": 0.7}}}, "flow[0].tcp.cc_params"),
+    ({"tcp": {"cc": "cubic", "tso": False}}, "flow[0].tcp.tso"),
     ({"tcp": {"cc": "no_such_cc_in_any_kernel"}}, None),  # the simulator's parser refuses it first
 ])
 def test_a_simulator_only_option_is_refused_with_one_line_naming_the_key(flow_over, key):

@@ -68,7 +68,8 @@ fn tcp_dict<'py>(py: Python<'py>, t: &TcpSpec) -> PyResult<Bound<'py, PyDict>> {
         nagle,
         keepalive_probes,
         rack_tlp,
-        frto
+        frto,
+        tso
     );
     if let Some(p) = &t.cc_params {
         o.set_item("cc_params", p.clone().into_iter().collect::<Vec<(String, f64)>>())?;

@@ -432,6 +432,8 @@ pub struct TcpSpec {
     pub keepalive_probes: Option<u32>,
     pub rack_tlp: Option<bool>,
     pub frto: Option<bool>,
+    /// GSO packets as Linux (default true; TcpConfig::tso).
+    pub tso: Option<bool>,
 }
 
 impl TcpSpec {
@@ -462,7 +464,8 @@ impl TcpSpec {
             keepalive_interval,
             keepalive_probes,
             rack_tlp,
-            frto
+            frto,
+            tso
         )
     }
 }

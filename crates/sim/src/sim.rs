@@ -133,6 +133,9 @@ pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError
     if let Some(v) = spec.frto {
         c.frto = v;
     }
+    if let Some(v) = spec.tso {
+        c.tso = v;
+    }
     let ka_idle = d(&spec.keepalive_idle, "keepalive_idle")?;
     let ka_int = d(&spec.keepalive_interval, "keepalive_interval")?;
     if ka_idle.is_some() || ka_int.is_some() || spec.keepalive_probes.is_some() {

@@ -25,7 +25,7 @@ so nothing is created for a scenario that cannot run.
 
 Deviations, written down: ``tcp.delayed_ack``, ``tcp.quickack_segments`` and
 ``tcp.initial_rto`` have no Linux knob (warning); video apps (``app`` other than bulk and reqresp),
-``reader`` and ``cwnd_clamp`` are refused
+``reader``, ``cwnd_clamp`` and ``tcp.tso = false`` are refused
 (the real reader reads at once; the clamp needs the BPF sock_ops program of the Trickle work);
 ``tcp.cc_params`` are refused (kernel module parameters are global), except the per-socket facts
 of the CCP family's BPF ports (``PER_SOCKET_CC_PARAMS``), which the server hands over per socket.
@@ -230,6 +230,9 @@ def make_plan(text: str, fmt: str, raw: dict, seed: Optional[int] = None,
                     raise ScenarioRefused(f"{flow_path(i)}.tcp.{key.removesuffix('_ns')}: Linux sets it per route "
                                           f"({opt}); flows sent by {topo['nodes'][sender]['name']!r} disagree")
                 have[opt] = v
+        if tcp.get("tso") is False:
+            raise ScenarioRefused(f"{flow_path(i)}.tcp.tso: Linux's TCP always builds GSO packets (sk_setup_caps "
+                                  "adds software GSO); only the simulator can send one segment at a time")
         for key, name in NO_KNOB.items():
             if key in tcp and name not in warned:
                 warned.add(name)

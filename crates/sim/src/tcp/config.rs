@@ -101,6 +101,12 @@ pub struct TcpConfig {
     /// older kernels without that check (an experiment knob, `ethle_testbed`'s
     /// `source_cwnd_restart`); the algorithm then regrows cwnd from the restart window.
     pub cwnd_restart_with_cong_control: bool,
+    /// New data leaves in GSO packets as Linux sends it (tso.rs): sized to ~1 ms at the pacing
+    /// rate (`tcp_tso_autosize`), deferred while an ACK is imminent and little of the window is
+    /// free (`tcp_tso_should_defer`), PSH on each packet's last segment, one pacing check per
+    /// packet. Linux always does this (software GSO); off: one segment at a time, PSH only at
+    /// the end of the application's data (ns-3 style). Scenario key `tso`.
+    pub tso: bool,
 }
 
 impl Default for TcpConfig {
@@ -133,6 +139,7 @@ impl Default for TcpConfig {
             rack_tlp: true,
             frto: true,
             cwnd_restart_with_cong_control: false,
+            tso: true,
         }
     }
 }

@@ -54,8 +54,8 @@
 //! Not modelled (deviations from Linux, mentioned where they matter): F-RTO step 2b (new data
 //! after the first post-RTO ACK), partial undo during recovery (tcp_try_undo_partial /
 //! tcp_try_undo_dsack), the D-SACK growth of RACK's reordering window and the adaptation of
-//! DupThresh (tp->reordering) for the non-RACK path, TSO/GSO segment aggregation, TCP small
-//! queues, receive-buffer autotuning, ECN, urgent data, the CWR state as a distinct state (a
+//! DupThresh (tp->reordering) for the non-RACK path, TCP small queues (GSO packets, their
+//! deferral and PSH are modelled: tso.rs), receive-buffer autotuning, ECN, urgent data, the CWR state as a distinct state (a
 //! probe-repaired loss reduces cwnd at once, as Linux's CWR ends there).
 
 use std::time::Duration;
@@ -168,6 +168,9 @@ pub struct TcpEndpoint {
     pub(super) max_pacing_rate: Option<Bandwidth>,
     pub(super) lsndtime: Time,
     pub(super) next_pace_at: Time,
+    /// When the last segment of any kind left (Linux `tcp_wstamp_ns` without pacing), for the
+    /// GSO deferral's "recent write" rule (tso.rs).
+    pub(super) last_xmit_at: Time,
     pub(super) snd_sml: u64,
     pub(super) max_packets_out: u64,
     pub(super) cwnd_usage_seq: u64,
@@ -290,6 +293,7 @@ impl TcpEndpoint {
             max_pacing_rate: None,
             lsndtime: Time::ZERO,
             next_pace_at: Time::ZERO,
+            last_xmit_at: Time::ZERO,
             snd_sml: 0,
             max_packets_out: 0,
             cwnd_usage_seq: 0,

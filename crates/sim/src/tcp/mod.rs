@@ -15,6 +15,7 @@
 //! | `ack.rs` | one incoming ACK, step by step (Linux `tcp_ack`) |
 //! | `recovery.rs` | CA states Open/Disorder/Recovery/Loss, loss marking, undo (`tcp_fastretrans_alert`) |
 //! | `output.rs` | sending, retransmission, tail-loss probe, pacing (tcp_output.c) |
+//! | `tso.rs` | GSO packets: size (`tcp_tso_autosize`), deferral (`tcp_tso_should_defer`), split |
 //! | `timers.rs` | RTO, persist, keep-alive, TIME_WAIT as one `Timers` value (tcp_timer.c) |
 //! | `stats.rs`, `log.rs` | per-socket counters and ground-truth events |
 //! | `testing.rs` | a two-endpoint wire with a synthetic clock for protocol tests |
@@ -41,6 +42,7 @@ pub mod testing;
 #[cfg(test)]
 mod tests;
 mod timers;
+mod tso;
 
 pub use config::{KeepAliveConfig, TcpConfig};
 pub use endpoint::{Addr, SocketEvent, TcpEndpoint, TcpState};

@@ -5,7 +5,8 @@
 //! (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`), cwnd validation for application-limited
 //! senders (`tcp_cwnd_validate`), slow start after idle (`tcp_cwnd_restart`), internal pacing
 //! (`tcp_update_skb_after_send`), and [`TcpEndpoint::emit`], which builds every segment's header
-//! and options.
+//! and options. New data leaves in GSO packets (`tso.rs`: their size, the deferral, PSH on each
+//! packet's last segment) unless `TcpConfig::tso` is off.
 
 use tcpvideo_model::{Bandwidth, Time};
 
@@ -14,6 +15,7 @@ use super::log::{RetransmitCause, TcpLogEvent};
 use super::recovery::CaState;
 use super::scoreboard::SegRec;
 use super::seq::to_wire;
+use super::tso::GsoDecision;
 use crate::packet::{flags, Packet, TcpOptions, MAX_SACK_BLOCKS};
 
 /// What kind of segment [`TcpEndpoint::emit`] builds.
@@ -26,6 +28,8 @@ pub(super) enum Kind {
         start: u64,
         len: u32,
         fin: bool,
+        /// The last segment of a GSO packet (PSH; also set at the end of the application's data).
+        psh: bool,
     },
     /// Pure ACK at SND.NXT.
     Ack,
@@ -83,6 +87,11 @@ impl TcpEndpoint {
         }
         let mut cwnd_stop = false;
         let mut sent_new = false;
+        // Segments left in the GSO packet being sent (tso.rs); 0 = the next one starts a packet.
+        // PSH goes on the last segment of a packet of two or more (measured: the kernel's
+        // one-segment packets carry none).
+        let mut gso_left = 0u64;
+        let mut gso_multi = false;
         loop {
             // The window is read only where a segment could go out: most calls (an ACK's
             // receiver, an idle sender) stop before it, and it costs a division and a virtual
@@ -96,6 +105,7 @@ impl TcpEndpoint {
                 if self.pacing_blocks(now) {
                     break;
                 }
+                gso_left = 0;
                 self.retransmit(now, i, out, log);
                 continue;
             }
@@ -121,8 +131,26 @@ impl TcpEndpoint {
                 cwnd_stop = true;
                 break;
             }
-            if self.pacing_blocks(now) {
-                break;
+            if gso_left == 0 {
+                // A new packet: Linux checks pacing per skb (tcp_pacing_check), then sizes it
+                // and may defer it (tso.rs).
+                if self.pacing_blocks(now) {
+                    break;
+                }
+                if !self.cfg.tso {
+                    gso_left = 1;
+                } else {
+                    match self.gso_decision(now, avail, self.fin_queued) {
+                        GsoDecision::Send(n) => {
+                            gso_left = n;
+                            gso_multi = n > 1;
+                        }
+                        GsoDecision::Defer { cwnd_limited } => {
+                            cwnd_stop |= cwnd_limited;
+                            break;
+                        }
+                    }
+                }
             }
             if self.sb.packets_out.pkts == 0
                 && self.cfg.slow_start_after_idle
@@ -130,7 +158,8 @@ impl TcpEndpoint {
             {
                 self.restart_after_idle(now, log);
             }
-            self.send_new_segment(now, len, is_fin, out, log);
+            gso_left -= 1;
+            self.send_new_segment(now, len, is_fin, gso_multi && gso_left == 0, out, log);
             sent_new = true;
         }
         if sent_new {
@@ -159,8 +188,17 @@ impl TcpEndpoint {
         }
     }
 
-    /// Put a new segment of `len` bytes (plus FIN) at SND.NXT on the wire and in the queue.
-    pub(super) fn send_new_segment(&mut self, now: Time, len: u64, is_fin: bool, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
+    /// Put a new segment of `len` bytes (plus FIN) at SND.NXT on the wire and in the queue; `psh`:
+    /// it ends a GSO packet.
+    pub(super) fn send_new_segment(
+        &mut self,
+        now: Time,
+        len: u64,
+        is_fin: bool,
+        psh: bool,
+        out: &mut Vec<Packet>,
+        log: &mut Vec<TcpLogEvent>,
+    ) {
         let rec_len = len as u32;
         let nothing_in_flight = self.sb.packets_out.pkts == 0;
         if len > 0 {
@@ -203,7 +241,7 @@ impl TcpEndpoint {
         if self.ca == CaState::Recovery {
             self.prr.out += 1;
         }
-        let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec_len, fin: is_fin });
+        let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec_len, fin: is_fin, psh });
         self.after_transmit(now, ip_len);
         let app_limited = self.rate.is_app_limited();
         self.cc.on_packet_sent(now, len, self.sb.in_flight_bytes(), app_limited);
@@ -274,7 +312,9 @@ impl TcpEndpoint {
         let len = avail.min(self.snd_mss);
         if (avail > 0 || fin_now) && self.snd_nxt + len <= self.snd_una + self.snd_wnd {
             let is_fin = fin_now && self.snd_nxt + len == self.app_end;
-            self.send_new_segment(now, len, is_fin, out, log);
+            // Linux sends the probe as one packet (tcp_write_xmit with push_one); one segment
+            // here, so no PSH (tso.rs).
+            self.send_new_segment(now, len, is_fin, false, out, log);
             self.tlp_retrans = false;
         } else {
             let i = self.sb.len() - 1;
@@ -291,7 +331,7 @@ impl TcpEndpoint {
                 len: rec.len,
                 cause: RetransmitCause::TailLossProbe,
             });
-            let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin });
+            let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin, psh: false });
             if rec.len > 0 {
                 self.event_data_sent(now);
             }
@@ -343,7 +383,7 @@ impl TcpEndpoint {
             // Linux tcp_xmit_retransmit_queue re-arms the RTO when the head goes out again.
             self.timers.rto = Some(now + self.rtt.backed_off_rto());
         }
-        let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin });
+        let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin, psh: false });
         if rec.len > 0 {
             self.event_data_sent(now);
         }
@@ -423,13 +463,13 @@ impl TcpEndpoint {
                     o.window_scale = Some(self.rcv.wscale);
                 }
             }
-            Kind::Data { start, len, fin } => {
+            Kind::Data { start, len, fin, psh } => {
                 seq_off = start as i64;
                 payload = len;
                 if fin {
                     fl |= flags::FIN;
                 }
-                if len > 0 && start + len as u64 == self.app_end {
+                if len > 0 && (psh || start + len as u64 == self.app_end) {
                     fl |= flags::PSH;
                 }
             }
@@ -480,6 +520,7 @@ impl TcpEndpoint {
             sent_at: now,
         };
         self.ip_id = self.ip_id.wrapping_add(1);
+        self.last_xmit_at = now;
         self.stats.segments_sent += 1;
         if payload > 0 {
             self.stats.data_segments_sent += 1;

@@ -526,8 +526,8 @@ impl CongestionControl for Paced {
 }
 
 #[test]
-fn pacing_spaces_segments() {
-    let mut h = pair();
+fn pacing_spaces_segments_without_gso() {
+    let mut h = established(&TcpConfig { tso: false, ..cfg() }, ms(50));
     let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
     h.server.set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(12))));
     let t0 = h.now;
@@ -539,6 +539,26 @@ fn pacing_spaces_segments() {
     for w in times.windows(2) {
         // 1500 B at 12 Mbit/s = 1 ms.
         assert_eq!(w[1] - w[0], ms(1));
+    }
+}
+
+#[test]
+fn pacing_spaces_gso_packets_of_min_tso_segs_at_a_low_rate() {
+    // Linux tcp_tso_autosize: 12 Mbit/s >> 10 is ~1.5 kB, under two segments, so each packet
+    // has tcp_min_tso_segs = 2 segments, sent back to back, and pacing spaces the packets by
+    // their length (2 × 1500 B at 12 Mbit/s = 2 ms). PSH ends each packet.
+    let mut h = pair();
+    let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
+    h.server.set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(12))));
+    let t0 = h.now;
+    h.send(SERVER, 10 * MSS);
+    h.run_for(ms(50));
+    let segs: Vec<(Time, bool)> = h.data_from(SERVER).map(|s| (s.at, s.pkt.flags & flags::PSH != 0)).collect();
+    assert_eq!(segs.len(), 10);
+    for (k, pair) in segs.chunks(2).enumerate() {
+        assert_eq!(pair[0].0, t0 + ms(2 * k as u64), "packet {k} starts");
+        assert_eq!(pair[1].0, pair[0].0, "packet {k}'s second segment leaves with its first");
+        assert!(!pair[0].1 && pair[1].1, "packet {k}: PSH on its last segment only");
     }
 }
 
@@ -1521,4 +1541,90 @@ fn recovery_ending_with_loss_already_marked_starts_the_next_on_the_same_ack() {
         // it spurious, so its end keeps the reduced window (no undo to the prior cwnd).
         assert_eq!(h.server.stats().spurious_recoveries, 0, "{cc}: {marks:?}");
     }
+}
+
+/// Reno whose socket pacing rate stays unset, as for a kernel CC with `cong_control` that does
+/// not set one (the CCP family's ports): GSO packets of `sk_gso_max_size`.
+struct UnsetPacingRate(Box<dyn CongestionControl>);
+
+impl CongestionControl for UnsetPacingRate {
+    fn name(&self) -> &'static str {
+        "unset-pacing-rate"
+    }
+    fn on_ack(&mut self, ack: &AckEvent) {
+        self.0.on_ack(ack)
+    }
+    fn on_congestion_event(&mut self, now: Time, s: CongestionSignal, f: u64) {
+        self.0.on_congestion_event(now, s, f)
+    }
+    fn cwnd(&self) -> u64 {
+        self.0.cwnd()
+    }
+    fn set_cwnd(&mut self, b: u64) {
+        self.0.set_cwnd(b)
+    }
+    fn ssthresh(&self) -> u64 {
+        self.0.ssthresh()
+    }
+    fn owns_recovery(&self) -> bool {
+        true
+    }
+}
+
+/// New-data packets after the initial window: (time, segments, PSH on the last) per instant.
+fn packets_after_iw(tso: bool) -> Vec<(Time, usize, bool)> {
+    let mut h = established(&TcpConfig { tso, ..cfg() }, ms(50));
+    h.rate = Some(Bandwidth::from_mbps(100));
+    let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
+    h.server.set_cc(Box::new(UnsetPacingRate(reno)));
+    h.send(SERVER, 200 * MSS);
+    h.run_for(ms(150));
+    let mut out: Vec<(Time, usize, bool)> = Vec::new();
+    for s in h.data_from(SERVER).skip(10) {
+        match out.last_mut() {
+            Some(last) if last.0 == s.at => {
+                last.1 += 1;
+                last.2 = s.pkt.flags & flags::PSH != 0;
+            }
+            _ => out.push((s.at, 1, s.pkt.flags & flags::PSH != 0)),
+        }
+    }
+    out
+}
+
+#[test]
+fn gso_sender_defers_a_sliver_of_the_window_while_the_next_ack_is_due() {
+    // Linux 6.18 tcp_tso_should_defer, slow start after IW10 with a 45-segment size goal (pacing
+    // rate unset), ACKs 0.12 ms apart (one per segment while quick-ack credits last).
+    // Each ACK frees two slots (one segment ACKed, cwnd + 1). 1st ACK: the last write was 50 ms
+    // ago, send now (2 segments). 2nd: 2 free < cwnd/3 = 4, a write 0.12 ms ago, the head's ACK
+    // due now: defer. 3rd: 4 free < 13/3: defer. 4th: 6 free ≥ 14/3: one packet of 6. Then the
+    // same every three ACKs. Without GSO: 2 segments per ACK.
+    let gso = packets_after_iw(true);
+    let plain = packets_after_iw(false);
+    let ack_gap = plain[1].0 - plain[0].0;
+    assert_eq!(ack_gap, Duration::from_micros(120), "one ACK per 1500 B at 100 Mbit/s");
+    assert!(plain.iter().all(|p| p.1 == 2 && !p.2), "{plain:?}");
+    let t1 = plain[0].0;
+    let three = ack_gap * 3;
+    let expected = vec![(t1, 2, true), (t1 + three, 6, true), (t1 + three * 2, 6, true), (t1 + three * 3, 6, true)];
+    assert_eq!(gso, expected);
+    assert_eq!(gso.iter().map(|p| p.1).sum::<usize>(), plain.iter().map(|p| p.1).sum::<usize>());
+}
+
+#[test]
+fn gso_packets_hold_about_a_millisecond_of_data_at_the_pacing_rate() {
+    // tcp_tso_autosize: 120 Mbit/s = 15 MB/s, >> 10 = 14 648 B = 10 segments of 1448 B. The
+    // initial window leaves as one packet of 10 at once, PSH on its last segment only.
+    let mut h = pair();
+    let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
+    h.server.set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(120))));
+    let t0 = h.now;
+    h.send(SERVER, 100 * MSS);
+    h.run_for(ms(20));
+    let segs: Vec<(Time, bool)> = h.data_from(SERVER).map(|s| (s.at, s.pkt.flags & flags::PSH != 0)).collect();
+    assert_eq!(segs.len(), 10);
+    assert!(segs.iter().all(|s| s.0 == t0));
+    assert_eq!(segs.iter().filter(|s| s.1).count(), 1);
+    assert!(segs[9].1);
 }

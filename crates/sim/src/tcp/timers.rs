@@ -189,7 +189,8 @@ impl TcpEndpoint {
         if wnd_end > self.snd_nxt && self.snd_nxt < self.app_end {
             // Linux tcp_write_wakeup: a window smaller than the next segment is filled with data.
             let len = (wnd_end - self.snd_nxt).min(self.app_end - self.snd_nxt).min(self.snd_mss);
-            self.send_new_segment(now, len, false, out, log);
+            // tcp_write_wakeup marks the probe PSH (with the Linux sender model, `tso`).
+            self.send_new_segment(now, len, false, self.cfg.tso, out, log);
             self.stats.zero_window_probes += 1;
             log.push(TcpLogEvent::ZeroWindowProbe { at: now, flow: self.flow, from_node: self.local.node });
             // Data is in flight now: the RTO takes over (Linux tcp_send_probe0).
