@@ -138,11 +138,14 @@ impl TcpEndpoint {
         let rack = &mut self.rack;
         let min_rtt = self.rtt.min_rtt_ns();
         let (mut first, mut last, mut orig) = (f.first_sackt, f.last_sackt, f.orig_delivered);
+        // Linux tcp_sacktag_one: FLAG_ORIG_SACK_ACKED only for data sent before the RTO
+        // (`!after(end_seq, tp->high_seq)`); new data SACKed after it says nothing of the RTO.
+        let high_seq = self.high_seq;
         let d = self.sb.apply_sack(&blocks[..n], |rec| {
             rate.on_delivered(rec);
             rack.on_delivered(rec, now, min_rtt);
             if !rec.ever_retrans {
-                orig = true;
+                orig |= rec.end() <= high_seq;
                 // Linux first_sackt / last_sackt (tcp_sacktag_one).
                 first = Some(first.map_or(rec.sent_at, |t: Time| t.min(rec.sent_at)));
                 last = Some(last.map_or(rec.sent_at, |t: Time| t.max(rec.sent_at)));
@@ -164,13 +167,15 @@ impl TcpEndpoint {
         let sack_ok = self.sack_ok;
         let (mut first, mut last, mut orig) = (f.first_ackt, f.last_ackt, f.orig_delivered);
         let (mut retrans_acked, mut fin_acked) = (f.retrans_acked, f.fin_acked);
+        let high_seq = self.high_seq;
         let d = self.sb.ack_cumulative(ack, |rec, was_sacked| {
             if !was_sacked {
                 rate.on_delivered(rec);
                 if sack_ok {
                     rack.on_delivered(rec, now, min_rtt);
                 }
-                if !rec.ever_retrans {
+                // Linux tcp_clean_rtx_queue: only data sent before the RTO (high_seq).
+                if !rec.ever_retrans && rec.end() <= high_seq {
                     orig = true;
                 }
             }

@@ -1628,3 +1628,36 @@ fn gso_packets_hold_about_a_millisecond_of_data_at_the_pacing_rate() {
     assert_eq!(segs.iter().filter(|s| s.1).count(), 1);
     assert!(segs[9].1);
 }
+
+#[test]
+fn new_data_sacked_after_an_rto_does_not_undo_it_and_rack_resends_a_lost_go_back_n_copy() {
+    // Linux sets FLAG_ORIG_SACK_ACKED (the F-RTO / undo evidence) only for data sent before the
+    // RTO (tcp_sacktag_one, tcp_clean_rtx_queue: `!after(end_seq, tp->high_seq)`). Counting new
+    // data sent after the RTO undid the RTO, unmarked the lost go-back-N copy of the last old
+    // segment and left it to a second RTO (issue 16 session 11, crowdlive per_type_connections
+    // seed 1 flow 79 at 25.015 s).
+    let mut h = pair();
+    let base = 5_000_001u32;
+    let t0 = h.now;
+    let blackout_end = Time(t0.as_nanos() + 250_000_000);
+    let last_old = base.wrapping_add(10 * MSS as u32); // the TLP probe's new segment
+    let mut after = 0;
+    h.drops.push(DropRule::Pred(Box::new(move |p| {
+        if p.src_node != SERVER || p.payload_len == 0 {
+            return false;
+        }
+        if p.sent_at < blackout_end {
+            return true; // the whole first window and the probe: an RTO
+        }
+        if p.seq == last_old {
+            after += 1;
+            return after == 1; // its go-back-N copy is lost too
+        }
+        false
+    })));
+    h.send(SERVER, 210 * MSS);
+    h.run_for(Duration::from_secs(5));
+    assert_eq!(h.server.stats().rto_count, 1, "{:?}", rtos(&h));
+    assert_eq!(h.server.stats().spurious_rtos, 0);
+    assert_eq!(h.client.stats().bytes_received, 210 * MSS);
+}
