@@ -379,7 +379,10 @@ mod tests {
         assert_eq!(s.queue_drops, 40);
         assert_eq!(got.iter().map(|g| g.1).collect::<Vec<_>>(), (0..10).collect::<Vec<u8>>(), "FIFO order");
         let span = got[9].0.saturating_since(got[0].0);
-        assert!(span >= Duration::from_micros(8900), "9 serialisation times between first and last: {span:?}");
+        // 9 serialisation times (9 ms) between the first and the last, less what a late read of the
+        // first packet hides: the times are the reader's, and on a loaded machine its first wake-up
+        // can come late (8.888 ms once with two cores busy); a link without its rate gives ~0.
+        assert!(span >= Duration::from_micros(8000), "9 serialisation times between first and last: {span:?}");
         let samples = link.counters()[0].take_samples();
         assert!(samples.iter().any(|q| q.packets >= 5), "queue samples see the backlog");
         close(&[ta, la, lb, tb]);
