@@ -173,6 +173,33 @@ def test_viewer_random_loss_is_set_apart_from_the_publishers():
         assert lb["ba"]["loss"]["p"] == pytest.approx(la["ba"]["loss"]["p"] * 0.1)
 
 
+def test_viewer_loss_in_time_keeps_the_share_of_time_in_bad_and_changes_nothing_else():
+    a = scenario(publishers=2, subscribers=4, seed=5)
+    b = scenario(publishers=2, subscribers=4, seed=5, viewer_bad_ms=120)
+    assert a["flow"] == b["flow"]
+    assert [lk for lk in a["link"] if lk["name"].startswith("pub")] == [lk for lk in b["link"] if lk["name"].startswith("pub")]
+    for la, lb in zip(_viewer_links(a), _viewer_links(b)):
+        pa, la_ = la["ba"]["loss"], lb["ba"]["loss"]
+        assert la_["model"] == "gilbert_elliott_time" and la_["mean_bad"] == "120ms"
+        assert la_["p"] == pytest.approx(pa["p"] / (pa["p"] + pa["r"]))
+        assert {k: v for k, v in la["ba"].items() if k != "loss"} == {k: v for k, v in lb["ba"].items() if k != "loss"}
+
+
+def test_cross_traffic_adds_web_fetches_to_the_viewers_own_links_after_the_crowdlive_flows():
+    a = scenario(publishers=2, subscribers=4, seed=5)
+    b = scenario(publishers=2, subscribers=4, seed=5, viewer_cross_every_s=3.0, viewer_cross_bytes=50_000)
+    n = len(a["flow"])
+    assert b["flow"][:n] == a["flow"] and a["link"] == b["link"][: len(a["link"])]
+    web = b["flow"][n:]
+    assert web and all(f["server"] == "web" and f["client"].startswith("sub") for f in web)
+    viewers = {f["name"]: f for f in a["flow"] if f["app"] == "subscribe"}
+    for f in web:
+        v = viewers[f["client"]]
+        assert f["start"] == v["start"]
+        watch = float(v["crowd"]["stream_for"].rstrip("s"))
+        assert all(0 < float(r["at"].rstrip("s")) < watch and r["bytes"] == 50_000 for r in f["requests"])
+
+
 def _first_download_gaps_ms(run_dir, n: int = 40):
     """Gaps between the front-end's first `n` data segments to the one viewer (truth)."""
     p = pd.read_csv(run_dir / "truth_packets.csv")

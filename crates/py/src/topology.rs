@@ -44,6 +44,13 @@ fn dir_dict<'py>(py: Python<'py>, d: &DirDef) -> PyResult<Bound<'py, PyDict>> {
             loss.set_item("loss_good", loss_good)?;
             loss.set_item("loss_bad", loss_bad)?;
         }
+        LossSpec::GilbertElliottTime { p, mean_bad_ns, loss_good, loss_bad } => {
+            loss.set_item("model", "gilbert_elliott_time")?;
+            loss.set_item("p", p)?;
+            loss.set_item("mean_bad_ns", mean_bad_ns)?;
+            loss.set_item("loss_good", loss_good)?;
+            loss.set_item("loss_bad", loss_bad)?;
+        }
     }
     o.set_item("loss", loss)?;
     Ok(o)

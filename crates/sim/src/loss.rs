@@ -8,6 +8,17 @@
 //! happens *before* the loss draw, as in netem. Each direction of each link draws from its own RNG
 //! stream (engine::sub_rng), so the loss pattern of one link never depends on the rest of the run.
 //!
+//! Gilbert–Elliott in time (`model = "gilbert_elliott_time"`) is the same two-state channel with
+//! its state held for a *time*, not a number of packets: Good and Bad last exponentially
+//! distributed times (a continuous-time Markov chain; Bad a share `p` of the time, each Bad
+//! period `mean_bad` on average), and a packet entering the wire at time t is lost with the loss
+//! probability of the state at t. A fade or an outage of a radio link lasts a time whatever the
+//! sender does, so a packet sent an RTT after a lost one is lost again when the Bad period
+//! outlasts the RTT, and a sparse flow (a voice packet every 40 ms) loses every packet of a long
+//! Bad period; the per-packet chain moves once per packet, so its Bad period shrinks to
+//! microseconds inside a burst and stretches across idle time. Simulator only (linkem has no
+//! such model).
+//!
 //! Keyed (`model = "keyed"`, keyed_loss.rs) drops a TCP data segment iff a hash of the stream's
 //! key, the connection, the relative sequence number and the how-many-th transmission of it is
 //! under `p`·2^64: the same segments are lost in the simulator and through linkem whatever the
@@ -37,6 +48,14 @@ pub enum LossSpec {
     Keyed {
         p: f64,
     },
+    /// Gilbert–Elliott in time: Bad a share `p` of the time in periods of `mean_bad_ns` on
+    /// average (Good periods `mean_bad_ns`·(1−p)/p), both exponential.
+    GilbertElliottTime {
+        p: f64,
+        mean_bad_ns: u64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
 }
 
 /// A loss model with its state and its own random stream.
@@ -46,6 +65,8 @@ pub struct LossModel {
     bad: bool,
     rng: Pcg64,
     keyed: Option<KeyedLoss>,
+    /// Gilbert–Elliott in time: when the current state ends (ns).
+    next_switch_ns: u64,
 }
 
 impl LossModel {
@@ -56,7 +77,48 @@ impl LossModel {
             LossSpec::Keyed { p } => Some(KeyedLoss::new(p, rng.gen())),
             _ => None,
         };
-        LossModel { spec, bad: false, rng, keyed }
+        let mut m = LossModel { spec, bad: false, rng, keyed, next_switch_ns: 0 };
+        if let LossSpec::GilbertElliottTime { p, .. } = spec {
+            // start in the stationary distribution; the sojourns are memoryless
+            m.bad = m.rng.gen::<f64>() < p;
+            m.next_switch_ns = m.sojourn_ns();
+        }
+        m
+    }
+
+    /// An exponential sojourn in the current state of the time model (ns, at least 1).
+    fn sojourn_ns(&mut self) -> u64 {
+        let LossSpec::GilbertElliottTime { p, mean_bad_ns, .. } = self.spec else { return u64::MAX };
+        let mean = if self.bad {
+            mean_bad_ns as f64
+        } else if p > 0.0 {
+            mean_bad_ns as f64 * (1.0 - p) / p
+        } else {
+            return u64::MAX;
+        };
+        let u: f64 = self.rng.gen();
+        ((-mean * (1.0 - u).ln()).round() as u64).max(1)
+    }
+
+    /// Decide the fate of one packet entering the wire at `now_ns` given what it carries: the
+    /// time model reads the clock, the others ignore it and draw as [`LossModel::lose_segment`].
+    #[inline]
+    pub fn lose_segment_at(&mut self, now_ns: u64, segment: Option<&TcpSegment>) -> bool {
+        match self.spec {
+            LossSpec::GilbertElliottTime { p, loss_good, loss_bad, .. } => {
+                if p <= 0.0 && loss_good <= 0.0 {
+                    return false;
+                }
+                while now_ns >= self.next_switch_ns {
+                    self.bad = !self.bad;
+                    let d = self.sojourn_ns();
+                    self.next_switch_ns = self.next_switch_ns.saturating_add(d);
+                }
+                let q = if self.bad { loss_bad } else { loss_good };
+                q > 0.0 && self.rng.gen::<f64>() < q
+            }
+            _ => self.lose_segment(segment),
+        }
     }
 
     /// Decide the fate of one packet given what it carries (`None`: not an IPv4/TCP packet):
@@ -74,7 +136,8 @@ impl LossModel {
     #[inline]
     pub fn lose(&mut self) -> bool {
         match self.spec {
-            LossSpec::None | LossSpec::Keyed { .. } => false,
+            // the time model needs the clock (lose_segment_at); without it nothing is lost
+            LossSpec::None | LossSpec::Keyed { .. } | LossSpec::GilbertElliottTime { .. } => false,
             LossSpec::Bernoulli { p } => p > 0.0 && self.rng.gen::<f64>() < p,
             LossSpec::GilbertElliott { p, r, loss_good, loss_bad } => {
                 let u: f64 = self.rng.gen();
@@ -138,6 +201,44 @@ mod tests {
         assert!((r - expect).abs() < 0.004, "{r} vs {expect}");
         // Mean burst length 1/r = 4 packets; Bernoulli at the same rate gives ~1.04.
         assert!(burst > 3.0 && burst < 5.0, "{burst}");
+    }
+
+    /// Packets every `gap_ns` through the time model: (loss rate, mean run of consecutive losses,
+    /// share of packets lost `lag_ns` after a lost one).
+    fn time_rate(spec: LossSpec, gap_ns: u64, lag_ns: u64, n: u64) -> (f64, f64, f64) {
+        let mut m = LossModel::new(spec, sub_rng(7, 1));
+        let lost: Vec<bool> = (0..n).map(|i| m.lose_segment_at(i * gap_ns, None)).collect();
+        let total = lost.iter().filter(|&&l| l).count();
+        let runs = lost.windows(2).filter(|w| w[1] && !w[0]).count() + lost[0] as usize;
+        let k = (lag_ns / gap_ns) as usize;
+        let (mut after, mut again) = (0, 0);
+        for i in 0..lost.len() - k {
+            if lost[i] {
+                after += 1;
+                again += lost[i + k] as usize;
+            }
+        }
+        (total as f64 / n as f64, total as f64 / runs.max(1) as f64, again as f64 / after.max(1) as f64)
+    }
+
+    #[test]
+    fn gilbert_elliott_in_time_holds_its_state_for_a_time_not_a_packet_count() {
+        // Bad 1 % of the time in 100-ms periods. Packets every 1 ms: runs of ~100 losses, and a
+        // packet 50 ms after a lost one is lost again about exp(-50/100) ≈ 61 % of the time.
+        let spec = LossSpec::GilbertElliottTime { p: 0.01, mean_bad_ns: 100_000_000, loss_good: 0.0, loss_bad: 1.0 };
+        let (r, run, again) = time_rate(spec, 1_000_000, 50_000_000, 20_000_000);
+        assert!((r - 0.01).abs() < 0.002, "{r}");
+        assert!(run > 80.0 && run < 120.0, "{run}");
+        assert!((again - (-0.5f64).exp()).abs() < 0.05, "{again}");
+        // Packets every 40 ms (a voice flow): the same Bad periods lose ~2.5 in a row, not 100.
+        let (r, run, _) = time_rate(spec, 40_000_000, 40_000_000, 2_000_000);
+        assert!((r - 0.01).abs() < 0.002, "{r}");
+        assert!(run > 1.8 && run < 3.2, "{run}");
+        // The per-packet chain with the same 100-packet bursts at 1 ms would lose its packet 50
+        // ms later too, but its run length does not depend on the spacing: contrast above.
+        let pk = LossSpec::GilbertElliott { p: 0.01 / 0.99 / 100.0, r: 0.01, loss_good: 0.0, loss_bad: 1.0 };
+        let (_, run_pk, _) = time_rate(pk, 40_000_000, 40_000_000, 2_000_000);
+        assert!(run_pk > 80.0, "{run_pk}");
     }
 
     #[test]

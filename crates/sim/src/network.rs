@@ -521,7 +521,7 @@ impl Network {
         let lost = if ch.loss.is_keyed() {
             ch.loss.lose_segment(Some(&crate::keyed_loss::TcpSegment::from(pool.get(idx))))
         } else {
-            ch.loss.lose()
+            ch.loss.lose_segment_at(at.as_nanos(), None)
         };
         if lost {
             ch.stats.loss_drops += 1;

@@ -169,6 +169,9 @@ pub struct LossToml {
     pub r: Option<f64>,
     pub loss_good: Option<f64>,
     pub loss_bad: Option<f64>,
+    /// `gilbert_elliott_time` only: mean duration of a Bad period.
+    #[serde(default)]
+    pub mean_bad: Option<Qty>,
 }
 
 /// `reorder = { p = 0.01, delay = "30ms" }` on a link or one direction (crate::reorder).
@@ -673,7 +676,32 @@ fn loss_of(l: &Option<LossToml>, path: &str) -> Result<LossSpec, ScenarioError> 
         }
         Ok(v)
     };
+    if l.mean_bad.is_some() && l.model != "gilbert_elliott_time" {
+        return err(format!("{path}.mean_bad"), "only for model \"gilbert_elliott_time\"");
+    }
     match l.model.as_str() {
+        "gilbert_elliott_time" => {
+            if l.r.is_some() {
+                return err(format!("{path}.r"), "not for model \"gilbert_elliott_time\" (give mean_bad)");
+            }
+            let Some(mb) = &l.mean_bad else {
+                return err(format!("{path}.mean_bad"), "missing (mean duration of a Bad period)");
+            };
+            let mean_bad_ns = mb.duration(&format!("{path}.mean_bad"))?.as_nanos() as u64;
+            if mean_bad_ns == 0 {
+                return err(format!("{path}.mean_bad"), "must be positive");
+            }
+            let p = prob(l.p, "p")?;
+            if p >= 1.0 {
+                return err(format!("{path}.p"), "share of time in Bad must be below 1");
+            }
+            Ok(LossSpec::GilbertElliottTime {
+                p,
+                mean_bad_ns,
+                loss_good: prob(l.loss_good.unwrap_or(0.0), "loss_good")?,
+                loss_bad: prob(l.loss_bad.unwrap_or(1.0), "loss_bad")?,
+            })
+        }
         "bernoulli" => {
             for (k, v) in [("r", l.r), ("loss_good", l.loss_good), ("loss_bad", l.loss_bad)] {
                 if v.is_some() {
@@ -699,7 +727,9 @@ fn loss_of(l: &Option<LossToml>, path: &str) -> Result<LossSpec, ScenarioError> 
                 loss_bad: prob(l.loss_bad.unwrap_or(1.0), "loss_bad")?,
             })
         }
-        other => err(format!("{path}.model"), format!("unknown loss model {other:?} (bernoulli, gilbert_elliott, keyed)")),
+        other => {
+            err(format!("{path}.model"), format!("unknown loss model {other:?} (bernoulli, gilbert_elliott, gilbert_elliott_time, keyed)"))
+        }
     }
 }
 
@@ -1515,5 +1545,19 @@ mod edge_tests {
         assert_eq!(e.0, "link[0].rate: cannot read rate \"fast\"");
         let e = load_toml(&base.replace("rate = \"1Mbps\"", "rate = \"1 furlong\""), None).unwrap_err();
         assert!(e.0.starts_with("link[0].rate: unknown unit \"furlong\""), "{}", e.0);
+    }
+
+    #[test]
+    fn gilbert_elliott_in_time_needs_mean_bad_and_reads_it_as_a_duration() {
+        let base = "duration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\n";
+        let with = |loss: &str| load_toml(&format!("{base}loss = {loss}\n[[flow]]\nclient = \"a\"\nserver = \"b\"\n"), None);
+        let s = with("{ model = \"gilbert_elliott_time\", p = 0.01, mean_bad = \"120ms\" }").unwrap();
+        assert_eq!(s.links[0].ab.loss, LossSpec::GilbertElliottTime { p: 0.01, mean_bad_ns: 120_000_000, loss_good: 0.0, loss_bad: 1.0 });
+        let e = with("{ model = \"gilbert_elliott_time\", p = 0.01 }").unwrap_err();
+        assert_eq!(e.0, "link[0].loss.mean_bad: missing (mean duration of a Bad period)");
+        let e = with("{ model = \"gilbert_elliott\", p = 0.01, r = 0.5, mean_bad = \"1s\" }").unwrap_err();
+        assert_eq!(e.0, "link[0].loss.mean_bad: only for model \"gilbert_elliott_time\"");
+        let e = with("{ model = \"gilbert_elliott_time\", p = 1.0, mean_bad = \"1s\" }").unwrap_err();
+        assert_eq!(e.0, "link[0].loss.p: share of time in Bad must be below 1");
     }
 }

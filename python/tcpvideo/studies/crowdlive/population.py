@@ -42,6 +42,29 @@ spread over each RTT instead of in slow start's ACK-clocked bursts (issue 16, se
 only, P frames from the channel's next I frame on, voice at once (nginx-rtmp's ``wait_key``;
 issue 16, session 11; default ``"gop_cache"``).
 
+``viewer_bad_ms`` (issue 16, session 11 round 2; default ``None``: the per-packet chain) — the
+viewers' random loss as Gilbert–Elliott *in time* (``gilbert_elliott_time``, crates/sim/src/loss.rs):
+the same share of time in Bad as the per-packet chain (p/(p+r) of the same draw), every packet
+lost while Bad, each Bad period ``viewer_bad_ms`` on average (exponential). Radio loss comes in
+outages that last a time — hard handovers that break the link before the target cell takes over
+(Han et al., IEEE Commun. Mag. 53(3), 2015, measured on LTE), RRC state transitions and RAT
+changes / temporary loss of service, where most of the loss of measured mobile broadband paths
+falls (Baltrūnas et al., INFOCOM 2015; IFIP Networking 2016: 70 % of the loss on trains), burst
+loss and short or long outages from moving vehicles (Jang et al., MICNET 2009) — whereas the
+per-packet chain ends its 2-packet Bad state within microseconds inside a burst. None of these
+gives a duration distribution for the seed's viewers, so the study sweeps it (issue 16).
+
+``viewer_cross_every_s`` (issue 16, session 11 round 2; default ``None``: none) — cross traffic on
+every viewer's access link: a second device or app on the same home link or cell fetching
+``viewer_cross_bytes`` from a web server behind the router, one fetch every ``viewer_cross_every_s``
+on average (exponential, from its own random stream) while the viewer watches, one persistent
+connection per viewer (``reqresp``; the web server's link is not captured and the truth tracks
+crowdlive connections only). An experiment for the seed's explanation of double retransmissions
+("when the network drops a packet, the network has a high probability to become congested"):
+the viewer's own flow in fast recovery sends one packet per packet delivered and cannot keep its
+queue full for an RTT; another flow in slow start can. Sizes and rates are not measured for the
+seed's viewers.
+
 ``separate_audio`` (the study's default since issue 16 session 10; off here, so the function's
 older callers and the golden scenario keep their bytes): each publisher's voice frame leaves
 ``audio_offset`` after the slot's video frame, as its own write, with the offset drawn uniformly
@@ -92,12 +115,17 @@ def scenario(
     viewer_join: str = "gop_cache",
     separate_audio: bool = False,
     nodelay: bool = False,
+    viewer_bad_ms: float | None = None,
+    viewer_cross_every_s: float | None = None,
+    viewer_cross_bytes: int = 1_000_000,
 ) -> dict:
     """A scenario dict for `tcpvideo.simulate` (keys documented in docs/scenario.md)."""
     rng = random.Random(seed * 7919 + 16)
     style_rng = random.Random(seed * 104729 + 3)  # publisher end and encoder pauses
     buffer_rng = random.Random(seed * 15485863 + 7)  # which viewer paths have BDP-sized queues
     audio_rng = random.Random(seed * 32452843 + 11)  # each publisher's audio/video phase
+    cross_rng = random.Random(seed * 49979687 + 13)  # cross traffic on the viewer links
+    cross_flows = []
     nodes = [{"name": "fe", "kind": "host"}, {"name": "r", "kind": "router"}]
     links = [{"name": "fe_link", "a": "fe", "b": "r", "rate": "1Gbps", "delay": "1ms", "queue": 2000}]
     base_tcp = {"keepalive_idle": "5s", "keepalive_interval": "5s", "keepalive_probes": 9}
@@ -155,7 +183,7 @@ def scenario(
             "ba": {"rate": f"{down_rate}Mbps",
                    "queue": _queue(rng.choice([30, 60, 100]), viewer_queue, buffer_rng.random() < bdp_queue_share,
                                    bdp_packets(down_rate, delay)),
-                   "loss": {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}},
+                   "loss": _viewer_loss(p_bad, viewer_bad_ms)},
         })
         flow = {"name": name, "client": name, "server": "fe", "app": "subscribe", "start": f"{start:.3f}s",
                 "crowd": {"channel": ch, "stream_for": f"{watch:.3f}s"}, "tcp": dict(base_tcp)}
@@ -169,6 +197,20 @@ def scenario(
             flow["reader"] = {"pauses": [{"at": f"{at:.2f}s", "duration": f"{rng.uniform(1, 6):.2f}s"}]}
             flow["tcp"]["rcv_buf"] = "64KB"
         flows.extend(_per_type(flow) if per_type_connections else [flow])
+        if viewer_cross_every_s:
+            reqs, t = [], 0.0
+            while True:
+                t += cross_rng.expovariate(1.0 / viewer_cross_every_s)
+                if t >= watch:
+                    break
+                reqs.append({"at": f"{t:.3f}s", "bytes": viewer_cross_bytes})
+            if reqs:
+                cross_flows.append({"name": f"web{j}", "client": name, "server": "web", "app": "reqresp",
+                                    "start": f"{start:.3f}s", "requests": reqs})
+    if cross_flows:
+        nodes.append({"name": "web", "kind": "host"})
+        links.append({"name": "web_link", "a": "web", "b": "r", "rate": "1Gbps", "delay": "5ms", "queue": 2000})
+        flows.extend(cross_flows)  # after the crowdlive flows: their indices (truth) stay
     return {
         "name": "crowdlive",
         "duration": f"{duration_s}s",
@@ -178,6 +220,15 @@ def scenario(
         "flow": flows,
         "record": {"pcap": [{"link": "fe_link", "at": "fe", "file": "fe.pcap"}], "snaplen": 65535},
     }
+
+
+def _viewer_loss(p_bad: float, bad_ms: float | None) -> dict:
+    """The per-packet chain (Bad→Good 0.5 a packet), or with `bad_ms` the chain in time with the
+    same share of time in Bad, p/(p + r)."""
+    if bad_ms is None:
+        return {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}
+    return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms}ms",
+            "loss_good": 0.0, "loss_bad": 1.0}
 
 
 def bdp_packets(rate_mbps: float, one_way_ms: float) -> int:
