@@ -17,7 +17,11 @@ to it the script prints the metric's noise floor: the simulator against itself o
 pattern (seed + 1000: another keyed key); with ``--kernel-twice`` also the kernel against itself
 (the same scenario and seed emulated a second time: keyed loss drops the same segments, so what
 differs is the kernel's own timing — session 11: CCP's law amplifies it to a factor ~2 between
-two kernel runs, CCPLB and Compound stay within 8 %). CCPLCA gets a video rate (``--video-rate``) so that its floor acts, and
+two kernel runs, CCPLB and Compound stay within 8 %). With ``--kernel-runs N`` each case is emulated N
+times and the script prints, beside the per-seed ratio, CCP's well-posed must-show: the simulator's
+mean cwnd ranked among the N kernel runs of each seed, and a rank-sum test over the seeds of the
+hypothesis "the simulator is one more kernel run" (rejected at p < 0.05; its false-fail rate is
+then below 5 % whatever the kernel's scatter). CCPLCA gets a video rate (``--video-rate``) so that its floor acts, and
 CCPLB its POB / POBRate, through ``cc_params`` in the simulator and the per-socket app info in
 the kernel (tcpvideo.bpf.set_app_info).
 
@@ -27,6 +31,7 @@ machine delays them less; the load average is printed next to the numbers.
 
     python bench/bpf_vs_sim_cwnd.py                       # ccp compound ccplb ccplca, 20 s each
     python bench/bpf_vs_sim_cwnd.py --cc ccp compound --duration 10 --seeds 1 2 3
+    python bench/bpf_vs_sim_cwnd.py --cc ccp --seeds 1 2 3 --kernel-runs 5   # CCP's rank-sum must-show
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from tcpvideo import bpf  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "cc_loss_100ms.toml"
 BOUND = 0.15
+RANK_ALPHA = 0.05  # the rank-sum must-show's false-fail rate when the simulator is a kernel run
 
 
 def scenario_for(cc: str, duration_s: float, seed: int, video_rate_mbps: float, pob: float, pob_rate: float,
@@ -113,6 +119,37 @@ def loss_reductions(series: list[tuple[float, float]], skip_s: float, drop: floa
     return out
 
 
+def kernel_runs(args) -> int:
+    """How many times each case is emulated (--kernel-runs; --kernel-twice means at least 2)."""
+    return max(args.kernel_runs, 2 if args.kernel_twice else 1)
+
+
+def sim_rank(sim_mean: float, kernel_means: list[float]) -> float:
+    """The simulator's rank among the kernel's runs: how many runs have a smaller mean cwnd (ties 1/2)."""
+    return sum(1.0 if k < sim_mean else 0.5 if k == sim_mean else 0.0 for k in kernel_means)
+
+
+def rank_sum_p(ranks: list[float], n: int) -> float:
+    """Two-sided p-value of the sum of the simulator's ranks over seeds, under "the simulator is one more
+    kernel run" (exchangeable with them): each seed's rank is then uniform on 0..n, independently.
+
+    This is the CCP must-show that stays well-posed when the kernel scatters run to run (session 11:
+    a factor 2 between two kernel runs on the same losses, so one kernel run against the simulator is a
+    coin toss): it fails only when the simulator sits on one side of the kernel's runs on most seeds.
+    """
+    dist = [1.0]
+    for _ in ranks:
+        nxt = [0.0] * (len(dist) + n)
+        for i, p in enumerate(dist):
+            for r in range(n + 1):
+                nxt[i + r] += p / (n + 1)
+        dist = nxt
+    total = sum(ranks)
+    lo = sum(p for i, p in enumerate(dist) if i <= total)
+    hi = sum(p for i, p in enumerate(dist) if i >= total)
+    return min(1.0, 2 * min(lo, hi))
+
+
 def run_one(cc: str, args, seed: int) -> dict:
     from tcpvideo.emulate import emulate
 
@@ -129,15 +166,20 @@ def run_one(cc: str, args, seed: int) -> dict:
     other["seed"] = seed + 1000
     noise, _ = median_ratio(cwnd_series(tcpvideo.simulate(other, out=out / "sim_other_seed")), s, args.skip)
     kernel_twice = float("nan")
-    if args.kernel_twice:
-        again = emulate(copy.deepcopy(sc), out=out / "real_again", log=lambda m: None, rt_priority=args.rt_priority)
-        kernel_twice, _ = median_ratio(cwnd_series(again), r, args.skip)
     mean = lambda xs: sum(c for _, c in xs if _ >= args.skip) / max(1, sum(1 for _ in xs if _[0] >= args.skip))  # noqa: E731
+    kernel_means = [mean(r) / 1448]
+    for k in range(1, kernel_runs(args)):
+        again = cwnd_series(emulate(copy.deepcopy(sc), out=out / ("real_again" if k == 1 else f"real_{k}"),
+                                    log=lambda m: None, rt_priority=args.rt_priority))
+        if k == 1:
+            kernel_twice, _ = median_ratio(again, r, args.skip)
+        kernel_means.append(mean(again) / 1448)
     return {"cc": cc, "kernel": f"tv_{cc}", "seed": seed, "samples": n, "median_ratio": ratio,
             "sim_mean_cwnd_segments": mean(s) / 1448, "real_mean_cwnd_segments": mean(r) / 1448,
             "sim_goodput_mbps": sim.summary.get("aggregate_goodput_mbps"),
             "real_goodput_mbps": real.summary.get("aggregate_goodput_mbps"),
             "sim_other_seed_ratio": noise, "kernel_again_ratio": kernel_twice, "within_bound": abs(ratio - 1) <= BOUND,
+            "kernel_runs_mean_cwnd_segments": kernel_means, "sim_rank": sim_rank(mean(s) / 1448, kernel_means),
             "loss_model": args.loss_model, "load_avg_1min": os.getloadavg()[0],
             "sim_retransmissions": sim.summary.get("retransmissions"),
             "real_retransmissions": real.summary.get("retransmissions"),
@@ -159,6 +201,9 @@ def main() -> None:
     ap.add_argument("--pob-rate", type=float, default=1.0, help="CCPLB's POBRate")
     ap.add_argument("--kernel-twice", action="store_true",
                     help="emulate each case a second time and print the kernel against itself (its own noise floor)")
+    ap.add_argument("--kernel-runs", type=int, default=1,
+                    help="emulate each case N times; prints the simulator's rank among the N kernel runs' mean cwnd "
+                         "per seed and the rank-sum test over seeds (CCP's must-show; N >= 5 with 3 seeds)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "bpf_vs_sim_cwnd"))
     args = ap.parse_args()
     why = bpf.missing()
@@ -177,7 +222,10 @@ def main() -> None:
                       f"{row['sim_mean_cwnd_segments']:.0f} segments; goodput {row['real_goodput_mbps']:.1f} vs "
                       f"{row['sim_goodput_mbps']:.1f} Mbit/s) {'ok' if row['within_bound'] else 'OUTSIDE ±15 %'}; "
                       f"sim/sim(seed {seed + 1000}) {row['sim_other_seed_ratio']:.3f}"
-                      + (f"; kernel/kernel {row['kernel_again_ratio']:.3f}" if args.kernel_twice else "")
+                      + (f"; kernel/kernel {row['kernel_again_ratio']:.3f}" if kernel_runs(args) > 1 else "")
+                      + (f"; kernel mean cwnd over {kernel_runs(args)} runs "
+                         f"{' '.join(f'{x:.0f}' for x in sorted(row['kernel_runs_mean_cwnd_segments']))}, "
+                         f"simulator above {row['sim_rank']:g} of them" if kernel_runs(args) > 1 else "")
                       + f"; load {row['load_avg_1min']:.1f}",
                       flush=True)
     finally:
@@ -191,9 +239,15 @@ def main() -> None:
         floor = [r["sim_other_seed_ratio"] for r in rows if r["cc"] == cc]
         print(f"  {cc:<9} {' '.join(f'{x:.3f}' for x in rs)}   (simulator vs itself, other loss pattern: "
               f"{' '.join(f'{x:.3f}' for x in floor)})")
-        if args.kernel_twice:
+        if kernel_runs(args) > 1:
             again = [r["kernel_again_ratio"] for r in rows if r["cc"] == cc]
             print(f"  {'':<9} kernel vs itself, same seed, second run: {' '.join(f'{x:.3f}' for x in again)}")
+            ranks = [r["sim_rank"] for r in rows if r["cc"] == cc]
+            n = kernel_runs(args)
+            p = rank_sum_p(ranks, n)
+            print(f"  {'':<9} mean cwnd, simulator's rank among {n} kernel runs per seed (0: below all): "
+                  f"{' '.join(f'{x:g}' for x in ranks)}; rank-sum test, 'the simulator is one more kernel run': "
+                  f"p = {p:.3f} {'ok' if p >= RANK_ALPHA else f'REJECTED (p < {RANK_ALPHA})'}")
         red = {k: [x for r in rows if r["cc"] == cc for x in r[f"{k}_loss_reductions"]] for k in ("real", "sim")}
         if red["real"] and red["sim"]:
             print(f"  {'':<9} window after / before each loss episode, median: kernel "

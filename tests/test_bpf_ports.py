@@ -2,7 +2,8 @@
 the per-socket app info a server hands them (issue 15).
 
 Without root: bad input is one line naming the field or the name (POB 0, a negative video rate,
-an unknown CC name). With root, clang, bpftool, libbpf headers and BTF (skipped otherwise):
+an unknown CC name); the bench's rank-sum must-show for CCP (hand-counted p-values, false-fail
+rate <= 5 %). With root, clang, bpftool, libbpf headers and BTF (skipped otherwise):
 
 * a port that fails the kernel's verifier, loaded together with a good one, is refused with one
   line and leaves nothing registered (neither the good one nor the shared pinned map);
@@ -100,6 +101,23 @@ def test_emulate_without_the_twin_registered_says_how_to_load_it():
 
     with pytest.raises(ScenarioRefused, match="tcpvideo bpf load ccplb"):
         _plan("ccplb", None, {"cubic", "reno"})
+
+
+def test_ccp_rank_sum_must_show_rejects_a_simulator_below_every_kernel_run_and_keeps_its_false_fail_rate():
+    import itertools
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bpf_vs_sim_cwnd import rank_sum_p, sim_rank
+
+    assert sim_rank(50.0, [40.0, 50.0, 60.0, 70.0]) == 1.5
+    # 3 seeds, 5 kernel runs each: the rank sum is 0 in 1 of 6^3 equally likely outcomes, <= 1 in 4
+    assert rank_sum_p([0, 0, 0], 5) == pytest.approx(2 / 216)
+    assert rank_sum_p([0, 1, 0], 5) == pytest.approx(2 * 4 / 216)
+    assert rank_sum_p([5, 5, 5], 5) == pytest.approx(2 / 216)
+    assert rank_sum_p([2, 3, 3], 5) == 1.0
+    # when the simulator is one more kernel run, the test rejects with probability <= 5 %
+    false_fail = sum(1 for ranks in itertools.product(range(6), repeat=3) if rank_sum_p(list(ranks), 5) < 0.05) / 216
+    assert 0 < false_fail <= 0.05
 
 
 # ---- kernel ----
