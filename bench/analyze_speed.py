@@ -32,7 +32,7 @@ analyse half of the flows: more CPU in total, less wall time on an idle machine)
     python3 bench/analyze_speed.py                      # make/reuse the capture, run all
     python3 bench/analyze_speed.py --skip-tshark        # without the ~60 s tshark run
     python3 bench/analyze_speed.py --capture F.pcap     # any existing capture
-    python3 bench/analyze_speed.py --tapo /work/peers/tapo/tapo --server-ip 10.0.0.1 --server-port 80
+    python3 bench/analyze_speed.py --tapo /work/peers/tapo/tapo   # server -s/-p from the capture's .json
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ def make_capture(path: Path, packets: int, flows: int, rate: str, timeout: float
     and a capture with holes makes every tool do different work. Local qdisc backpressure (TCP
     small queues) means the shaping itself drops nothing; the flows stay real cubic flows."""
     from tcpvideo import netns
+    from tcpvideo.linux_scenarios import PORT
 
     ok, why = netns.available(need_capture=True)
     if not ok:
@@ -77,8 +78,10 @@ def make_capture(path: Path, packets: int, flows: int, rate: str, timeout: float
                           max_packets=packets)
         cli.python(me, ["client", "--host", net.ip(srv, cli), "--conns", str(flows)])
         st = cap.wait(timeout)
+        server_ip = net.ip(srv, cli)
+    # the server's address and port go with the capture: TAPO filters on them (-s, -p)
     meta = {"packets": st.packets, "capture_drops": st.dropped, "bytes": path.stat().st_size,
-            "flows": flows, "cc": "cubic", "snaplen": 96,
+            "flows": flows, "cc": "cubic", "snaplen": 96, "server_ip": server_ip, "server_port": PORT,
             "link": f"veth, offloads off, tbf {rate} at the sender",
             "seconds_to_capture": round(time.monotonic() - t0, 1)}
     path.with_suffix(".json").write_text(json.dumps(meta, indent=1))
@@ -193,8 +196,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=ROOT / "bench" / "out" / "analyze_speed.json")
     ap.add_argument("--tapo", help="TAPO binary (the seed-000 authors' analyzer, built outside the repo: "
                     "bench/tapo_vs_tcpvideo.py has the recipe) to time as a peer")
-    ap.add_argument("--server-ip", default="10.0.0.1", help="server address for TAPO's -s")
-    ap.add_argument("--server-port", type=int, default=80, help="server port for TAPO's -p")
+    ap.add_argument("--server-ip", help="server address for TAPO's -s (default: the one the capture's "
+                    ".json records, i.e. the capture this bench made)")
+    ap.add_argument("--server-port", type=int, help="server port for TAPO's -p (default: as --server-ip)")
     a = ap.parse_args()
 
     path: Path = a.capture
@@ -276,6 +280,13 @@ def main() -> None:
             "skipped (--no-rust)" if a.no_rust else "missing")
 
     if a.tapo:
+        # TAPO only follows connections of the server it is given: with a wrong -s/-p it reads the
+        # file and tracks nothing, and its time means nothing (it once "ran" at 13.8 M pkts/s so).
+        recorded = json.loads(path.with_suffix(".json").read_text()) if path.with_suffix(".json").exists() else {}
+        a.server_ip = a.server_ip or recorded.get("server_ip")
+        a.server_port = a.server_port or recorded.get("server_port")
+        if not (a.server_ip and a.server_port):
+            sys.exit(f"--tapo needs --server-ip and --server-port: {path} has no .json recording its server")
         # TAPO tracks every connection and classifies its stalls (the same job as ours); it
         # prints per-flow text only when a connection closes.
         add("TAPO", "tapo -f FILE -s IP -p PORT",
