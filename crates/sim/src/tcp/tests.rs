@@ -499,29 +499,53 @@ fn cwnd_clamp_caps_flight() {
     assert!(h.server.bytes_in_flight() > 20 * MSS);
 }
 
-/// Reno with a fixed pacing rate, to exercise the endpoint's pacing.
-struct Paced(Box<dyn CongestionControl>, Bandwidth);
-impl CongestionControl for Paced {
+/// Reno under the pacing a test sets on its socket: a fixed rate (`paced`, to exercise the
+/// endpoint's pacing), or none while owning recovery (`unset_pacing_rate`: a kernel CC with
+/// `cong_control` that sets no rate, as the CCP family's ports, whose GSO packets are then of
+/// `sk_gso_max_size`).
+struct SocketPacing {
+    reno: Box<dyn CongestionControl>,
+    rate: Option<Bandwidth>,
+    owns_recovery: bool,
+}
+
+impl SocketPacing {
+    fn paced(reno: Box<dyn CongestionControl>, rate: Bandwidth) -> Self {
+        SocketPacing { reno, rate: Some(rate), owns_recovery: false }
+    }
+    fn unset_pacing_rate(reno: Box<dyn CongestionControl>) -> Self {
+        SocketPacing { reno, rate: None, owns_recovery: true }
+    }
+}
+
+impl CongestionControl for SocketPacing {
     fn name(&self) -> &'static str {
-        "paced"
+        if self.rate.is_some() {
+            "paced"
+        } else {
+            "unset-pacing-rate"
+        }
     }
     fn on_ack(&mut self, ack: &AckEvent) {
-        self.0.on_ack(ack)
+        self.reno.on_ack(ack)
     }
     fn on_congestion_event(&mut self, now: Time, s: CongestionSignal, f: u64) {
-        self.0.on_congestion_event(now, s, f)
+        self.reno.on_congestion_event(now, s, f)
     }
     fn cwnd(&self) -> u64 {
-        self.0.cwnd()
+        self.reno.cwnd()
     }
     fn set_cwnd(&mut self, b: u64) {
-        self.0.set_cwnd(b)
+        self.reno.set_cwnd(b)
     }
     fn ssthresh(&self) -> u64 {
-        self.0.ssthresh()
+        self.reno.ssthresh()
     }
     fn pacing_rate(&self) -> Option<Bandwidth> {
-        Some(self.1)
+        self.rate
+    }
+    fn owns_recovery(&self) -> bool {
+        self.owns_recovery
     }
 }
 
@@ -529,7 +553,7 @@ impl CongestionControl for Paced {
 fn pacing_spaces_segments_without_gso() {
     let mut h = established(&TcpConfig { tso: false, ..cfg() }, ms(50));
     let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
-    h.server.set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(12))));
+    h.server.set_cc(Box::new(SocketPacing::paced(reno, Bandwidth::from_mbps(12))));
     let t0 = h.now;
     h.send(SERVER, 10 * MSS);
     h.run_for(ms(50));
@@ -549,7 +573,7 @@ fn pacing_spaces_gso_packets_of_min_tso_segs_at_a_low_rate() {
     // their length (2 × 1500 B at 12 Mbit/s = 2 ms). PSH ends each packet.
     let mut h = pair();
     let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
-    h.server.set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(12))));
+    h.server.set_cc(Box::new(SocketPacing::paced(reno, Bandwidth::from_mbps(12))));
     let t0 = h.now;
     h.send(SERVER, 10 * MSS);
     h.run_for(ms(50));
@@ -1543,40 +1567,12 @@ fn recovery_ending_with_loss_already_marked_starts_the_next_on_the_same_ack() {
     }
 }
 
-/// Reno whose socket pacing rate stays unset, as for a kernel CC with `cong_control` that does
-/// not set one (the CCP family's ports): GSO packets of `sk_gso_max_size`.
-struct UnsetPacingRate(Box<dyn CongestionControl>);
-
-impl CongestionControl for UnsetPacingRate {
-    fn name(&self) -> &'static str {
-        "unset-pacing-rate"
-    }
-    fn on_ack(&mut self, ack: &AckEvent) {
-        self.0.on_ack(ack)
-    }
-    fn on_congestion_event(&mut self, now: Time, s: CongestionSignal, f: u64) {
-        self.0.on_congestion_event(now, s, f)
-    }
-    fn cwnd(&self) -> u64 {
-        self.0.cwnd()
-    }
-    fn set_cwnd(&mut self, b: u64) {
-        self.0.set_cwnd(b)
-    }
-    fn ssthresh(&self) -> u64 {
-        self.0.ssthresh()
-    }
-    fn owns_recovery(&self) -> bool {
-        true
-    }
-}
-
 /// New-data packets after the initial window: (time, segments, PSH on the last) per instant.
 fn packets_after_iw(tso: bool) -> Vec<(Time, usize, bool)> {
     let mut h = established(&TcpConfig { tso, ..cfg() }, ms(50));
     h.rate = Some(Bandwidth::from_mbps(100));
     let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
-    h.server.set_cc(Box::new(UnsetPacingRate(reno)));
+    h.server.set_cc(Box::new(SocketPacing::unset_pacing_rate(reno)));
     h.send(SERVER, 200 * MSS);
     h.run_for(ms(150));
     let mut out: Vec<(Time, usize, bool)> = Vec::new();
@@ -1618,7 +1614,7 @@ fn gso_packets_hold_about_a_millisecond_of_data_at_the_pacing_rate() {
     // initial window leaves as one packet of 10 at once, PSH on its last segment only.
     let mut h = pair();
     let reno = tcpvideo_model::cc::build("reno", &Default::default(), &Default::default()).unwrap();
-    h.server.set_cc(Box::new(Paced(reno, Bandwidth::from_mbps(120))));
+    h.server.set_cc(Box::new(SocketPacing::paced(reno, Bandwidth::from_mbps(120))));
     let t0 = h.now;
     h.send(SERVER, 100 * MSS);
     h.run_for(ms(20));
