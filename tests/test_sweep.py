@@ -268,3 +268,42 @@ def test_pool_workers_run_math_libraries_single_threaded_unless_the_user_chose_a
     # the driver's own environment is as before the pool
     assert "OPENBLAS_NUM_THREADS" not in os.environ and "MKL_NUM_THREADS" not in os.environ
     assert os.environ["OMP_NUM_THREADS"] == "3"
+
+
+def _sleep_runner(scenario, seed):
+    """A sweep runner (module level, picklable) that returns at once for seed 0 and sleeps otherwise."""
+    if seed:
+        time.sleep(scenario["sleep_s"])
+    return {}
+
+
+def test_an_interrupt_while_committing_a_result_stops_the_pool_workers_at_once():
+    # The interrupt lands in the driver's commit, outside the result generator; the workers (busy
+    # with 60-s points) must be gone at once, not after every queued point has run.
+    from tcpvideo.sweep.runner import Task, execute
+
+    tasks = [Task(f"k{i}", {"sleep_s": 60}, i, _env_reducer, _sleep_runner) for i in range(4)]
+
+    def commit(key, files):
+        raise KeyboardInterrupt
+
+    def pool_workers() -> list[int]:  # this process's spawned children (ProcessPoolExecutor's workers)
+        pids = []
+        for d in Path("/proc").iterdir():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if ppid == os.getpid() and b"multiprocessing-fork" in (d / "cmdline").read_bytes():
+                    pids.append(int(d.name))
+            except (ValueError, OSError, IndexError):
+                continue
+        return pids
+
+    # Keep the exception (and so its traceback) alive, as the CLI does while it reports the
+    # interrupt (SweepInterrupted's context, typer's Exit): nothing may rely on it being freed.
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        execute(tasks, commit, jobs=2)
+    deadline = time.monotonic() + 10
+    while pool_workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pool_workers(), "pool workers outlived the interrupted sweep"
+    assert interrupted.tb is not None
