@@ -44,7 +44,8 @@ pub struct TcpConfig {
     pub cc: String,
     pub cc_params: Params,
     /// Receive buffer. With autotuning (the default) this is `tcp_rmem[2]`, the most the buffer
-    /// may grow to, and the window is half the buffer (Linux's scaling ratio, see rcvbuf.rs);
+    /// may grow to, and the window is the buffer times Linux's scaling ratio (½ until the first
+    /// full-sized segment, then payload/truesize: 160/256 on a 1500-byte path, see rcvbuf.rs);
     /// without it (a fixed `SO_RCVBUF`) the advertised window is the buffer's free space (Linux
     /// reserves a share for overhead; we do not model that).
     pub rcv_buf_bytes: u64,
@@ -67,6 +68,11 @@ pub struct TcpConfig {
     /// Minimum (and initial) delayed-ACK timeout (Linux TCP_ATO_MIN = 40 ms); the timeout then
     /// adapts as Linux's ATO does (see recv.rs).
     pub delayed_ack: Duration,
+    /// The kernel's tick rate (CONFIG_HZ; 250 on Debian 12's kernel, where it was measured; 0:
+    /// timers fire exactly when due). Linux's delayed-ACK timer is a jiffies `timer_list`, so it
+    /// fires on a tick, one tick after its timeout at the earliest (timers.rs
+    /// `timer_list_expiry`). Not a scenario key.
+    pub hz: u32,
     /// ACKs sent immediately at the start of a connection and after an idle period longer than
     /// the RTO (Linux quick-ack mode, TCP_MAX_QUICKACKS = 16).
     pub quickack_segments: u32,
@@ -127,6 +133,7 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(120),
             delayed_ack: Duration::from_millis(40),
+            hz: 250,
             quickack_segments: 16,
             slow_start_after_idle: true,
             keepalive: None,

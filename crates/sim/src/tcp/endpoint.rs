@@ -613,6 +613,7 @@ impl TcpEndpoint {
             let mut r = Receiver::for_config(&self.cfg, self.cfg.mss as u64 - if self.ts_ok { 12 } else { 0 });
             r.wscale = self.rcv.wscale;
             r.grow_on_ooo = self.sack_ok;
+            r.tcp_hdr = if self.ts_ok { 32 } else { 20 };
             r
         };
         if !self.cc_custom && mss != self.cc_mss {
@@ -722,7 +723,7 @@ impl TcpEndpoint {
                 let o = self.rcv.on_segment(start, len, fin);
                 if o.new_bytes > 0 && !o.out_of_order {
                     let echo = pkt.options.timestamps.filter(|_| self.ts_ok).map(|(_, ecr)| (ecr, self.ts_val(now).wrapping_sub(ecr)));
-                    self.rcv.measure_rcv_rtt(now, echo, len);
+                    self.rcv.measure_rcv_rtt(now, echo, len, o.new_bytes);
                     self.rcv.note_in_order_segment(len, if self.ts_ok { 32 } else { 20 }, pkt.has(flags::PSH));
                 }
                 if o.new_bytes > 0 {
@@ -747,7 +748,8 @@ impl TcpEndpoint {
                     if self.rcv.immediate_ack_due() {
                         ack_needed = true;
                     } else if self.rcv.delack_at.is_none() {
-                        self.rcv.delack_at = Some(now + self.rcv.delack_timeout(self.cfg.delayed_ack, self.rtt.srtt()));
+                        let ato = self.rcv.delack_timeout(self.cfg.delayed_ack, self.rtt.srtt());
+                        self.rcv.delack_at = Some(super::timers::timer_list_expiry(now, ato, self.cfg.hz));
                     }
                 }
                 if o.fin {

@@ -22,8 +22,13 @@
 //! stays below the memory actually free), hence the scaled window is rounded down where Linux
 //! rounds it up (ALIGN to 2^wscale) — rounding up could advertise bytes the buffer cannot hold.
 //! With autotuning on (the Linux default, `TcpConfig::rcv_buf_autotune`), `cap` is the window
-//! clamp that `rcvbuf.rs` grows once per receiver RTT from `tcp_rmem[1]`'s share (65536 bytes);
-//! with a fixed buffer (`SO_RCVBUF`, which locks autotuning off in Linux) it is the buffer.
+//! clamp that `rcvbuf.rs` grows once per receiver RTT from `tcp_rmem[1]`'s share (65536 bytes,
+//! 81920 once the first full-sized segment has set the scaling ratio, `tcp_measure_rcv_mss`);
+//! the autotuning check runs as in `tcp_recvmsg`, after the first skb a read copies (so data a
+//! hole fill frees counts in the next RTT). With a fixed buffer (`SO_RCVBUF`, which locks
+//! autotuning off in Linux) it is the buffer (deviation: Linux re-measures the ratio for a locked
+//! buffer too, and `tcpvideo emulate` sets SO_RCVBUF to half the size, so its window is the size
+//! times the ratio, 0.625 of the simulator's on a 1500-byte path).
 //!
 //! Delayed ACK (Linux): immediate ACKs while in quick-ack mode, for out-of-order data, hole
 //! fills, duplicates and FIN; else an ACK when more than one full segment is unacknowledged and
@@ -57,7 +62,7 @@ use std::time::Duration;
 use tcpvideo_model::Time;
 
 use super::config::TcpConfig;
-use super::rcvbuf::{RcvBufAutotune, RcvBufLimits};
+use super::rcvbuf::{rx_truesize, RcvBufAutotune, RcvBufLimits};
 
 /// What a received segment did to the receive queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -110,6 +115,9 @@ pub struct Receiver {
     pub grow_on_ooo: bool,
     /// Estimated peer MSS (Linux `icsk_ack.rcv_mss`).
     pub rcv_mss: u64,
+    /// TCP header bytes of a data segment (20, or 32 with timestamps): with the payload and the
+    /// IP header, the packet size whose `skb->truesize` sets the scaling ratio.
+    pub tcp_hdr: u64,
     adv_mss: u64,
     // Delayed-ACK state.
     /// Linux `icsk_ack.quick`: ACKs left to send at once (quick-ack credits).
@@ -135,7 +143,11 @@ pub struct Receiver {
     /// Bytes the application has read in total (Linux `copied_seq`).
     read_total: u64,
     /// The application read since the last autotuning check (Linux runs the check in recvmsg).
-    read_since_adjust: bool,
+    /// Linux runs `tcp_rcv_space_adjust` after each skb `tcp_recvmsg` copies; at one instant
+    /// only the first can act (it restarts the measurement, so the others see less than one
+    /// RTT elapsed). The state at that first skb since the last check: bytes read in total and
+    /// in-order bytes still queued (None: nothing read).
+    adjust_point: Option<(u64, u64)>,
 }
 
 impl Receiver {
@@ -164,26 +176,50 @@ impl Receiver {
     /// Receiver RTT measurement on an in-order data segment of `len` bytes (Linux
     /// `tcp_rcv_rtt_measure_ts` with timestamps, else `tcp_rcv_rtt_measure`): `ts_echo` is
     /// (TSecr, its age in ms on our timestamp clock) when timestamps are in use.
-    pub fn measure_rcv_rtt(&mut self, now: Time, ts_echo: Option<(u32, u32)>, len: u64) {
+    /// `new_bytes` is what the segment made readable (the receive queue held nothing before it
+    /// if that is all that is unread).
+    pub fn measure_rcv_rtt(&mut self, now: Time, ts_echo: Option<(u32, u32)>, len: u64, new_bytes: u64) {
         let (nxt, wnd, mss) = (self.rcv_nxt, self.last_adv_window, self.rcv_mss);
+        let queue_empty = self.unread <= new_bytes;
         if let Some(a) = &mut self.autotune {
             match ts_echo {
-                Some((ecr, age_ms)) => a.on_data_with_timestamp(ecr, age_ms, len, mss),
+                Some((ecr, age_ms)) => a.on_data_with_timestamp(ecr, age_ms, len, mss, queue_empty),
                 None => a.on_data_without_timestamp(now, nxt, wnd),
             }
         }
     }
 
     /// Linux `tcp_rcv_space_adjust`, run once after the application read (the endpoint calls it
-    /// when it flushes after the read); the window clamp follows a grown buffer.
+    /// when it flushes after the read), with the unread bytes and the out-of-order span above
+    /// RCV.NXT; the window clamp follows a grown buffer.
     pub fn space_adjust(&mut self, now: Time) {
-        if !std::mem::take(&mut self.read_since_adjust) {
+        let Some((total, inq)) = self.adjust_point.take() else {
             return;
-        }
-        let (total, mss) = (self.read_total, self.adv_mss);
-        if let Some(clamp) = self.autotune.as_mut().and_then(|a| a.after_read(now, total, mss)) {
+        };
+        let ooo_span = self.ooo.last().map_or(0, |r| r.1.saturating_sub(self.rcv_nxt));
+        if let Some(clamp) = self.autotune.as_mut().and_then(|a| a.after_read(now, total, inq, ooo_span)) {
             self.cap = self.cap.max(clamp);
         }
+    }
+
+    /// Linux `tcp_measure_rcv_mss`'s scaling-ratio step for in-order data of `len` bytes that
+    /// raises the MSS estimate (the caller checks `len ≥ rcv_mss` and `len ≠ rcv_mss` before
+    /// updating it): the ratio of payload to the packet's truesize; when it changes, the clamp is
+    /// reset through `tcp_set_window_clamp`: a smaller clamp lowers `rcv_ssthresh` to it, a
+    /// larger one raises `rcv_ssthresh` to min(`rcv_wnd`, clamp) if that is more (tcp.c, "tcp:
+    /// clamp window like before the cleanup", 6.15). Autotuned receivers only (deviation: Linux
+    /// re-measures the ratio for a fixed SO_RCVBUF buffer too; here a fixed buffer is its window).
+    fn measure_scaling_ratio(&mut self, len: u64) {
+        let truesize = rx_truesize(len + self.tcp_hdr + 20);
+        let Some(clamp) = self.autotune.as_mut().and_then(|a| a.measure_scaling_ratio(len, truesize)) else {
+            return;
+        };
+        if clamp < self.cap {
+            self.rcv_ssthresh = self.rcv_ssthresh.min(clamp);
+        } else {
+            self.rcv_ssthresh = self.rcv_ssthresh.max(self.last_adv_window.min(clamp));
+        }
+        self.cap = clamp;
     }
 
     /// The current window clamp (buffer in window bytes).
@@ -209,6 +245,7 @@ impl Receiver {
             rcv_ssthresh: cap.min(65_535),
             grow_on_ooo: true,
             rcv_mss: adv_mss.min(536),
+            tcp_hdr: 32,
             adv_mss,
             quick: 0,
             ack_scheduled: false,
@@ -221,7 +258,7 @@ impl Receiver {
             pingpong: false,
             autotune: None,
             read_total: 0,
-            read_since_adjust: false,
+            adjust_point: None,
         }
     }
 
@@ -369,6 +406,9 @@ impl Receiver {
     /// Data (or FIN) at stream offset `start` (may be −1 for probes) with `len` bytes.
     pub fn on_segment(&mut self, start: i64, len: u64, fin: bool) -> RxOutcome {
         let mut o = RxOutcome::default();
+        // tcp_measure_rcv_mss, for in-order data below: the ratio is re-measured when a segment
+        // raises the MSS estimate.
+        let mss_rises = len >= self.rcv_mss && len != self.rcv_mss;
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(self.adv_mss);
         }
@@ -439,6 +479,9 @@ impl Receiver {
         }
         o.new_bytes = self.rcv_nxt - before;
         self.unread += o.new_bytes;
+        if o.new_bytes > 0 && mss_rises {
+            self.measure_scaling_ratio(len);
+        }
         if o.new_bytes > 0 && len >= 128 {
             self.grow_window();
         }
@@ -589,8 +632,13 @@ impl Receiver {
     pub fn read(&mut self, max: u64) -> u64 {
         let n = max.min(self.unread);
         self.unread -= n;
+        if n > 0 && self.adjust_point.is_none() {
+            // The first skb of the read: one segment (the TUN path delivers, and TCP queues,
+            // one skb per segment; segment boundaries are not kept here, so a full one).
+            let first = n.min(self.rcv_mss.max(1));
+            self.adjust_point = Some((self.read_total + first, self.unread + n - first));
+        }
         self.read_total += n;
-        self.read_since_adjust |= n > 0;
         n
     }
 }
@@ -822,6 +870,65 @@ mod tests {
         arrive(&mut r, 200, true);
         r.read(u64::MAX);
         assert!(r.window_update_due());
+    }
+
+    fn at_ms(t: u64) -> Time {
+        Time::ZERO + Duration::from_millis(t)
+    }
+
+    /// An autotuned receiver (Linux defaults) established at 0 ms, 1448-byte segments, a
+    /// 100-ms receiver RTT sample, the window advertised.
+    fn autotuned_rx() -> Receiver {
+        let mut r = Receiver::for_config(&TcpConfig::default(), 1448);
+        r.rcv_nxt = 1;
+        r.on_established(at_ms(0));
+        r.advertise();
+        r
+    }
+
+    #[test]
+    fn the_first_full_segment_measures_the_scaling_ratio_and_raises_the_clamp() {
+        // tcp_measure_rcv_mss: rcv_mss 536 → 1448, ratio ⌊1448·256/2304⌋ = 160, clamp
+        // 131072·160/256 = 81920; tcp_set_window_clamp raises rcv_ssthresh to min(rcv_wnd, clamp).
+        let mut r = autotuned_rx();
+        assert_eq!(r.window_clamp(), 65_536);
+        r.on_segment(1, 1448, false);
+        assert_eq!(r.window_clamp(), 81_920);
+        assert_eq!(r.autotune.as_ref().unwrap().scaling_ratio(), 160);
+    }
+
+    #[test]
+    fn a_burst_freed_by_a_hole_fill_counts_in_the_next_rtt_of_autotuning() {
+        // Linux tcp_recvmsg runs tcp_rcv_space_adjust after each skb it copies, and
+        // tcp_rcv_space_adjust counts what was read less what is still queued. When a hole fill
+        // frees 21 segments, the check after the first skb sees them still queued and restarts
+        // the measurement there (nothing grows); the burst is counted one RTT later (the
+        // emulated 6.18 client: copied 33 304 over the RTT after the hole fill). Counting the
+        // whole read at once would grow the buffer at the hole fill, on 21 segments.
+        const M: u64 = 1448;
+        let mut r = autotuned_rx();
+        r.on_segment(1, M, false);
+        r.measure_rcv_rtt(at_ms(100), Some((1, 100)), M, M);
+        r.read(u64::MAX);
+        r.space_adjust(at_ms(100)); // one RTT since established, 1 segment ≤ 10: restart
+        for k in 2..22 {
+            r.on_segment((1 + k * M) as i64, M, false); // out of order above a hole
+        }
+        let clamp = r.window_clamp();
+        assert_eq!(r.on_segment((1 + M) as i64, M, false).new_bytes, 21 * M, "the hole fill frees 21 segments");
+        r.read(u64::MAX);
+        r.space_adjust(at_ms(200));
+        assert_eq!(r.window_clamp(), clamp, "the burst was still queued at the first skb: no growth yet");
+        for k in 22..27 {
+            r.on_segment((1 + k * M) as i64, M, false);
+        }
+        r.read(u64::MAX);
+        r.space_adjust(at_ms(300));
+        // n = (23 − 2)·M − 4·M still queued = 17·M > 10·M: 2n + 2·(2n·7M/10M) at ratio 160.
+        let n = 17 * M;
+        let rcvwin = 2 * n + 2 * (2 * n * (n - 10 * M) / (10 * M));
+        let rcvbuf = (rcvwin << 8) / 160;
+        assert_eq!(r.window_clamp(), rcvbuf * 160 >> 8);
     }
 
     #[test]

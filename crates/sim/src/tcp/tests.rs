@@ -349,6 +349,23 @@ fn delayed_ack_timer_acks_a_lone_segment_after_40ms() {
     h.run_for(ms(300));
     let data_arrival = t0 + h.delay;
     let ack = h.acks_from(CLIENT).find(|s| s.at >= data_arrival).unwrap();
+    // The timer is a jiffies timer_list (HZ = 250): it fires on the tick after its 10th jiffy,
+    // 40–44 ms after the segment (timers.rs `timer_list_expiry`).
+    let d = ack.at - data_arrival;
+    assert!(d > ms(40) && d <= ms(44), "{d:?}");
+}
+
+#[test]
+fn delayed_ack_timer_without_a_tick_fires_exactly_after_40ms() {
+    let mut h = established(&TcpConfig { hz: 0, ..cfg() }, ms(50));
+    h.send(SERVER, 40 * MSS);
+    h.run_for(ms(400));
+    h.auto_read[CLIENT as usize] = false;
+    let t0 = h.now;
+    h.send(SERVER, 100);
+    h.run_for(ms(300));
+    let data_arrival = t0 + h.delay;
+    let ack = h.acks_from(CLIENT).find(|s| s.at >= data_arrival).unwrap();
     assert_eq!(ack.at - data_arrival, ms(40));
 }
 
@@ -1152,7 +1169,8 @@ fn delayed_ack_timeout_adapts_to_sparse_data() {
     // Linux inflates the ATO each time the delayed-ACK timer fires, up to min(SRTT, 500 ms):
     // isolated segments 150 ms apart are ACKed after 40, 80, then 100 ms (SRTT) (RTO ≈ 300 ms, so
     // quick-ack mode is not re-entered). Nagle off so each small segment leaves at once.
-    let c = TcpConfig { nagle: false, ..cfg() };
+    // No tick (hz 0): the ATO itself; with HZ = 250 each fires up to one jiffy later (below).
+    let c = TcpConfig { nagle: false, hz: 0, ..cfg() };
     let mut h = established(&c, ms(50));
     h.send(SERVER, 40 * MSS);
     h.run_for(ms(300));

@@ -19,6 +19,33 @@ use super::output::Kind;
 use super::recovery::CaState;
 use crate::packet::Packet;
 
+/// When a Linux `timer_list` armed at `now` to expire `after` later fires, on a kernel ticking
+/// at `hz` (0: exactly `after` later, no tick). Linux counts the timeout in jiffies (truncated:
+/// the delayed-ACK ATO is an integer number of jiffies, TCP_ATO_MIN = HZ/25 = 10 at HZ = 250, and
+/// the simulator's ATO arithmetic truncated to jiffies gives Linux's integer sequence, e.g.
+/// 20 → 15 → 12 → 11 → 10 after a missed delayed ACK), the timer wheel puts it in the bucket
+/// one granule *after* its expiry so that it never fires early (kernel/time/timer.c
+/// `calc_index`: "Round up with level granularity", `(expires >> LVL_SHIFT(lvl)) + 1`; level
+/// n has granules of 8^n jiffies and holds timers less than 63·8^(n−1) jiffies ahead), and it
+/// fires at that tick. So a 40-ms delayed ACK at HZ = 250 leaves 40–44 ms after the segment (the
+/// tick phase), not 40: the emulated 6.18 client's delayed ACKs came 42.9 and 43.9 ms after the
+/// segment (issue 15, session 12, `icsk_ack.ato` = 10 jiffies traced). Deviation: the jiffy
+/// clock is aligned with simulated time 0 (a real kernel's tick phase is arbitrary).
+pub(super) fn timer_list_expiry(now: Time, after: Duration, hz: u32) -> Time {
+    if hz == 0 {
+        return now + after;
+    }
+    let tick_ns = 1_000_000_000 / hz as u64;
+    let now_j = now.as_nanos() / tick_ns;
+    let delta = (after.as_nanos() as u64 / tick_ns).max(1);
+    let mut shift = 0; // LVL_SHIFT(lvl) = 3·lvl
+    while shift < 21 && delta >= 63u64 << shift {
+        shift += 3;
+    }
+    let fires_j = (((now_j + delta) >> shift) + 1) << shift;
+    Time::ZERO + Duration::from_nanos(fires_j * tick_ns)
+}
+
 /// The endpoint's timers: each an absolute expiry time, `None` when not armed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Timers {
@@ -236,5 +263,42 @@ impl TcpEndpoint {
         self.state = TcpState::Closed;
         self.clear_timers();
         self.events.push(SocketEvent::Reset);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_us(us: u64) -> Time {
+        Time::ZERO + Duration::from_micros(us)
+    }
+
+    #[test]
+    fn a_40_ms_delayed_ack_fires_on_the_tick_after_its_tenth_jiffy() {
+        // HZ = 250: jiffies of 4 ms. Armed at 101 ms (jiffy 25): expires at jiffy 35, the wheel's
+        // bucket is jiffy 36 = 144 ms, 43 ms after arming; armed on a tick edge, 44 ms.
+        let ato = Duration::from_millis(40);
+        assert_eq!(timer_list_expiry(at_us(101_000), ato, 250), at_us(144_000));
+        assert_eq!(timer_list_expiry(at_us(100_000), ato, 250), at_us(144_000));
+        assert_eq!(timer_list_expiry(at_us(103_900), ato, 250), at_us(144_000), "40.1 ms");
+        assert_eq!(timer_list_expiry(at_us(101_000), ato, 0), at_us(141_000), "no tick: exact");
+    }
+
+    #[test]
+    fn a_timer_63_jiffies_or_more_ahead_rounds_up_to_eight_jiffies() {
+        // Level 1 of the wheel: granules of 8 jiffies. 300 ms = 75 jiffies from jiffy 25:
+        // expires at 100, bucket ((100 >> 3) + 1) << 3 = 104 = 416 ms.
+        assert_eq!(timer_list_expiry(at_us(101_000), Duration::from_millis(300), 250), at_us(416_000));
+    }
+
+    #[test]
+    fn the_atos_of_a_deflating_ato_truncate_to_linuxs_integer_jiffies() {
+        // After a missed delayed ACK Linux's ATO is 20 jiffies and each quick segment halves it
+        // plus 5 (integer): 15, 12, 11, 10. The simulator's 60, 50, 45, 42.5 ms truncate to those.
+        for (ms_x10, jiffies) in [(600, 15u64), (500, 12), (450, 11), (425, 10)] {
+            let ato = Duration::from_micros(ms_x10 * 100);
+            assert_eq!(timer_list_expiry(at_us(0), ato, 250), at_us((jiffies + 1) * 4000));
+        }
     }
 }
