@@ -86,7 +86,7 @@ pub fn space_from_win(ratio: u64, win: u64) -> u64 {
 /// the receive path of `tcpvideo emulate`'s client (linkem writes each packet to a TUN device;
 /// no GRO, `tun_get_user` → `netif_receive_skb`). Below a page the skb is linear
 /// (`tun_alloc_skb`: "Under a page? Don't bother with paged skb."), its head `NET_SKB_PAD` (64)
-/// + the packet, `SKB_DATA_ALIGN`ed (64 bytes) plus the aligned `skb_shared_info` (320 bytes),
+/// plus the packet, `SKB_DATA_ALIGN`ed (64 bytes) plus the aligned `skb_shared_info` (320 bytes),
 /// from the next kmalloc size class (`__alloc_skb` → `kmalloc_reserve`, powers of two above
 /// 256 bytes); truesize = `SKB_TRUESIZE(ksize − 320)` = ksize − 320 + 256 (the aligned `struct
 /// sk_buff`) + 320. For 1500 bytes: 1600 + 320 = 1920 → kmalloc-2048 → 2304, so a 1448-byte

@@ -408,7 +408,7 @@ impl Receiver {
         let mut o = RxOutcome::default();
         // tcp_measure_rcv_mss, for in-order data below: the ratio is re-measured when a segment
         // raises the MSS estimate.
-        let mss_rises = len >= self.rcv_mss && len != self.rcv_mss;
+        let mss_rises = len > self.rcv_mss; // Linux: len >= rcv_mss and len != rcv_mss
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(self.adv_mss);
         }
@@ -928,7 +928,7 @@ mod tests {
         let n = 17 * M;
         let rcvwin = 2 * n + 2 * (2 * n * (n - 10 * M) / (10 * M));
         let rcvbuf = (rcvwin << 8) / 160;
-        assert_eq!(r.window_clamp(), rcvbuf * 160 >> 8);
+        assert_eq!(r.window_clamp(), (rcvbuf * 160) >> 8);
     }
 
     #[test]
