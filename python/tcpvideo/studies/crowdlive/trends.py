@@ -131,14 +131,16 @@ def run_many(out, scale: dict, seeds: list[int], runs=tuple(RUNS), jobs: int = 1
     if jobs <= 1:
         for r, s in todo:
             res[r][s] = run_one(str(out), scale, s, r)
-            progress and progress(f"{r} seed {s}: {line(res[r][s])}")
+            if progress:
+                progress(f"{r} seed {s}: {line(res[r][s])}")
     else:
         # spawn, not fork: the parent may hold the Rust core's threads.
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as ex:
             futs = {ex.submit(run_one, str(out), scale, s, r): (r, s) for r, s in todo}
             for f, (r, s) in futs.items():
                 res[r][s] = f.result()
-                progress and progress(f"{r} seed {s}: {line(res[r][s])}")
+                if progress:
+                    progress(f"{r} seed {s}: {line(res[r][s])}")
     return {r: [res[r][s] for s in seeds] for r in runs}
 
 
