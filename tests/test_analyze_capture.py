@@ -128,6 +128,16 @@ def test_api_finds_the_built_stalls(capture, tmp_path):
     assert 0.6 < share < 0.75  # 500 ms of ~750 ms of stall time
 
 
+def test_the_summary_alone_is_the_full_analysis_summary_on_one_and_two_threads(capture):
+    # The CLI without --out asks the Rust core for the summary only (no columns built).
+    from tcpvideo.analysis import analyze_summary
+
+    for threads in (1, 2):
+        s = analyze_summary(capture, threads=threads)
+        assert s == tcpvideo.analyze(capture, threads=threads).summary
+        assert s["download"]["stalls"] == 2
+
+
 def test_tables_are_written_as_parquet_csv_and_summary(capture, tmp_path):
     out = tmp_path / "out"
     r = tcpvideo.analyze([capture], out=out, threads=1)

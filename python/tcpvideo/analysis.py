@@ -115,7 +115,7 @@ def analyze_summary(captures: str | Path | Iterable[str | Path], **options) -> d
     for name in options:
         if name not in defaults:
             raise TypeError(f"analyze_summary() got an unexpected keyword argument {name!r}")
-    return json.loads(_analyze_raw(captures, {**defaults, **options})["summary"])
+    return json.loads(_analyze_raw(captures, {**defaults, **options}, summary_only=True)["summary"])
 
 
 def damage_message(summary: dict) -> str | None:
@@ -127,9 +127,9 @@ def damage_message(summary: dict) -> str | None:
             f"{r['truncated_records']} truncated records); {r['records']} records read")
 
 
-def _analyze_raw(captures, options: dict) -> dict:
+def _analyze_raw(captures, options: dict, summary_only: bool = False) -> dict:
     """Check the captures and :func:`analyze`'s options (every one given, by name) and run the
-    Rust analyzer: its raw columns and summary JSON."""
+    Rust analyzer: its raw columns and summary JSON (only the summary with ``summary_only``)."""
     if isinstance(captures, (str, Path)):
         captures = [captures]
     paths = [str(Path(c)) for c in captures]
@@ -166,7 +166,7 @@ def _analyze_raw(captures, options: dict) -> dict:
         "app_parse": bool(options["app_parse"]),
         "keep_bursts": bool(options["keep_bursts"]),
     }
-    raw = _core.analyze_captures(paths, opts, options["progress"])
+    raw = _core.analyze_captures(paths, opts, options["progress"], summary_only)
     if options["strict"]:
         msg = damage_message(json.loads(raw["summary"]))
         if msg:

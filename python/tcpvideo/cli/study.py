@@ -152,12 +152,25 @@ def crowdlive_cmd(
     full: bool = typer.Option(False, "--full", help="30 publishers, 120 viewers, 5 minutes (default: 8, 20, 1 minute)."),
     out: Path = typer.Option(Path("studies/crowdlive"), "--out", help="Output directory."),
     seed: int = typer.Option(1, "--seed", help="Run seed."),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="e.g. 1-20: also the frame-type trends (Tables 4-5) "
+                                        "pooled over these seeds, 3 runs each (~30 s a run with --full); the study "
+                                        "itself runs on the first. Default: one seed, no trends."),
+    jobs: int = typer.Option(1, "--jobs", help="Trend runs at a time (each one simulation + one analysis)."),
 ) -> None:
     """Seed 000: the front-end's captures through the analyzer, scored against the simulator's
     ground truth, with TLP / aggressive-RTO variants → OUT/report/report.html."""
     from tcpvideo.studies import crowdlive
+    from tcpvideo.sweep.grid import SweepInputError, parse_seeds
 
-    res = crowdlive.run(full=full, out=out, seed=seed)
+    seed_list = None
+    if seeds is not None:
+        try:
+            seed_list = parse_seeds(seeds)
+        except SweepInputError as e:
+            Console(stderr=True).print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2)
+        seed = seed_list[0]
+    res = crowdlive.run(full=full, out=out, seed=seed, seeds=seed_list, jobs=max(jobs, 1))
     t = Table(title="seed 000: paper vs ours", show_lines=False)
     for col in ("where", "claim", "paper", "ours", "status"):
         t.add_column(col, overflow="fold")

@@ -1,0 +1,87 @@
+"""Seed 000's frame-type trends pooled over seeds (issue 16, session 12;
+python/tcpvideo/studies/crowdlive/trends.py): the tests, the pooling and the reuse of runs."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import tcpvideo
+from tcpvideo.studies.crowdlive import trends
+from tcpvideo.studies.report import NOT_REPRODUCED, PARTLY, REPRODUCED
+
+
+def test_fisher_one_sided_gives_the_lady_tasting_tea_probabilities():
+    # Fisher's own example: 8 cups, 4 of each, all margins 4; k right of the 4 "milk first".
+    assert trends.fisher_greater(4, 0, 0, 4) == pytest.approx(1 / 70)
+    assert trends.fisher_greater(3, 1, 1, 3) == pytest.approx(17 / 70)
+    assert trends.fisher_greater(0, 4, 4, 0) == pytest.approx(1.0)
+    # An empty row (no V RTO at all) carries no evidence.
+    assert trends.fisher_greater(0, 0, 5, 24) == 1.0
+
+
+def test_the_sign_test_of_i_first_against_one_in_three():
+    assert trends.binom_greater(3, 3, 1 / 3) == pytest.approx(1 / 27)
+    assert trends.binom_greater(0, 10, 1 / 3) == pytest.approx(1.0)
+    assert trends.binom_greater(2, 2, 0.5) == pytest.approx(0.25)
+
+
+def _result(seed, less, other, v_cont=0, loss=None, steady=None):
+    """A run's result as run_one writes it: `less`/`other` RTOs per frame, loss [retrans, packets]."""
+    tab = {f: {k: 0 for k in trends.TIMEOUT_KINDS} for f in trends.FRAMES}
+    for f in trends.FRAMES:
+        tab[f]["less_packet"] = less.get(f, 0)
+        tab[f]["double"] = other.get(f, 0)
+    tab["V"]["continuous_loss"] = v_cont
+    loss = loss or {f: [1, 100] for f in trends.FRAMES}
+    return {"params": {"seed": seed}, "timeouts": {"analyzer": tab, "truth": json.loads(json.dumps(tab))},
+            "loss": {"analyzer": loss, "steady": steady or loss, "join": loss},
+            "score": {"timeout_type_agreement": 1.0, "timeout_pairs": 3}}
+
+
+def test_i_first_counts_a_seed_only_when_its_i_rate_is_strictly_the_highest():
+    rs = [_result(1, {}, {}, loss={"I": [2, 100], "P": [1, 100], "V": [1, 100]}),
+          _result(2, {}, {}, loss={"I": [1, 100], "P": [1, 100], "V": [0, 100]}),  # tie with P: no one's
+          _result(3, {}, {}, loss={"I": [0, 100], "P": [0, 100], "V": [0, 100]}),  # no loss: no one's
+          _result(4, {}, {}, loss={"I": [1, 100], "P": [3, 100], "V": [0, 100]})]
+    fi = trends.i_first(rs)
+    assert (fi["i_first"], fi["seeds"], "".join(fi["first"])) == (1, 4, "I==P")
+    assert fi["pooled"]["I"] == [4, 400] and fi["pooled"]["P"] == [5, 400]
+    assert not fi["pooled_i_highest"]
+
+
+def test_the_voice_claim_needs_significance_and_no_voice_continuous_loss():
+    # V 6 of 8 less packet vs P 5 of 40 over the seeds: significant.
+    sig = [_result(s, {"V": 3, "P": 1}, {"V": 1, "P": 7}) for s in (1, 2)] + [_result(3, {"P": 3}, {"P": 17})]
+    assert trends.less_packet(sig)["p_V_gt_P"] < 0.01
+    assert trends.v_less_claim({"tlp_off": sig})[1] == REPRODUCED
+    # The same direction on 1 of 2 vs 5 of 29: only the direction.
+    few = [_result(1, {"V": 1, "P": 5}, {"V": 1, "P": 24})]
+    assert trends.v_less_claim({"tlp_off": few})[1] == PARTLY
+    # One continuous-loss V RTO breaks the claim whatever the shares.
+    cont = [_result(s, {"V": 3, "P": 1}, {"V": 1, "P": 7}, v_cont=1 if s == 2 else 0) for s in (1, 2)]
+    assert trends.v_less_claim({"tlp_off": cont})[1] == NOT_REPRODUCED
+
+
+def test_a_trend_run_keeps_its_tables_not_its_pcaps_and_is_reused_not_resimulated(tmp_path, monkeypatch):
+    scale = dict(publishers=2, subscribers=4, duration_s=25.0, loss_p=0.02)
+    r = trends.run_one(str(tmp_path), scale, 3, "tlp_off")
+    d = tmp_path / "tlp_off_s3"
+    assert not list((d / "run").glob("*.pcap"))
+    # Every download RTO of the truth is counted under its frame (TLP off: no probes to set apart).
+    tt = pd.read_csv(d / "run" / "truth_timeouts.csv")
+    fl = pd.read_csv(d / "run" / "truth_flows.csv").set_index("flow")
+    down = tt[tt["flow"].map(fl["role"]) == "subscribe"]
+    assert len(down) > 0
+    assert sum(sum(v.values()) for v in r["timeouts"]["truth"].values()) == len(down)
+    assert sum(r["loss"]["analyzer"][f][1] for f in trends.FRAMES) > 1000
+
+    def no_sim(*a, **k):
+        raise AssertionError("simulated again")
+
+    monkeypatch.setattr(tcpvideo, "simulate", no_sim)
+    assert trends.run_one(str(tmp_path), scale, 3, "tlp_off") == r
+    with pytest.raises(AssertionError, match="simulated again"):
+        trends.run_one(str(tmp_path), {**scale, "subscribers": 5}, 3, "tlp_off")
