@@ -66,9 +66,11 @@ def test_the_voice_claim_needs_significance_and_no_voice_continuous_loss():
 
 
 def test_a_trend_run_keeps_its_tables_not_its_pcaps_and_is_reused_not_resimulated(tmp_path, monkeypatch):
-    scale = dict(publishers=2, subscribers=4, duration_s=25.0, loss_p=0.02)
-    r = trends.run_one(str(tmp_path), scale, 3, "tlp_off")
-    d = tmp_path / "tlp_off_s3"
+    # 4 % loss, seed 1: six download RTOs on main 862ca87 (2 % and seed 3 had none after the
+    # Linux-6.18 receiver), so the counting below has something to count.
+    scale = dict(publishers=2, subscribers=4, duration_s=25.0, loss_p=0.04)
+    r = trends.run_one(str(tmp_path), scale, 1, "tlp_off")
+    d = tmp_path / "tlp_off_s1"
     assert not list((d / "run").glob("*.pcap"))
     # Every download RTO of the truth is counted under its frame (TLP off: no probes to set apart).
     tt = pd.read_csv(d / "run" / "truth_timeouts.csv")
@@ -82,6 +84,6 @@ def test_a_trend_run_keeps_its_tables_not_its_pcaps_and_is_reused_not_resimulate
         raise AssertionError("simulated again")
 
     monkeypatch.setattr(tcpvideo, "simulate", no_sim)
-    assert trends.run_one(str(tmp_path), scale, 3, "tlp_off") == r
+    assert trends.run_one(str(tmp_path), scale, 1, "tlp_off") == r
     with pytest.raises(AssertionError, match="simulated again"):
-        trends.run_one(str(tmp_path), {**scale, "subscribers": 5}, 3, "tlp_off")
+        trends.run_one(str(tmp_path), {**scale, "subscribers": 5}, 1, "tlp_off")

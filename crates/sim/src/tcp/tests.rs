@@ -337,36 +337,32 @@ fn receiver_acks_every_segment_while_autotuning_opens_its_window() {
 
 #[test]
 fn delayed_ack_timer_acks_a_lone_segment_after_40ms() {
-    let mut h = pair();
+    let d = lone_segment_ack_delay(pair());
+    // The timer is a jiffies timer_list (HZ = 250): it fires on the tick after its 10th jiffy,
+    // 40–44 ms after the segment (timers.rs `timer_list_expiry`).
+    assert!(d > ms(40) && d <= ms(44), "{d:?}");
+}
+
+/// How long after a lone segment's arrival the receiver ACKs it. Quick-ack mode is left first
+/// (40 segments), then one segment within the RTO is ACKed by the timer. The application does not
+/// read it: Linux ACKs a pushed segment at the read that empties the buffer (ICSK_ACK_PUSHED,
+/// tcp_cleanup_rbuf), so the timer governs only a receiver that has not read.
+fn lone_segment_ack_delay(mut h: Harness) -> Duration {
     h.send(SERVER, 40 * MSS);
     h.run_for(ms(400));
-    // Leave quick-ack mode, then one segment within the RTO: ACKed by the timer. The application
-    // does not read it: Linux ACKs a pushed segment at the read that empties the buffer
-    // (ICSK_ACK_PUSHED, tcp_cleanup_rbuf), so the timer governs only a receiver that has not read.
     h.auto_read[CLIENT as usize] = false;
     let t0 = h.now;
     h.send(SERVER, 100);
     h.run_for(ms(300));
     let data_arrival = t0 + h.delay;
     let ack = h.acks_from(CLIENT).find(|s| s.at >= data_arrival).unwrap();
-    // The timer is a jiffies timer_list (HZ = 250): it fires on the tick after its 10th jiffy,
-    // 40–44 ms after the segment (timers.rs `timer_list_expiry`).
-    let d = ack.at - data_arrival;
-    assert!(d > ms(40) && d <= ms(44), "{d:?}");
+    ack.at - data_arrival
 }
 
 #[test]
 fn delayed_ack_timer_without_a_tick_fires_exactly_after_40ms() {
-    let mut h = established(&TcpConfig { hz: 0, ..cfg() }, ms(50));
-    h.send(SERVER, 40 * MSS);
-    h.run_for(ms(400));
-    h.auto_read[CLIENT as usize] = false;
-    let t0 = h.now;
-    h.send(SERVER, 100);
-    h.run_for(ms(300));
-    let data_arrival = t0 + h.delay;
-    let ack = h.acks_from(CLIENT).find(|s| s.at >= data_arrival).unwrap();
-    assert_eq!(ack.at - data_arrival, ms(40));
+    let d = lone_segment_ack_delay(established(&TcpConfig { hz: 0, ..cfg() }, ms(50)));
+    assert_eq!(d, ms(40));
 }
 
 #[test]
