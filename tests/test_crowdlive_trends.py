@@ -118,3 +118,28 @@ def test_the_rto_context_table_counts_each_lost_segment_once_under_each_reading(
     c = voice.context_table(t)
     assert c.loc["V", ["rtos", "less_packet", "nothing_sent_after", "in_flight_at_rto_lt4"]].tolist() == [1, 1, 1, 1]
     assert c.loc["P", ["rtos", "less_packet", "out_at_send_lt4", "cwnd_at_rto_lt4", "nothing_sent_after"]].tolist() == [1, 0, 1, 1, 0]
+
+
+def test_the_seed_pauses_run_simulates_the_same_population_with_more_encoder_pauses(tmp_path, monkeypatch):
+    # seed_pauses is tlp_off with pause_every_s from the seed's upload stall share (§2.1); its
+    # cache key differs, and the runs cached before it (no population key) stay valid.
+    seen = {}
+
+    def capture(sc, out):
+        seen[str(out)] = sc
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(tcpvideo, "simulate", capture)
+    scale = dict(publishers=3, subscribers=4, duration_s=120.0)
+    for run in ("tlp_off", "seed_pauses"):
+        with pytest.raises(RuntimeError, match="captured"):
+            trends.run_one(str(tmp_path), scale, 1, run)
+    off, sp = (seen[str(tmp_path / f"{r}_s1" / "run")] for r in ("tlp_off", "seed_pauses"))
+
+    def pauses(sc):
+        return sum(len((f.get("crowd") or {}).get("pauses", [])) for f in sc["flow"])
+
+    assert pauses(sp) > 2 * pauses(off) > 0
+    assert [n["name"] for n in sp["node"]] == [n["name"] for n in off["node"]]
+    assert trends.RUNS["seed_pauses"][:2] == trends.RUNS["tlp_off"][:2]  # TLP off, GOP cache
+    assert "seed_pauses" not in trends.DEFAULT_RUNS

@@ -103,6 +103,8 @@ def main(argv=None) -> None:
     ap.add_argument("--run", default="tlp_off")
     a = ap.parse_args(argv)
     runs = sorted(a.out.glob(f"{a.run}_s*/run"))
+    if not runs:
+        ap.error(f"no {a.run}_s*/run under {a.out}")
     t = download_timeouts(runs)
     missing = [c for c in CONTEXT_COLUMNS if c not in t.columns]
     if missing:
