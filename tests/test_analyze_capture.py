@@ -265,6 +265,8 @@ def test_analyze_without_out_imports_neither_pyarrow_nor_numpy(capture):
     assert "tcpvideo._core" in imported
     heavy = sorted(m for m in imported if m.split(".")[0] in ("pyarrow", "numpy", "matplotlib"))
     assert heavy == [], heavy
+    # A plain command line (files, -q) is parsed without Typer (session 14: 45 of 62 ms of start-up).
+    assert not [m for m in imported if m.split(".")[0] in ("typer", "click")]
 
 
 def test_package_functions_stay_functions_after_their_submodules_are_imported(capture):
@@ -314,3 +316,45 @@ def test_the_command_process_keeps_exit_status_3_and_every_line_when_it_skips_te
     assert res.returncode == 3, res.stderr
     assert "1 corrupt" in res.stderr and "warning" in res.stderr
     assert "Table 2" in res.stdout and res.stdout.rstrip().splitlines()[-1].startswith("capture vantage")
+
+
+def test_a_plain_command_line_is_parsed_without_typer_and_anything_else_is_left_to_it(capture, tmp_path):
+    from tcpvideo.cli.analyze import plain_args
+
+    f = str(capture)
+    assert plain_args([f]) == ([capture], False, False)
+    assert plain_args(["-q", f, "--timings", f]) == ([capture, capture], True, True)
+    assert plain_args(["--quiet", f])[1] is True
+    for argv in ([], ["-q"], [f, "--out", str(tmp_path)], [f, "--threads", "1"], ["--help"], [f, "--"],
+                 [str(tmp_path / "missing.pcap")], [str(tmp_path)], [f, "-qq"]):
+        assert plain_args(argv) is None, argv
+
+
+def test_the_plain_path_runs_the_analysis_with_the_options_typer_gives_an_unset_command_line(capture, monkeypatch):
+    # One source for the defaults: what Typer passes for `analyze FILE -q` is what the plain path passes.
+    from tcpvideo.cli import analyze
+
+    seen = []
+    monkeypatch.setattr(analyze, "run", lambda captures, out, options, **kw: seen.append((captures, out, options, kw)) or 0)
+    res = CliRunner().invoke(app, ["analyze", str(capture), "-q"])
+    assert res.exit_code == 0, res.output
+    (captures, out, options, kw), = seen
+    assert (captures, out, options) == ([capture], None, analyze.plain_options())
+    assert kw["quiet"] is True and kw["csv"] and kw["report"] and kw["clock"] is None
+
+
+def test_the_plain_path_prints_and_exits_as_the_typer_path(tmp_path):
+    # `--tau 2.0` (the default) sends the same analysis through Typer: same tables, same status.
+    import subprocess
+    import sys
+
+    data = bytearray(build())
+    data[24 + 8 : 24 + 12] = struct.pack("<I", 0x7FFFFFFF)  # damaged: exit status 3
+    for name, content in (("ok.pcap", build()), ("damaged.pcap", bytes(data))):
+        p = tmp_path / name
+        p.write_bytes(content)
+        runs = [subprocess.run([sys.executable, "-m", "tcpvideo.cli", "analyze", str(p), *extra],
+                               capture_output=True, text=True) for extra in ([], ["--tau", "2.0"])]
+        assert runs[0].returncode == runs[1].returncode == (3 if name == "damaged.pcap" else 0), runs[0].stderr
+        assert runs[0].stdout == runs[1].stdout and "Table 2" in runs[0].stdout
+        assert runs[0].stderr == runs[1].stderr

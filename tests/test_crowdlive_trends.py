@@ -79,6 +79,14 @@ def test_a_trend_run_keeps_its_tables_not_its_pcaps_and_is_reused_not_resimulate
     assert len(down) > 0
     assert sum(sum(v.values()) for v in r["timeouts"]["truth"].values()) == len(down)
     assert sum(r["loss"]["analyzer"][f][1] for f in trends.FRAMES) > 1000
+    # The truth's context columns (session 14) agree with its own type: a less-packet RTO had
+    # fewer than 4 segments out at the RTO, any other non-double, non-tail one at least 4; a
+    # segment sent after the lost one cannot be lost more often than it was sent.
+    assert (down["lost_after"] <= down["sent_after"]).all()
+    first = down[~down.duplicated(["flow", "offset"])]
+    assert (first.loc[first["timeout_type"] == "less_packet", "out_at_rto"] < 4).all()
+    rest = first[first["timeout_type"].isin(["continuous_loss", "other"])]
+    assert (rest["out_at_rto"] >= 4).all()
 
     def no_sim(*a, **k):
         raise AssertionError("simulated again")
@@ -87,3 +95,51 @@ def test_a_trend_run_keeps_its_tables_not_its_pcaps_and_is_reused_not_resimulate
     assert trends.run_one(str(tmp_path), scale, 1, "tlp_off") == r
     with pytest.raises(AssertionError, match="simulated again"):
         trends.run_one(str(tmp_path), {**scale, "subscribers": 5}, 1, "tlp_off")
+
+
+def test_the_rto_context_table_counts_each_lost_segment_once_under_each_reading(tmp_path):
+    from tcpvideo.studies.crowdlive import voice
+
+    run = tmp_path / "tlp_off_s1" / "run"
+    run.mkdir(parents=True)
+    (run / "truth_flows.csv").write_text("flow,role,channel,client_port,data_packets\n1,subscribe,0,1,9\n2,publish,0,2,9\n")
+    cols = "flow,ts_ns,offset,len,timeout_type,frame," + ",".join(voice.CONTEXT_COLUMNS)
+    rows = [
+        # a voice segment last before a gap, one out at the RTO; then its backed-off RTO
+        "1,100,0,200,less_packet,V,5,5,10,0,0,300,1,1,0,10",
+        "1,200,0,200,double,V,5,5,10,0,0,300,1,1,0,1",
+        # a P segment followed by 6, 4 lost, cwnd 3 at the RTO; an upload's RTO is not counted
+        "1,300,900,1448,continuous_loss,P,2,2,3,6,4,0,7,7,0,3",
+        "2,300,900,1448,other,P,9,9,9,9,9,9,9,9,9,9",
+    ]
+    (run / "truth_timeouts.csv").write_text(cols + "\n" + "\n".join(rows) + "\n")
+    t = voice.download_timeouts([run])
+    assert list(t["repeat"]) == [False, True, False]
+    c = voice.context_table(t)
+    assert c.loc["V", ["rtos", "less_packet", "nothing_sent_after", "in_flight_at_rto_lt4"]].tolist() == [1, 1, 1, 1]
+    assert c.loc["P", ["rtos", "less_packet", "out_at_send_lt4", "cwnd_at_rto_lt4", "nothing_sent_after"]].tolist() == [1, 0, 1, 1, 0]
+
+
+def test_the_seed_pauses_run_simulates_the_same_population_with_more_encoder_pauses(tmp_path, monkeypatch):
+    # seed_pauses is tlp_off with pause_every_s from the seed's upload stall share (§2.1); its
+    # cache key differs, and the runs cached before it (no population key) stay valid.
+    seen = {}
+
+    def capture(sc, out):
+        seen[str(out)] = sc
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(tcpvideo, "simulate", capture)
+    scale = dict(publishers=3, subscribers=4, duration_s=120.0)
+    for run in ("tlp_off", "seed_pauses"):
+        with pytest.raises(RuntimeError, match="captured"):
+            trends.run_one(str(tmp_path), scale, 1, run)
+    off, sp = (seen[str(tmp_path / f"{r}_s1" / "run")] for r in ("tlp_off", "seed_pauses"))
+
+    def pauses(sc):
+        return sum(len((f.get("crowd") or {}).get("pauses", [])) for f in sc["flow"])
+
+    assert pauses(sp) > 2 * pauses(off) > 0
+    assert [n["name"] for n in sp["node"]] == [n["name"] for n in off["node"]]
+    assert trends.RUNS["seed_pauses"][:2] == trends.RUNS["tlp_off"][:2]  # TLP off, GOP cache
+    assert "seed_pauses" not in trends.DEFAULT_RUNS

@@ -65,7 +65,10 @@ def __getattr__(name: str):
 def main() -> None:
     wanted = [a for a in sys.argv[1:2] if a in COMMANDS]
     if wanted == ["analyze"]:
-        from tcpvideo.cli.analyze import run_and_exit
+        from tcpvideo.cli import analyze
 
-        run_and_exit(build_app(("analyze",)))
+        plain = analyze.plain_args(sys.argv[2:])
+        if plain is not None:  # files and -q/--timings only: no Typer to import (start-up)
+            analyze.run_plain_and_exit(*plain)
+        analyze.run_and_exit(build_app(("analyze",)))
     build_app(tuple(wanted) or COMMANDS)()

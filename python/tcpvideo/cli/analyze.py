@@ -14,12 +14,30 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
-import typer
-
 from tcpvideo.cli.phases import PhaseClock
 
 if TYPE_CHECKING:
+    import typer
     from rich.console import Console
+
+# Typer (with its click) is ~70 % of the command's start-up (issue 16 session 14: 45 of 62 ms,
+# `python -X importtime`), so this module imports it only to build the command for the app.
+# ``tcpvideo analyze FILE... [-q] [--timings]`` — the plain run bench/analyze_speed.py times —
+# is parsed by :func:`plain_args` without it; anything else (another option, --help, a path
+# that is not a readable file) goes through Typer, which parses, checks and reports as always.
+# Defaults both paths use (the Typer options below name these):
+TAU = 2.0  # stall threshold factor, the seed's min(2·SRTT, RTO)
+STALL_FLOOR_MS = 0.0  # no floor: the seed's definition
+THREADS = 0  # all cores
+RTO_STYLE = "rfc6298"
+
+
+class CommandExit(Exception):
+    """End the command with exit status ``code`` (its message, if any, already printed)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
 
 # What the steps after the analysis need (rich for the terminal tables; with --out numpy and
 # pyarrow for the tables, pyarrow's Parquet/CSV writers, matplotlib for report.html) is imported
@@ -121,6 +139,8 @@ def print_warnings(summary: dict, console: Console) -> None:
 
 
 def _parse_map(items: List[str]) -> list[tuple[str, str]]:
+    import typer
+
     out = []
     for it in items:
         if "=" not in it:
@@ -170,34 +190,78 @@ def _prefetch_imports(tables: bool, report: bool) -> None:
         pass
 
 
-def analyze_cmd(
-    captures: List[Path] = typer.Argument(..., exists=True, dir_okay=False, help="pcap/pcapng files, optionally .gz/.zst"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="write tables (Parquet+CSV), summary.json and report.html here"),
-    server_port: List[int] = typer.Option([], "--server-port", help="port of the server side (repeatable)"),
-    server_ip: List[str] = typer.Option([], "--server-ip", help="address of the server side (repeatable)"),
-    tau: float = typer.Option(2.0, help="stall threshold factor: gap > min(tau*SRTT, RTO)"),
-    stall_floor_ms: float = typer.Option(0.0, "--stall-floor-ms", help="a stall must also exceed this (0 = the seed's "
-                                         "definition; try 200 on sub-millisecond paths such as veth)"),
-    threads: int = typer.Option(0, help="worker threads (0 = all cores)"),
-    rto_style: str = typer.Option("rfc6298", help="rfc6298 (RTO >= 200 ms) or linux (RTO >= SRTT + 200 ms)"),
-    channel_map: List[str] = typer.Option([], "--channel-map", help="PATTERN=CHANNEL: URL/stream/client ip:port substring → channel"),
-    no_app: bool = typer.Option(False, "--no-app", help="skip HTTP/FLV/RTMP parsing"),
-    csv: bool = typer.Option(True, help="also write CSV next to Parquet"),
-    report: bool = typer.Option(True, help="write report.html into --out"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no tables (warnings still go to stderr)"),
-    strict: bool = typer.Option(False, "--strict", help="damaged input (any skipped byte) is an error: exit 2, nothing written"),
-    timings: bool = typer.Option(False, "--timings", help="print the wall and CPU seconds of each phase (start-up, "
-                                 "analysis, printing, writing, report) on stderr"),
-) -> None:
-    """Analyze captures (server side, client side or mid-path: told per flow from the handshake):
-    FCT, RTT, stalls and their causes, timeout retransmission types, bursts, per-frame-type loss
-    (seed 000 tables; Trickle metrics). Exit status 3 when damaged input was skipped."""
-    clock = PhaseClock() if timings else None
+def _command():
+    """The Typer command (Typer imported here, when the app is built)."""
+    import typer
+
+    def analyze_cmd(
+        captures: List[Path] = typer.Argument(..., exists=True, dir_okay=False, help="pcap/pcapng files, optionally .gz/.zst"),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="write tables (Parquet+CSV), summary.json and report.html here"),
+        server_port: List[int] = typer.Option([], "--server-port", help="port of the server side (repeatable)"),
+        server_ip: List[str] = typer.Option([], "--server-ip", help="address of the server side (repeatable)"),
+        tau: float = typer.Option(TAU, help="stall threshold factor: gap > min(tau*SRTT, RTO)"),
+        stall_floor_ms: float = typer.Option(STALL_FLOOR_MS, "--stall-floor-ms", help="a stall must also exceed this (0 = the "
+                                             "seed's definition; try 200 on sub-millisecond paths such as veth)"),
+        threads: int = typer.Option(THREADS, help="worker threads (0 = all cores)"),
+        rto_style: str = typer.Option(RTO_STYLE, help="rfc6298 (RTO >= 200 ms) or linux (RTO >= SRTT + 200 ms)"),
+        channel_map: List[str] = typer.Option([], "--channel-map", help="PATTERN=CHANNEL: URL/stream/client ip:port substring → channel"),
+        no_app: bool = typer.Option(False, "--no-app", help="skip HTTP/FLV/RTMP parsing"),
+        csv: bool = typer.Option(True, help="also write CSV next to Parquet"),
+        report: bool = typer.Option(True, help="write report.html into --out"),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar and no tables (warnings still go to stderr)"),
+        strict: bool = typer.Option(False, "--strict", help="damaged input (any skipped byte) is an error: exit 2, nothing written"),
+        timings: bool = typer.Option(False, "--timings", help="print the wall and CPU seconds of each phase (start-up, "
+                                     "analysis, printing, writing, report) on stderr"),
+    ) -> None:
+        """Analyze captures (server side, client side or mid-path: told per flow from the handshake):
+        FCT, RTT, stalls and their causes, timeout retransmission types, bursts, per-frame-type loss
+        (seed 000 tables; Trickle metrics). Exit status 3 when damaged input was skipped."""
+        clock = PhaseClock() if timings else None
+        options = dict(tau=tau, stall_floor_ms=stall_floor_ms, server_ports=server_port, server_ips=server_ip,
+                       threads=threads, rto_style=rto_style, channel_map=_parse_map(channel_map), app_parse=not no_app,
+                       strict=strict)
+        try:
+            code = run(captures, out, options, csv=csv, report=report, quiet=quiet, clock=clock)
+        except CommandExit as e:
+            raise typer.Exit(e.code) from None
+        if code:
+            raise typer.Exit(code)
+
+    return analyze_cmd
+
+
+def plain_options() -> dict:
+    """The analysis options of a command line that sets none (the Typer defaults above)."""
+    return dict(tau=TAU, stall_floor_ms=STALL_FLOOR_MS, server_ports=[], server_ips=[], threads=THREADS,
+                rto_style=RTO_STYLE, channel_map=[], app_parse=True, strict=False)
+
+
+def plain_args(argv: List[str]) -> tuple[list[Path], bool, bool] | None:
+    """(captures, quiet, timings) when ``argv`` (after ``analyze``) is only readable files and
+    ``-q``/``--quiet``/``--timings``; None for anything else, which Typer then parses and checks."""
+    files, quiet, timings = [], False, False
+    for a in argv:
+        if a in ("-q", "--quiet"):
+            quiet = True
+        elif a == "--timings":
+            timings = True
+        elif a.startswith("-"):
+            return None
+        else:
+            p = Path(a)
+            if not (p.is_file() and os.access(p, os.R_OK)):
+                return None  # Typer's "does not exist" / "is a directory" message
+            files.append(p)
+    return (files, quiet, timings) if files else None
+
+
+def run(captures: List[Path], out: Optional[Path], options: dict, *, csv: bool = True, report: bool = True,
+        quiet: bool = False, clock: PhaseClock | None = None) -> int:
+    """The command once its arguments are parsed: analyze, print, write. Returns the exit status
+    (0, or 3 for damaged input skipped); raises :class:`CommandExit` (2) on an error, printed."""
     from tcpvideo.analysis import damage_message
 
     formats = ("parquet", "csv") if csv else ("parquet",)
-    options = dict(tau=tau, stall_floor_ms=stall_floor_ms, server_ports=server_port, server_ips=server_ip, threads=threads,
-                   rto_style=rto_style, channel_map=_parse_map(channel_map), app_parse=not no_app, strict=strict)
     side = threading.Thread(target=_prefetch_imports, args=(out is not None, report), name="tcpvideo-imports",
                             daemon=True)
     side.start()
@@ -236,15 +300,18 @@ def analyze_cmd(
     damage = damage_message(summary)
     if damage:
         err.print(f"[red]{damage}[/red] (exit status 3; --strict makes this an error)", highlight=False)
-        raise typer.Exit(3)
+        return 3
+    return 0
 
 
-def _fail(e: Exception) -> typer.Exit:
+
+
+def _fail(e: Exception) -> CommandExit:
     """Print the error on stderr; the exit (status 2) to raise."""
     from rich.console import Console
 
     Console(stderr=True).print(f"[red]error:[/red] {e}", highlight=False)
-    return typer.Exit(2)
+    return CommandExit(2)
 
 
 def _analyze(captures: List[Path], out: Optional[Path], options: dict):
@@ -294,6 +361,22 @@ def run_and_exit(app: typer.Typer) -> None:
         else:  # as sys.exit("message") would: the message on stderr, status 1
             print(e.code, file=sys.stderr)
             code = 1
+    _exit(code)
+
+
+def run_plain_and_exit(captures: List[Path], quiet: bool, timings: bool) -> None:
+    """``tcpvideo analyze FILE... [-q] [--timings]`` (see :func:`plain_args`) without Typer, ended
+    as :func:`run_and_exit` ends the Typer command."""
+    clock = PhaseClock() if timings else None
+    try:
+        code = run(captures, None, plain_options(), quiet=quiet, clock=clock)
+    except CommandExit as e:
+        code = e.code
+    _exit(code)
+
+
+def _exit(code: int) -> None:
+    """Flush stdout and stderr and end the process with ``code``, skipping the teardown."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -303,4 +386,4 @@ def run_and_exit(app: typer.Typer) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("analyze")(analyze_cmd)
+    app.command("analyze")(_command())

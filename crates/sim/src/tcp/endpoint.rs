@@ -392,6 +392,17 @@ impl TcpEndpoint {
         self.sb.in_flight_bytes()
     }
 
+    /// Additive: Linux `tcp_packets_in_flight` in segments (packets_out + retrans_out − sacked_out
+    /// − lost_out; the seed's Eq. 1), for the crowdlive truth's timeout context.
+    pub fn in_flight_pkts(&self) -> u64 {
+        self.sb.in_flight_pkts()
+    }
+
+    /// Additive: SACKed segments (`sacked_out`, or dupacks counted without SACK).
+    pub fn sacked_pkts(&self) -> u64 {
+        self.sb.sacked_pkts()
+    }
+
     /// Additive: current RTO (with backoff).
     pub fn rto(&self) -> Duration {
         self.rtt.backed_off_rto()

@@ -338,6 +338,12 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
                         "packets). Counts are small at the default scale (docs/studies/"
                         "crowdlive.md has `--full` × 3 seeds); with TLP on, probes recover these tail losses. On "
                         "voice-only connections (per_type_*) Nagle and delayed ACKs keep ~1 segment out. "
+                        "Session 14 (the truth's context of each RTO, `python -m tcpvideo.studies.crowdlive.voice "
+                        "TRENDS_OUT`, 40 seeds TLP off): a lost voice copy is the last before a stream gap 4x as "
+                        "often as a P copy (10/51 vs 18/317), but half of those are the flow's end (tail) and the "
+                        "other voice RTOs have the next P frame behind them; no reading of 'less than 4 packets "
+                        "out' (at the RTO, at the send, Eq. 1 in_flight) parts V from P, and the seed's limiter "
+                        "(cwnd or rwnd) never limits ours: every less-packet RTO had cwnd >= 7 segments. "
                         "Opportunity (truth, voice.py): " + voice_gaps))
     mit = []
     for name in ("baseline", "tlp_off", "aggressive_rto", "per_type_connections", "per_type_tlp_off"):

@@ -10,6 +10,13 @@ seed's population is simulated, analyzed and scored as the study does, once per 
     tlp_off    TLP/RACK off, GOP-cache join — the seed's 2015 front-end (§4 proposes adopting TLP)
     tlp_on     Linux's default TLP/RACK, GOP-cache join — the study's baseline
     wait_key   TLP/RACK on, viewers join at the channel's next I frame (nginx-rtmp ``wait_key``)
+    seed_pauses  (opt-in, not in the default runs) ``tlp_off`` with the publishers' encoder pauses
+               as frequent as the seed's upload stalls: §2.1 measures stall time = 31.6 % of the
+               upload FCT, 93.5 % of it normal (encoder gaps); our pauses last 0.5–3 s (mean
+               1.75 s), so one every 1.75 × (1 − 0.316) / 0.316 = 3.79 ≈ 3.8 s (default 15 s, 10.7 %
+               of the FCT). Derived from §2.1 before the run, not from Table 5: §2.3 names the
+               path from upload stalls to download timeouts ("lack of data will result in not
+               enough duplicates to trigger fast retransmit"). Session 14.
 
 and the counts are pooled. Each run keeps a small ``result.json`` (its pcaps are deleted); a
 result whose parameters and tcpvideo version match is reused, so a study can be resumed or
@@ -38,8 +45,11 @@ import pandas as pd
 
 FRAMES = ("I", "P", "V")
 TIMEOUT_KINDS = ("tail", "less_packet", "double", "ack_delay_loss", "continuous_loss", "other")
-# name → (server TLP/RACK on, viewer join). Population overrides beyond the scale: none.
-RUNS = {"tlp_off": (False, "gop_cache"), "tlp_on": (True, "gop_cache"), "wait_key": (True, "wait_key")}
+# name → (server TLP/RACK on, viewer join, population overrides beyond the scale).
+SEED_PAUSE_EVERY_S = 3.8  # the seed's upload stall share (module comment, seed_pauses)
+RUNS = {"tlp_off": (False, "gop_cache", {}), "tlp_on": (True, "gop_cache", {}), "wait_key": (True, "wait_key", {}),
+        "seed_pauses": (False, "gop_cache", {"pause_every_s": SEED_PAUSE_EVERY_S})}
+DEFAULT_RUNS = ("tlp_off", "tlp_on", "wait_key")
 
 
 def fisher_greater(a: int, b: int, c: int, d: int) -> float:
@@ -101,8 +111,10 @@ def run_one(out: str, scale: dict, seed: int, run: str) -> dict:
     from . import _analyze
     from .population import scenario
 
-    tlp, join = RUNS[run]
+    tlp, join, pop = RUNS[run]
     params = {"scale": scale, "seed": seed, "run": run, "tlp": tlp, "join": join, "version": tcpvideo.__version__}
+    if pop:  # only then: the runs cached before session 14 stay valid
+        params["population"] = pop
     d = Path(out) / f"{run}_s{seed}"
     res_file = d / "result.json"
     if res_file.exists():
@@ -110,7 +122,7 @@ def run_one(out: str, scale: dict, seed: int, run: str) -> dict:
         if old.get("params") == params:
             return old
     rd, ad = d / "run", d / "analysis"
-    over = {} if join == "gop_cache" else {"viewer_join": join}
+    over = ({} if join == "gop_cache" else {"viewer_join": join}) | pop
     tcpvideo.simulate(scenario(seed=seed, tcp={} if tlp else {"rack_tlp": False}, **scale, **over), out=rd)
     _analyze(rd / "fe.pcap", ad)
     res = {"params": params, **collect(rd, ad)}
@@ -121,7 +133,7 @@ def run_one(out: str, scale: dict, seed: int, run: str) -> dict:
     return res
 
 
-def run_many(out, scale: dict, seeds: list[int], runs=tuple(RUNS), jobs: int = 1, progress=print) -> dict:
+def run_many(out, scale: dict, seeds: list[int], runs=DEFAULT_RUNS, jobs: int = 1, progress=print) -> dict:
     """Every (run, seed), ``jobs`` at a time (each a simulation then an analyzer subprocess) →
     {run: [result per seed, in seed order]}."""
     out = Path(out)
@@ -228,6 +240,9 @@ def v_less_claim(res: dict) -> tuple[str, str]:
             + describe_less(sides["analyzer"]) + "; truth " + describe_less(sides["truth"]))
     if "tlp_on" in res:
         text += "; TLP on (analyzer): " + describe_less(less_packet(res["tlp_on"]))
+    if "seed_pauses" in res:
+        text += ("; TLP off with encoder pauses at the seed's upload stall share (every "
+                 f"{SEED_PAUSE_EVERY_S} s, analyzer): " + describe_less(less_packet(res["seed_pauses"])))
 
     def holds(lp, significant):
         return lp["v_highest"] and lp["v_continuous"] == 0 and (not significant or lp["p_V_gt_P"] < 0.05)
@@ -303,7 +318,7 @@ def main(argv=None) -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--seeds", default="1-3", help="1-20, 1,3,5 or 1-3,7")
-    ap.add_argument("--runs", default=",".join(RUNS), help="of " + ", ".join(RUNS))
+    ap.add_argument("--runs", default=",".join(DEFAULT_RUNS), help="of " + ", ".join(RUNS))
     ap.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args(argv)
     runs = [r for r in a.runs.split(",") if r]

@@ -49,3 +49,69 @@ def describe(name: str, f: dict) -> str:
         return f"{name}: no voice segments"
     return (f"{name}: {100 * f['share_at_most_2']:.2f} % of {f['segments']} voice segments had ≤ 2 segments after "
             f"them within {WINDOW_S * 1000:.0f} ms (median {f['median_followers']:.0f})")
+
+
+# Issue 16 session 14: what the sender had out and sent around each download RTO, from the
+# truth's own counters (the context columns of truth_timeouts.csv), to test readings of the
+# seed's "less packet" against each other. Each lost segment counts once (its first RTO); a
+# backed-off RTO of the same segment is the same loss.
+CONTEXT_COLUMNS = ("out_at_send", "in_flight_at_send", "cwnd_at_send", "sent_after", "lost_after", "next_send_ms",
+                   "out_at_rto", "in_flight_at_rto", "sacked_at_rto", "cwnd_at_rto")
+
+
+def download_timeouts(run_dirs) -> pd.DataFrame:
+    """Every download RTO (TLP probes left out) of the runs, with its run, ``repeat`` (an earlier
+    RTO re-sent the same segment) and the truth's context columns."""
+    out = []
+    for rd in run_dirs:
+        rd = Path(rd)
+        fl = pd.read_csv(rd / "truth_flows.csv").set_index("flow")
+        t = pd.read_csv(rd / "truth_timeouts.csv")
+        t = t[(t["flow"].map(fl["role"]) == "subscribe") & (t["timeout_type"] != "tlp_probe")].sort_values(["flow", "ts_ns"])
+        out.append(t.assign(run=str(rd), repeat=t.duplicated(["flow", "offset"])))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def context_table(t: pd.DataFrame) -> pd.DataFrame:
+    """Per frame, over first RTOs: how many, how many the truth calls less packet, and how many
+    each other reading would call so — fewer than 4 out when the lost copy was sent
+    (``out_at_send``), fewer than 4 in the network at the RTO (Eq. 1 ``in_flight``, SACKed
+    left out), nothing sent after the lost copy, cwnd below 4 at the RTO (the seed's stated
+    limiter) — and the medians of what was out and what followed."""
+    f = t[~t["repeat"]]
+    g = f.groupby("frame")
+    return pd.DataFrame({
+        "rtos": g.size(),
+        "less_packet": g["timeout_type"].apply(lambda s: int((s == "less_packet").sum())),
+        "out_at_send_lt4": g["out_at_send"].apply(lambda s: int((s < 4).sum())),
+        "in_flight_at_rto_lt4": g["in_flight_at_rto"].apply(lambda s: int((s < 4).sum())),
+        "nothing_sent_after": g["sent_after"].apply(lambda s: int((s == 0).sum())),
+        "cwnd_at_rto_lt4": g["cwnd_at_rto"].apply(lambda s: int((s < 4).sum())),
+        "median_out_at_send": g["out_at_send"].median(),
+        "median_sent_after": g["sent_after"].median(),
+        "median_cwnd_at_rto": g["cwnd_at_rto"].median(),
+    })
+
+
+def main(argv=None) -> None:
+    """``python -m tcpvideo.studies.crowdlive.voice TRENDS_OUT [--run tlp_off]``: the context table
+    over every cached trend run of that setting (``trends.py`` keeps the truth tables)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description="download RTO context per frame over trend runs")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--run", default="tlp_off")
+    a = ap.parse_args(argv)
+    runs = sorted(a.out.glob(f"{a.run}_s*/run"))
+    if not runs:
+        ap.error(f"no {a.run}_s*/run under {a.out}")
+    t = download_timeouts(runs)
+    missing = [c for c in CONTEXT_COLUMNS if c not in t.columns]
+    if missing:
+        ap.error(f"truth_timeouts.csv has no {', '.join(missing)}: runs older than session 14, delete them")
+    print(f"{len(runs)} runs, {len(t)} download RTOs ({int(t['repeat'].sum())} repeats of a segment)")
+    print(context_table(t).to_string())
+
+
+if __name__ == "__main__":
+    main()

@@ -68,6 +68,13 @@ pub struct Snapshot {
     pub srtt: Option<Duration>,
     pub rto: Duration,
     pub mss: u64,
+    /// Segments in the network, Linux `tcp_packets_in_flight` (the seed's Eq. 1 in segments):
+    /// diagnostic context of each timeout (issue 16 session 14), no rule reads it.
+    pub in_flight_pkts: u64,
+    /// SACKed segments (`sacked_out`).
+    pub sacked_pkts: u64,
+    /// Congestion window in full segments (effective: PRR during recovery, clamp applied).
+    pub cwnd_pkts: u64,
 }
 
 impl Snapshot {
@@ -83,6 +90,9 @@ impl Snapshot {
             srtt: ep.srtt(),
             rto: ep.rto(),
             mss: ep.mss_bytes().max(1),
+            in_flight_pkts: ep.in_flight_pkts(),
+            sacked_pkts: ep.sacked_pkts(),
+            cwnd_pkts: ep.cwnd_bytes() / ep.mss_bytes().max(1),
         }
     }
 }
@@ -243,7 +253,7 @@ impl Truth {
         let mut pk = open("truth_packets.csv")?;
         writeln!(fl, "flow,role,channel,client_port,data_packets")?;
         writeln!(st, "flow,direction,start_ns,end_ns,duration_ns,threshold_ns,kind,unacked_bytes,peer_window_zero,nothing_queued,holds_out_of_order,end_packet")?;
-        writeln!(to, "flow,ts_ns,offset,len,timeout_type,frame")?;
+        writeln!(to, "flow,ts_ns,offset,len,timeout_type,frame,{}", TimeoutContext::HEADER)?;
         writeln!(pk, "flow,ts_ns,offset,len,retransmission,frame")?;
         for (f, t) in self.flows.iter().enumerate() {
             let Some(t) = t else { continue };
@@ -290,12 +300,14 @@ impl Truth {
                 for (i, e) in t.events.iter().enumerate() {
                     match e.kind {
                         PktKind::Retrans { rto_fired: true, .. } => {
-                            writeln!(to, "{f},{},{},{},{},{}", e.t.as_nanos(), e.off, e.len, timeout_type(t, i), frame(e.off))?;
+                            let (ty, ctx) = (timeout_type(t, i), TimeoutContext::of(t, i));
+                            writeln!(to, "{f},{},{},{},{ty},{},{ctx}", e.t.as_nanos(), e.off, e.len, frame(e.off))?;
                         }
                         // A tail-loss probe is timer-driven too but is no RTO: listed so that an
                         // analyzer calling it a timeout shows up as its own category.
                         PktKind::Retrans { cause: RetransmitCause::TailLossProbe, .. } => {
-                            writeln!(to, "{f},{},{},{},tlp_probe,{}", e.t.as_nanos(), e.off, e.len, frame(e.off))?;
+                            let ctx = TimeoutContext::of(t, i);
+                            writeln!(to, "{f},{},{},{},tlp_probe,{},{ctx}", e.t.as_nanos(), e.off, e.len, frame(e.off))?;
                         }
                         _ => {}
                     }
@@ -363,6 +375,81 @@ fn stalls(t: &FlowTruth) -> Vec<(Time, Time, Duration, &'static str, usize)> {
         out.push((a.t, b.t, threshold, class, i));
     }
     out
+}
+
+/// What the sender had in the network when a timed-out segment was first sent and when its timer
+/// fired, and what it sent in between — columns of `truth_timeouts.csv` after the type, read by
+/// no rule (issue 16 session 14: why voice RTOs are rarely "less packet"). Segments counted as
+/// Linux does, one per segment whatever its size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct TimeoutContext {
+    /// `packets_out` (SND.UNA..SND.NXT) right after the first copy was sent, itself included.
+    out_at_send: u64,
+    /// Eq. 1 `in_flight` (SACKed and marked-lost segments left out) right after the first copy.
+    in_flight_at_send: u64,
+    /// Congestion window, full segments, right after the first copy was sent.
+    cwnd_at_send: u64,
+    /// New-data segments sent after the first copy and before the timer fired.
+    sent_after: u64,
+    /// Of those, how many had their copy dropped before the timer fired.
+    lost_after: u64,
+    /// Milliseconds from the first copy to the next new-data segment (or to the RTO if none).
+    next_send_ms: u64,
+    /// `packets_out`, Eq. 1 `in_flight`, SACKed segments and cwnd just before the timer fired.
+    out_at_rto: u64,
+    in_flight_at_rto: u64,
+    sacked_at_rto: u64,
+    cwnd_at_rto: u64,
+}
+
+impl TimeoutContext {
+    const HEADER: &'static str = "out_at_send,in_flight_at_send,cwnd_at_send,sent_after,lost_after,next_send_ms,out_at_rto,in_flight_at_rto,sacked_at_rto,cwnd_at_rto";
+
+    /// The context of the timer-driven re-send `t.events[i]` (all zero if its first copy is unknown).
+    fn of(t: &FlowTruth, i: usize) -> TimeoutContext {
+        let e = &t.events[i];
+        let (lo, hi) = (e.off, e.off + e.len as u64);
+        let overlaps = |x: &PktEvent| x.out && x.len > 0 && x.off < hi && x.off + x.len as u64 > lo;
+        let Some(first) = t.events[..i].iter().position(overlaps) else { return TimeoutContext::default() };
+        let new_data = |x: &&PktEvent| x.out && x.len > 0 && x.off >= hi && matches!(x.kind, PktKind::Data);
+        let after: Vec<&PktEvent> = t.events[first + 1..i].iter().filter(new_data).collect();
+        let dropped = |x: &PktEvent| t.drops.iter().any(|&(when, dl, dh)| when <= e.t && dl < x.off + x.len as u64 && dh > x.off);
+        let t0 = t.events[first].t;
+        let next = after.first().map_or(e.t, |x| x.t);
+        let (s, r) = (t.events[first].state, t.events[i - 1].state);
+        TimeoutContext {
+            out_at_send: segments_out(t, first),
+            in_flight_at_send: s.in_flight_pkts,
+            cwnd_at_send: s.cwnd_pkts,
+            sent_after: after.len() as u64,
+            lost_after: after.iter().filter(|x| dropped(x)).count() as u64,
+            next_send_ms: next.saturating_since(t0).as_millis() as u64,
+            out_at_rto: segments_out(t, i - 1),
+            in_flight_at_rto: r.in_flight_pkts,
+            sacked_at_rto: r.sacked_pkts,
+            cwnd_at_rto: r.cwnd_pkts,
+        }
+    }
+}
+
+impl std::fmt::Display for TimeoutContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = self;
+        write!(
+            f,
+            "{},{},{},{},{},{},{},{},{},{}",
+            c.out_at_send,
+            c.in_flight_at_send,
+            c.cwnd_at_send,
+            c.sent_after,
+            c.lost_after,
+            c.next_send_ms,
+            c.out_at_rto,
+            c.in_flight_at_rto,
+            c.sacked_at_rto,
+            c.cwnd_at_rto
+        )
+    }
 }
 
 /// Data segments outstanding right after the front-end's packet `t.events[k]`, as Linux counts
@@ -494,6 +581,34 @@ mod tests {
         four[6].state.unacked_bytes = 6000;
         four[7].state.unacked_bytes = 6000;
         assert_ne!(timeout_type(&flow(with_more_data(four), lost), 7), "less_packet");
+    }
+
+    #[test]
+    fn the_timeout_context_counts_what_was_out_at_the_send_and_at_the_rto_and_what_followed() {
+        // Three segments out; the second is lost. 25 ms later one more segment leaves (also
+        // lost), an ACK brings SND.UNA to the lost one, and the RTO fires at 400 ms.
+        let mut evs: Vec<PktEvent> = (0..3).map(|k| ev(k, true, k * 1000, 1000, PktKind::Data, (k + 1) * 1000)).collect();
+        evs.push(ev(26, true, 3000, 1000, PktKind::Data, 4000));
+        evs.push(ev(60, false, 0, 0, PktKind::Control, 3000));
+        evs.push(ev(400, true, 1000, 1000, RTO, 3000));
+        // The sender's own counters are copied from the snapshots after the lost one's send
+        // and after the last event before the RTO (the ACK: segment 2 SACKed).
+        (evs[1].state.in_flight_pkts, evs[1].state.cwnd_pkts) = (2, 10);
+        (evs[4].state.in_flight_pkts, evs[4].state.sacked_pkts, evs[4].state.cwnd_pkts) = (2, 1, 7);
+        let lost = vec![(Time::from_millis(5), 1000, 2000), (Time::from_millis(30), 3000, 4000)];
+        let want = TimeoutContext {
+            out_at_send: 2, // segments 0 and 1 (the third leaves 1 ms later)
+            in_flight_at_send: 2,
+            cwnd_at_send: 10,
+            sent_after: 2, // segments 2 and 3
+            lost_after: 1,
+            next_send_ms: 1,
+            out_at_rto: 3, // SND.UNA = 1000: segments 1, 2, 3
+            in_flight_at_rto: 2,
+            sacked_at_rto: 1,
+            cwnd_at_rto: 7,
+        };
+        assert_eq!(TimeoutContext::of(&flow(evs, lost), 5), want);
     }
 
     fn server_pkt(seq: u32, len: u32) -> Packet {
