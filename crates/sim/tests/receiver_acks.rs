@@ -10,8 +10,9 @@
 //! not shrink" clause held every ACK back, the read did not send it either, and only the
 //! delayed-ACK timer ACKed — one stretch ACK per timeout, dozens of segments each.
 //!
-//! Scenario: one bulk CUBIC flow over 20 Mbit/s with a 40 ms RTT and a 256 KiB receive buffer
-//! (more than the 100 kB BDP, so the window grows to the buffer within the first second); the
+//! Scenario: one bulk CUBIC flow over 20 Mbit/s with a 40 ms RTT and a 400 KiB receive buffer
+//! (its window, Linux's share of a fixed buffer — 160/256 of it, 250 KiB — is more than the 100 kB
+//! BDP plus the queue, so the window grows to the buffer's share within the first second); the
 //! 50-packet bottleneck queue makes CUBIC lose packets now and then, and the recoveries produce
 //! the empty-buffer ACKs that used to start the stretch-ACK mode. The client-side capture of the
 //! bottleneck link is read back (classic pcap, Ethernet/IPv4/TCP as crates/sim/src/pcap.rs writes
@@ -26,7 +27,10 @@ use common::out_dir;
 use tcpvideo_sim::scenario::load_toml;
 use tcpvideo_sim::sim::run_scenario;
 
-const RCV_BUF: u64 = 256 * 1024;
+const RCV_BUF: u64 = 400 * 1024;
+/// The window a fixed buffer allows: Linux's scaling ratio on a 1500-byte path, 160/256
+/// (crates/sim/src/tcp/recv.rs `Receiver::for_config`).
+const WINDOW: u64 = RCV_BUF * 160 / 256;
 /// Payload of a full segment: MSS 1460 minus the 12-byte timestamp option.
 const SEG: u64 = 1448;
 
@@ -35,7 +39,7 @@ fn scenario() -> String {
         rate: "20Mbps",
         queue: 50,
         wan_extra: "",
-        flow: r#"tcp = { cc = "cubic", rcv_buf = "256KiB" }"#,
+        flow: r#"tcp = { cc = "cubic", rcv_buf = "400KiB" }"#,
         pcap_at: ("wan", "client"),
         record_extra: "",
     }
@@ -118,11 +122,11 @@ fn receiver_acks_every_second_segment_after_the_window_reaches_the_buffer() {
     let segs = read_pcap(&r.pcap_files[0]);
     let wscale = segs.iter().find(|s| s.syn && s.from_client).and_then(|s| s.wscale).expect("client SYN with window scale");
 
-    // From the first ACK whose window is (nearly) the whole buffer — a receiver may keep a few
-    // segments of it back, as Linux does — to the end of the run.
+    // From the first ACK whose window is (nearly) the buffer's whole share — a receiver may keep
+    // a few segments of it back, as Linux does — to the end of the run.
     let start = segs
         .iter()
-        .position(|s| s.from_client && !s.syn && ((s.window as u64) << wscale) + 4 * SEG >= RCV_BUF)
+        .position(|s| s.from_client && !s.syn && ((s.window as u64) << wscale) + 4 * SEG >= WINDOW)
         .expect("the advertised window reaches the buffer");
     let (mut data, mut acks, mut stretch) = (0u64, 0u64, Vec::new());
     let mut prev: Option<&Seg> = None;

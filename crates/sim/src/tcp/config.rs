@@ -46,8 +46,9 @@ pub struct TcpConfig {
     /// Receive buffer. With autotuning (the default) this is `tcp_rmem[2]`, the most the buffer
     /// may grow to, and the window is the buffer times Linux's scaling ratio (½ until the first
     /// full-sized segment, then payload/truesize: 160/256 on a 1500-byte path, see rcvbuf.rs);
-    /// without it (a fixed `SO_RCVBUF`) the advertised window is the buffer's free space (Linux
-    /// reserves a share for overhead; we do not model that).
+    /// without it (a fixed `SO_RCVBUF`: Linux's `sk_rcvbuf`, twice what the application asks)
+    /// the buffer never grows and its window is the buffer times the same ratio (recv.rs
+    /// `Receiver::for_config`).
     pub rcv_buf_bytes: u64,
     /// Linux `tcp_moderate_rcvbuf` (1): the buffer starts at `rcv_buf_initial_bytes` and grows
     /// once per receiver RTT (tcp_rcv_space_adjust). Scenario key `rcv_buf = "auto"`.

@@ -748,7 +748,7 @@ impl TcpEndpoint {
                         // or late; ACK quickly, leave ping-pong mode.
                         self.rcv.quick = self.rcv.quick.max(self.cfg.quickack_segments);
                         self.rcv.pingpong = false;
-                        self.rcv.ato_ns = self.cfg.delayed_ack.as_nanos() as u64;
+                        self.rcv.ato = self.cfg.delayed_ack.as_nanos() as u64 / self.rcv.tick_ns;
                     }
                     if o.new_bytes > 0 {
                         self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto_ns(), self.cfg.quickack_segments.max(1));

@@ -183,7 +183,7 @@ impl TcpEndpoint {
     /// (`CA_EVENT_TX_START` is [`TcpEndpoint::tx_start_check`], run before the segment is queued.)
     pub(super) fn event_data_sent(&mut self, now: Time) {
         self.lsndtime = now;
-        if self.rcv.last_data_at.is_some_and(|t| now.as_nanos().saturating_sub(t.as_nanos()) < self.rcv.ato_ns) {
+        if self.rcv.answers_within_ato(now) {
             self.rcv.pingpong = true;
         }
     }
@@ -442,7 +442,11 @@ impl TcpEndpoint {
         let mut fl = flags::ACK;
         let mut seq_off: i64 = self.snd_nxt as i64;
         let mut payload = 0u32;
-        let syn_window = (self.cfg.rcv_buf_bytes.min(65_535) / self.cfg.mss as u64 * self.cfg.mss as u64) as u16;
+        // The SYN's window: the receiver's clamp (Linux `tcp_select_initial_window`: the buffer's
+        // window share), at most 65 535, in whole segments. For a small fixed buffer this is below
+        // the buffer's size: offering the size would let the peer send more than the receiver
+        // can queue out of order (issue 15, session 14).
+        let syn_window = (self.rcv.window_clamp().min(65_535) / self.cfg.mss as u64 * self.cfg.mss as u64) as u16;
         match kind {
             Kind::Syn | Kind::SynAck => {
                 seq_off = 0;

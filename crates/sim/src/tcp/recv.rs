@@ -26,9 +26,9 @@
 //! 81920 once the first full-sized segment has set the scaling ratio, `tcp_measure_rcv_mss`);
 //! the autotuning check runs as in `tcp_recvmsg`, after the first skb a read copies (so data a
 //! hole fill frees counts in the next RTT). With a fixed buffer (`SO_RCVBUF`, which locks
-//! autotuning off in Linux) it is the buffer (deviation: Linux re-measures the ratio for a locked
-//! buffer too, and `tcpvideo emulate` sets SO_RCVBUF to half the size, so its window is the size
-//! times the ratio, 0.625 of the simulator's on a 1500-byte path).
+//! autotuning off in Linux) the same state never grows: `cap` is the buffer times the scaling
+//! ratio (½ · size less one segment at first, 160/256 · size on a 1500-byte TUN path after the
+//! first full segment), as Linux's window for a locked `sk_rcvbuf` ([`Receiver::for_config`]).
 //!
 //! Delayed ACK (Linux): immediate ACKs while in quick-ack mode, for out-of-order data, hole
 //! fills, duplicates and FIN; else an ACK when more than one full segment is unacknowledged and
@@ -85,6 +85,19 @@ pub struct RxOutcome {
 
 const MAX_BLOCKS: usize = 4;
 
+/// Linux TCP_DELACK_MAX (HZ/5): the delayed-ACK cap in ping-pong mode or after a pushed segment,
+/// and the default `icsk_delack_max`.
+const TCP_DELACK_MAX: Duration = Duration::from_millis(200);
+
+/// The ATO's tick, ns: a jiffy at `hz`, or 1 ns without a tick (`hz` = 0).
+fn tick_ns(hz: u32) -> u64 {
+    if hz == 0 {
+        1
+    } else {
+        1_000_000_000 / hz as u64
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Receiver {
     /// Next expected offset of the peer's stream (offset 0 = the peer's SYN).
@@ -129,16 +142,23 @@ pub struct Receiver {
     /// Linux `icsk_ack.last_seg_size`: the last short segment's length.
     last_seg_size: u64,
     pub delack_at: Option<Time>,
+    /// When in-order data last arrived (Linux `icsk_ack.lrcvtime`, kept in jiffies there: see
+    /// [`Receiver::jiffies`]).
     pub last_data_at: Option<Time>,
     /// An ACK must go out at the next opportunity (immediate-ACK conditions).
     pub ack_now: bool,
     /// Linux `icsk_ack.ato`: the delayed-ACK timeout, adapted to the data inter-arrival time, in
-    /// nanoseconds (adapted on every in-order data segment: integer arithmetic).
-    pub ato_ns: u64,
+    /// ticks of [`Receiver::tick_ns`] (jiffies: Linux's integer arithmetic, e.g. ato = ato/2 + m
+    /// with m the number of ticks between two arrivals).
+    pub ato: u64,
+    /// Length of the clock tick the ATO counts in, ns: a jiffy (4 ms at HZ = 250), or 1 ns for
+    /// a configuration without a tick (`TcpConfig::hz` = 0, exact timers).
+    pub tick_ns: u64,
     /// Linux ping-pong (interactive) mode: we send data shortly after receiving some, so ACKs
     /// ride on our data and quick-ack mode is off.
     pub pingpong: bool,
-    /// Receive-buffer autotuning (None = fixed buffer).
+    /// Receive-buffer state: autotuning, or a fixed (SO_RCVBUF) buffer that never grows but
+    /// measures its scaling ratio (None: a bare receiver of the unit tests, its buffer its window).
     pub autotune: Option<RcvBufAutotune>,
     /// Bytes the application has read in total (Linux `copied_seq`).
     read_total: u64,
@@ -153,16 +173,54 @@ pub struct Receiver {
 impl Receiver {
     /// The receiver a configuration asks for: autotuned from `tcp_rmem[1]` up to
     /// `rcv_buf_bytes` (Linux default), or a fixed buffer of `rcv_buf_bytes`.
+    ///
+    /// A fixed buffer is Linux's `sk_rcvbuf` locked by SO_RCVBUF (the kernel doubles what the
+    /// application asks; `tcpvideo emulate` asks half the size): it never grows
+    /// (`tcp_rcv_space_adjust` returns early; here the buffer's limit is its size), but its
+    /// window is still `tcp_win_from_space(sk_rcvbuf)` at the scaling ratio — ½ until the first
+    /// full-sized segment, then payload/truesize (`tcp_measure_rcv_mss` → `tcp_set_window_clamp`)
+    /// — and `tcp_init_buffer_space` starts the clamp one segment short of that ("Force
+    /// reservation of one segment"), with `rcv_ssthresh` at the clamp. Traced on the emulated
+    /// 6.18 client with a 200 000-byte buffer (issue 15, session 14, tcp:tcp_probe): sk_rcvbuf
+    /// 200 000, window_clamp = rcv_ssthresh = 98 552 at the first data segment, 125 000
+    /// (ratio 160) from the second.
     pub fn for_config(cfg: &TcpConfig, adv_mss: u64) -> Receiver {
-        if cfg.rcv_buf_autotune {
+        let mut r = if cfg.rcv_buf_autotune {
             let limits = RcvBufLimits { initial_bytes: cfg.rcv_buf_initial_bytes, max_bytes: cfg.rcv_buf_bytes };
             let tune = RcvBufAutotune::new(limits);
             let mut r = Receiver::new(tune.window_clamp(), adv_mss);
             r.autotune = Some(tune);
             r
         } else {
-            Receiver::new(cfg.rcv_buf_bytes, adv_mss)
-        }
+            let size = cfg.rcv_buf_bytes;
+            let tune = RcvBufAutotune::new(RcvBufLimits { initial_bytes: size, max_bytes: size });
+            let full = tune.window_clamp();
+            let clamp = if full > 2 * adv_mss { (full - adv_mss).max(2 * adv_mss) } else { full };
+            let mut r = Receiver::new(clamp, adv_mss);
+            r.rcv_ssthresh = clamp;
+            r.autotune = Some(tune);
+            r
+        };
+        r.tick_ns = tick_ns(cfg.hz);
+        r
+    }
+
+    /// The tick count at `t` (Linux `jiffies`; the tick clock is aligned with time 0, as in
+    /// [`super::timers::timer_list_expiry`]).
+    pub fn jiffies(&self, t: Time) -> u64 {
+        t.as_nanos() / self.tick_ns
+    }
+
+    /// A duration in whole ticks, truncated (TCP_ATO_MIN = HZ/25 = 10 at HZ = 250; HZ/2;
+    /// TCP_DELACK_MAX = HZ/5).
+    fn ticks(&self, d: Duration) -> u64 {
+        d.as_nanos() as u64 / self.tick_ns
+    }
+
+    /// A duration in ticks rounded up, as Linux `usecs_to_jiffies` (the smoothed RTT in
+    /// `tcp_send_delayed_ack`; `icsk_rto` from `__tcp_set_rto`).
+    fn ticks_ceil(&self, ns: u64) -> u64 {
+        ns.div_ceil(self.tick_ns)
     }
 
     /// The connection is established (Linux `tcp_init_buffer_space`).
@@ -207,8 +265,7 @@ impl Receiver {
     /// updating it): the ratio of payload to the packet's truesize; when it changes, the clamp is
     /// reset through `tcp_set_window_clamp`: a smaller clamp lowers `rcv_ssthresh` to it, a
     /// larger one raises `rcv_ssthresh` to min(`rcv_wnd`, clamp) if that is more (tcp.c, "tcp:
-    /// clamp window like before the cleanup", 6.15). Autotuned receivers only (deviation: Linux
-    /// re-measures the ratio for a fixed SO_RCVBUF buffer too; here a fixed buffer is its window).
+    /// clamp window like before the cleanup", 6.15). Fixed (SO_RCVBUF) buffers too.
     fn measure_scaling_ratio(&mut self, len: u64) {
         let truesize = rx_truesize(len + self.tcp_hdr + 20);
         let Some(clamp) = self.autotune.as_mut().and_then(|a| a.measure_scaling_ratio(len, truesize)) else {
@@ -254,7 +311,8 @@ impl Receiver {
             delack_at: None,
             last_data_at: None,
             ack_now: false,
-            ato_ns: 0,
+            ato: 0,
+            tick_ns: 1,
             pingpong: false,
             autotune: None,
             read_total: 0,
@@ -396,7 +454,7 @@ impl Receiver {
         if std::mem::take(&mut self.ack_scheduled) && self.quick > 0 {
             self.quick -= 1;
             if self.quick == 0 {
-                self.ato_ns = ato_min.as_nanos() as u64;
+                self.ato = self.ticks(ato_min);
             }
         }
         self.pushed = 0;
@@ -576,21 +634,26 @@ impl Receiver {
 
     /// Linux `tcp_event_data_recv` for in-order data at `now`: adapt the ATO to the inter-arrival
     /// time and (re-)enter quick-ack mode at the start and after an idle period longer than `rto`.
-    /// `rto_ns` is the RTO without backoff ([`super::rtt::RttEstimator::rto_ns`]).
+    /// `rto_ns` is the RTO without backoff ([`super::rtt::RttEstimator::rto_ns`]). All in jiffies
+    /// as Linux: m is the number of ticks since the last arrival (`tcp_jiffies32 - lrcvtime`),
+    /// not the time truncated, and the halving drops the odd jiffy (`ato >> 1`). So two arrivals
+    /// 30 ms apart give m = 7 or 8 at HZ = 250 and the ATO alternates 14 / 15 jiffies (traced,
+    /// issue 15 session 14), where nanosecond arithmetic settles at 60 ms.
     pub fn on_data_event(&mut self, now: Time, ato_min: Duration, rto_ns: u64, quickacks: u32) {
-        let ato_min = ato_min.as_nanos() as u64;
+        let ato_min = self.ticks(ato_min);
+        let rto = self.ticks_ceil(rto_ns);
         match self.last_data_at {
             None => {
                 self.quick = self.quick.max(quickacks);
-                self.ato_ns = ato_min;
+                self.ato = ato_min;
             }
             Some(t) => {
-                let m = now.as_nanos().saturating_sub(t.as_nanos());
+                let m = self.jiffies(now).saturating_sub(self.jiffies(t));
                 if m <= ato_min / 2 {
-                    self.ato_ns = self.ato_ns / 2 + ato_min / 2;
-                } else if m < self.ato_ns {
-                    self.ato_ns = (self.ato_ns / 2 + m).min(rto_ns);
-                } else if m > rto_ns {
+                    self.ato = (self.ato >> 1) + ato_min / 2;
+                } else if m < self.ato {
+                    self.ato = ((self.ato >> 1) + m).min(rto);
+                } else if m > rto {
                     self.quick = self.quick.max(quickacks);
                 }
             }
@@ -598,28 +661,40 @@ impl Receiver {
         self.last_data_at = Some(now);
     }
 
-    /// Linux `tcp_send_delayed_ack`: the delayed-ACK timeout, ATO capped at 500 ms (200 ms in
-    /// ping-pong mode) and at the smoothed RTT (but not below the minimum ATO).
+    /// Linux `tcp_event_data_sent`'s test for ping-pong mode: data leaves within the ATO of the
+    /// last arrival (`(u32)(now - lrcvtime) < ato`, in jiffies).
+    pub fn answers_within_ato(&self, now: Time) -> bool {
+        self.last_data_at.is_some_and(|t| self.jiffies(now).saturating_sub(self.jiffies(t)) < self.ato)
+    }
+
+    /// Linux `tcp_send_delayed_ack`: the delayed-ACK timeout, in whole ticks: an ATO above
+    /// TCP_DELACK_MIN is capped at HZ/2 (TCP_DELACK_MAX = HZ/5 in ping-pong mode or after a
+    /// pushed segment, `ICSK_ACK_PUSHED`) and at the smoothed RTT rounded up to jiffies (but
+    /// not below TCP_DELACK_MIN); then at `icsk_delack_max` (TCP_DELACK_MAX by default).
+    /// TCP_DELACK_MIN is the minimum ATO here (both HZ/25 in Linux).
     pub fn delack_timeout(&self, ato_min: Duration, srtt: Option<Duration>) -> Duration {
-        let mut ato = Duration::from_nanos(self.ato_ns).max(ato_min);
-        if ato > ato_min {
-            let mut max_ato = if self.pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
+        let min = self.ticks(ato_min);
+        let delack_max = self.ticks(TCP_DELACK_MAX);
+        let mut ato = self.ato.max(min);
+        if ato > min {
+            let mut max_ato = if self.pingpong || self.pushed > 0 { delack_max } else { self.ticks(Duration::from_millis(500)) };
             if let Some(r) = srtt {
-                max_ato = max_ato.min(r.max(ato_min));
+                max_ato = max_ato.min(self.ticks_ceil(r.as_nanos() as u64).max(min));
             }
             ato = ato.min(max_ato);
         }
-        ato
+        Duration::from_nanos(ato.min(delack_max) * self.tick_ns)
     }
 
     /// Linux `tcp_delack_timer_handler`: the timer fired, so the ACK was not piggybacked: inflate
     /// the ATO (or leave ping-pong mode and deflate it).
+    /// In jiffies: `min(ato << 1, icsk_rto)`.
     pub fn on_delack_timer(&mut self, ato_min: Duration, rto: Duration) {
         if self.pingpong {
             self.pingpong = false;
-            self.ato_ns = ato_min.as_nanos() as u64;
+            self.ato = self.ticks(ato_min);
         } else {
-            self.ato_ns = (self.ato_ns * 2).min(rto.as_nanos() as u64).max(ato_min.as_nanos() as u64);
+            self.ato = (self.ato * 2).min(self.ticks_ceil(rto.as_nanos() as u64)).max(self.ticks(ato_min));
         }
     }
 
@@ -817,17 +892,62 @@ mod tests {
     fn the_ack_that_spends_the_last_quick_ack_credit_deflates_the_ato() {
         // Linux tcp_dec_quickack_mode: "Leaving quickack mode we deflate ATO."
         let mut r = rx();
-        r.ato_ns = 200_000_000;
+        r.ato = 200_000_000;
         r.quick = 2;
         // Segments under 128 bytes do not grow the window (no credit granted on the way).
         r.on_segment(1, 100, false);
         ack(&mut r);
-        assert_eq!((r.quick, r.ato_ns), (1, 200_000_000));
+        assert_eq!((r.quick, r.ato), (1, 200_000_000));
         ack(&mut r); // nothing new to acknowledge: no credit spent
         assert_eq!(r.quick, 1);
         r.on_segment(101, 100, false);
         ack(&mut r);
-        assert_eq!((r.quick, r.ato_ns), (0, 40_000_000));
+        assert_eq!((r.quick, r.ato), (0, 40_000_000));
+    }
+
+    #[test]
+    fn the_ato_adapts_in_whole_jiffies_as_the_traced_6_18_receiver() {
+        // Issue 15, session 14: a loopback receiver on Linux 6.18.44 (HZ = 250) fed a 1000-byte
+        // segment every 30 ms; bpftrace on tcp:tcp_probe printed icsk_ack.ato and lrcvtime at
+        // each arrival. From the ACK that spent the last quick-ack credit (ATO deflated to
+        // TCP_ATO_MIN = 10): each arrival (µs after the first, its jiffy after the first's) and
+        // the ATO after it. m alternates 8 / 7 jiffies, so the ATO goes 13, 13, 14, 14, then
+        // alternates 15 / 14 (`(ato >> 1) + m`); the same arrivals in nanoseconds give
+        // 49.9 ms → 12 jiffies first and settle at 60 ms = 15.
+        const TRACED: [(i64, u64, u64); 14] = [
+            (0, 0, 13),
+            (30_091, 7, 13),
+            (59_974, 15, 14),
+            (90_091, 22, 14),
+            (120_024, 30, 15),
+            (150_050, 37, 14),
+            (180_054, 45, 15),
+            (210_006, 52, 14),
+            (240_049, 60, 15),
+            (270_015, 67, 14),
+            (299_986, 75, 15),
+            (330_012, 82, 14),
+            (360_062, 90, 15),
+            (390_103, 97, 14),
+        ];
+        let mut r = rx();
+        r.tick_ns = 4_000_000;
+        // Jiffy 1000, tick phase 1 ms (every phase from 0.03 to 1.89 ms reproduces the traced
+        // jiffies); the arrival before the first was 29 946 µs earlier, 8 jiffies before it.
+        let at = |us: i64| Time::ZERO + Duration::from_nanos((4_001_000_000 + us * 1000) as u64);
+        r.last_data_at = Some(at(-29_946));
+        r.ato = 10;
+        let rto_ns = 200_000_000; // icsk_rto = 50 jiffies (loopback: TCP_RTO_MIN)
+        let mut jiffies = Vec::new();
+        let mut ato = Vec::new();
+        for (us, _, _) in TRACED {
+            r.on_data_event(at(us), Duration::from_millis(40), rto_ns, 16);
+            jiffies.push(r.jiffies(at(us)) - 1000);
+            ato.push(r.ato);
+        }
+        assert_eq!(jiffies, TRACED.map(|t| t.1), "the arrivals fall on the traced jiffies");
+        assert_eq!(ato, TRACED.map(|t| t.2));
+        assert_eq!(r.quick, 0, "no gap above the RTO: no quick-ack mode");
     }
 
     /// One in-order segment through the endpoint's path with its PSH flag (timestamps: 32-byte
@@ -895,6 +1015,30 @@ mod tests {
         r.on_segment(1, 1448, false);
         assert_eq!(r.window_clamp(), 81_920);
         assert_eq!(r.autotune.as_ref().unwrap().scaling_ratio(), 160);
+    }
+
+    #[test]
+    fn a_fixed_so_rcvbuf_buffer_advertises_its_size_times_the_scaling_ratio() {
+        // The emulated 6.18 client with SO_RCVBUF = 100 000 (issue 15, session 14, tcp:tcp_probe):
+        // sk_rcvbuf 200 000; at the first data segment window_clamp = rcv_ssthresh = 98 552
+        // (tcp_full_space at ratio ½ less one 1448-byte segment, tcp_init_buffer_space); from the
+        // second, ratio 160 and window_clamp 125 000; the buffer never grows.
+        let cfg = TcpConfig { rcv_buf_autotune: false, rcv_buf_bytes: 200_000, ..TcpConfig::default() };
+        let mut r = Receiver::for_config(&cfg, 1448);
+        r.rcv_nxt = 1;
+        r.on_established(at_ms(0));
+        r.advertise();
+        assert_eq!((r.window_clamp(), r.rcv_ssthresh), (98_552, 98_552));
+        r.on_segment(1, 1448, false);
+        assert_eq!(r.window_clamp(), 125_000);
+        assert_eq!(r.autotune.as_ref().unwrap().scaling_ratio(), 160);
+        // A receiver RTT later, a read of far more than the measurement window: still 125 000.
+        r.autotune.as_mut().unwrap().on_data_with_timestamp(1, 100, 1448, 1448, true);
+        r.rcv_nxt += 200 * 1448; // as if 200 more segments had arrived in order
+        r.unread += 200 * 1448;
+        r.read(u64::MAX);
+        r.space_adjust(at_ms(150));
+        assert_eq!(r.window_clamp(), 125_000, "SO_RCVBUF locks the buffer");
     }
 
     #[test]

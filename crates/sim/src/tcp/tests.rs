@@ -382,13 +382,15 @@ fn out_of_order_segment_is_acked_immediately_with_sack() {
 
 #[test]
 fn zero_window_then_probe_then_resume() {
-    let small = TcpConfig { rcv_buf_bytes: 16 * MSS, rcv_buf_autotune: false, ..cfg() };
+    // The buffer's window is the buffer times the scaling ratio (160/256: recv.rs
+    // `Receiver::for_config`), 10 segments and 625 bytes.
+    let small = TcpConfig { rcv_buf_bytes: 16 * MSS + 1000, rcv_buf_autotune: false, ..cfg() };
     let mut h = Harness::new(&small, &cfg(), ms(50));
     h.auto_read[CLIENT as usize] = false;
     h.establish();
     h.send(SERVER, 100 * MSS);
-    h.run_for(Duration::from_secs(5));
-    assert!(h.client.readable_bytes() > 15 * MSS, "buffer full: {}", h.client.readable_bytes());
+    h.run_for(Duration::from_secs(8));
+    assert!(h.client.readable_bytes() > 9 * MSS, "buffer full: {}", h.client.readable_bytes());
     assert!(h.log.iter().any(|e| matches!(e, TcpLogEvent::ZeroWindow { from_node: CLIENT, .. })));
     let probes: Vec<Time> = h
         .log
@@ -399,10 +401,11 @@ fn zero_window_then_probe_then_resume() {
         })
         .collect();
     assert!(probes.len() >= 4, "{probes:?}");
-    // The first probe fills the last sub-MSS window with data (Linux tcp_write_wakeup); the
+    // The first probe fills what is left of a sub-MSS window with data (Linux tcp_write_wakeup;
+    // nothing here: receiver SWS avoidance closed the window on a segment boundary); the
     // following ones are bare SND.UNA − 1 probes whose interval doubles.
     let first = h.trace.iter().find(|s| s.pkt.src_node == SERVER && s.at == probes[0]).unwrap().pkt;
-    assert!(first.payload_len > 0 && (first.payload_len as u64) < MSS);
+    assert!((first.payload_len as u64) < MSS);
     let gaps: Vec<Duration> = probes.windows(2).map(|w| w[1] - w[0]).collect();
     for g in gaps[1..].windows(2) {
         assert_eq!(g[1], g[0] * 2, "probe interval backs off: {gaps:?}");
@@ -410,7 +413,8 @@ fn zero_window_then_probe_then_resume() {
     // Probes are SND.UNA − 1 without data, and the receiver answers each.
     let p = h.trace.iter().find(|s| s.pkt.src_node == SERVER && s.at == probes[1]).unwrap().pkt;
     assert_eq!(p.payload_len, 0);
-    assert_eq!(p.seq, first.seq.wrapping_add(first.payload_len).wrapping_sub(1));
+    let una_minus_1 = if first.payload_len > 0 { first.seq.wrapping_add(first.payload_len).wrapping_sub(1) } else { first.seq };
+    assert_eq!(p.seq, una_minus_1);
     assert_eq!(h.server.stats().zero_window_probes, probes.len() as u64);
     // The application reads: a window update goes out and the transfer resumes.
     let t_read = h.now;
@@ -1102,7 +1106,7 @@ fn randomized_paths_and_settings_always_deliver_everything() {
         }
         let what = format!("case {case}: {c:?}");
         // The wire's last packets and events, printed only for a run about to fail.
-        if h.keep_trace && h.client.stats().bytes_received != total {
+        if h.keep_trace && (h.client.stats().bytes_received != total || h.server.stats().bytes_received != up) {
             for t in h.trace.iter().rev().take(40).rev() {
                 let p = t.pkt;
                 eprintln!(
@@ -1114,6 +1118,7 @@ fn randomized_paths_and_settings_always_deliver_everything() {
                 eprintln!("{e:?}");
             }
             eprintln!("client {:?}\nserver {:?}", h.client, h.server);
+            eprintln!("server rcv {:?}", h.server.rcv);
         }
         assert_eq!(h.client.stats().bytes_received, total, "{what}");
         assert_eq!(h.server.stats().bytes_received, up, "{what}");
@@ -1208,22 +1213,24 @@ fn client_window_shift(h: &Harness) -> u32 {
 }
 
 #[test]
-fn receive_window_starts_near_64kb_and_grows_two_segments_per_segment() {
-    // A fixed buffer (SO_RCVBUF set, autotuning off): only tcp_grow_window moves the window.
-    let fixed = TcpConfig { rcv_buf_autotune: false, ..cfg() };
+fn a_fixed_buffer_window_starts_at_half_the_buffer_and_grows_two_segments_per_segment_to_its_share() {
+    // A fixed buffer (SO_RCVBUF set, autotuning off): only tcp_grow_window moves the window, from
+    // half the buffer less a segment to the buffer times 160/256. The emulated 6.18 client with
+    // a 200 000-byte buffer (issue 15, session 14, client pcap): 99 280, 102 176, 105 072, … in
+    // steps of 2·1448, then 123 560 for the rest of the run (window_clamp 125 000, one skb
+    // queued: tcp_space is 1 440 less). Here 98 552 (Linux's handshake rounding not modelled),
+    // the same steps, then 123 552 (the free space rounded down to the window scale).
+    let fixed = TcpConfig { rcv_buf_autotune: false, rcv_buf_bytes: 200_000, ..cfg() };
     let mut h = Harness::pair(&fixed, ms(50));
     h.establish();
     let shift = client_window_shift(&h);
-    let hs_ack = h.acks_from(CLIENT).next().unwrap().pkt;
-    let w0 = (hs_ack.window as u64) << shift;
-    assert!(w0 <= 65_535 && w0 > 60_000, "{w0}");
-    h.send(SERVER, 100 * MSS);
-    h.run_for(ms(1000));
-    let last = h.acks_from(CLIENT).last().unwrap().pkt;
-    let w = (last.window as u64) << shift;
-    // Linux tcp_grow_window: rcv_ssthresh += 2·rcv_mss per full segment received.
-    let expect = 65_535 + 100 * 2 * MSS;
-    assert!(w <= expect && w + 2 * MSS >= expect, "{w} vs {expect}");
+    h.send(SERVER, 200 * MSS);
+    h.run_for(ms(2000));
+    let windows: Vec<u64> = h.acks_from(CLIENT).map(|a| (a.pkt.window as u64) << shift).collect();
+    assert!((98_552..=99_280).contains(&windows[0]), "the handshake's ACK: {windows:?}");
+    assert!(windows[0..5].windows(2).all(|w| w[1] - w[0] == 2 * MSS), "{windows:?}");
+    let last = *windows.last().unwrap();
+    assert!((123_552..=123_560).contains(&last), "{last}");
 }
 
 #[test]

@@ -21,9 +21,9 @@ use crate::packet::Packet;
 
 /// When a Linux `timer_list` armed at `now` to expire `after` later fires, on a kernel ticking
 /// at `hz` (0: exactly `after` later, no tick). Linux counts the timeout in jiffies (truncated:
-/// the delayed-ACK ATO is an integer number of jiffies, TCP_ATO_MIN = HZ/25 = 10 at HZ = 250, and
-/// the simulator's ATO arithmetic truncated to jiffies gives Linux's integer sequence, e.g.
-/// 20 → 15 → 12 → 11 → 10 after a missed delayed ACK), the timer wheel puts it in the bucket
+/// the delayed-ACK ATO is an integer number of jiffies, TCP_ATO_MIN = HZ/25 = 10 at HZ = 250,
+/// and recv.rs adapts it in jiffies as Linux does, e.g. 20 → 15 → 12 → 11 → 10 after a missed
+/// delayed ACK), the timer wheel puts it in the bucket
 /// one granule *after* its expiry so that it never fires early (kernel/time/timer.c
 /// `calc_index`: "Round up with level granularity", `(expires >> LVL_SHIFT(lvl)) + 1`; level
 /// n has granules of 8^n jiffies and holds timers less than 63·8^(n−1) jiffies ahead), and it
