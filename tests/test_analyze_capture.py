@@ -339,7 +339,7 @@ def test_the_plain_path_runs_the_analysis_with_the_options_typer_gives_an_unset_
     res = CliRunner().invoke(app, ["analyze", str(capture), "-q"])
     assert res.exit_code == 0, res.output
     (captures, out, options, kw), = seen
-    assert (captures, out, options) == ([capture], None, analyze.plain_options())
+    assert (captures, out, options) == ([capture], None, analyze.analysis_options())
     assert kw["quiet"] is True and kw["csv"] and kw["report"] and kw["clock"] is None
 
 

@@ -217,9 +217,9 @@ def _command():
         FCT, RTT, stalls and their causes, timeout retransmission types, bursts, per-frame-type loss
         (seed 000 tables; Trickle metrics). Exit status 3 when damaged input was skipped."""
         clock = PhaseClock() if timings else None
-        options = dict(tau=tau, stall_floor_ms=stall_floor_ms, server_ports=server_port, server_ips=server_ip,
-                       threads=threads, rto_style=rto_style, channel_map=_parse_map(channel_map), app_parse=not no_app,
-                       strict=strict)
+        options = analysis_options(tau=tau, stall_floor_ms=stall_floor_ms, server_ports=server_port,
+                                   server_ips=server_ip, threads=threads, rto_style=rto_style,
+                                   channel_map=_parse_map(channel_map), app_parse=not no_app, strict=strict)
         try:
             code = run(captures, out, options, csv=csv, report=report, quiet=quiet, clock=clock)
         except CommandExit as e:
@@ -230,10 +230,14 @@ def _command():
     return analyze_cmd
 
 
-def plain_options() -> dict:
-    """The analysis options of a command line that sets none (the Typer defaults above)."""
-    return dict(tau=TAU, stall_floor_ms=STALL_FLOOR_MS, server_ports=[], server_ips=[], threads=THREADS,
-                rto_style=RTO_STYLE, channel_map=[], app_parse=True, strict=False)
+def analysis_options(*, tau: float = TAU, stall_floor_ms: float = STALL_FLOOR_MS, server_ports=(), server_ips=(),
+                     threads: int = THREADS, rto_style: str = RTO_STYLE, channel_map=(), app_parse: bool = True,
+                     strict: bool = False) -> dict:
+    """The analysis options, each defaulting to what a command line that sets none gets (the
+    Typer command passes what it parsed; the plain path passes nothing)."""
+    return dict(tau=tau, stall_floor_ms=stall_floor_ms, server_ports=list(server_ports), server_ips=list(server_ips),
+                threads=threads, rto_style=rto_style, channel_map=list(channel_map), app_parse=app_parse,
+                strict=strict)
 
 
 def plain_args(argv: List[str]) -> tuple[list[Path], bool, bool] | None:
@@ -304,8 +308,6 @@ def run(captures: List[Path], out: Optional[Path], options: dict, *, csv: bool =
     return 0
 
 
-
-
 def _fail(e: Exception) -> CommandExit:
     """Print the error on stderr; the exit (status 2) to raise."""
     from rich.console import Console
@@ -369,7 +371,7 @@ def run_plain_and_exit(captures: List[Path], quiet: bool, timings: bool) -> None
     as :func:`run_and_exit` ends the Typer command."""
     clock = PhaseClock() if timings else None
     try:
-        code = run(captures, None, plain_options(), quiet=quiet, clock=clock)
+        code = run(captures, None, analysis_options(), quiet=quiet, clock=clock)
     except CommandExit as e:
         code = e.code
     _exit(code)

@@ -748,7 +748,7 @@ impl TcpEndpoint {
                         // or late; ACK quickly, leave ping-pong mode.
                         self.rcv.quick = self.rcv.quick.max(self.cfg.quickack_segments);
                         self.rcv.pingpong = false;
-                        self.rcv.ato = self.cfg.delayed_ack.as_nanos() as u64 / self.rcv.tick_ns;
+                        self.rcv.ato = self.rcv.ticks(self.cfg.delayed_ack);
                     }
                     if o.new_bytes > 0 {
                         self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto_ns(), self.cfg.quickack_segments.max(1));

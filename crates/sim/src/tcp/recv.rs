@@ -90,7 +90,7 @@ const MAX_BLOCKS: usize = 4;
 const TCP_DELACK_MAX: Duration = Duration::from_millis(200);
 
 /// The ATO's tick, ns: a jiffy at `hz`, or 1 ns without a tick (`hz` = 0).
-fn tick_ns(hz: u32) -> u64 {
+pub(super) fn tick_ns(hz: u32) -> u64 {
     if hz == 0 {
         1
     } else {
@@ -213,7 +213,7 @@ impl Receiver {
 
     /// A duration in whole ticks, truncated (TCP_ATO_MIN = HZ/25 = 10 at HZ = 250; HZ/2;
     /// TCP_DELACK_MAX = HZ/5).
-    fn ticks(&self, d: Duration) -> u64 {
+    pub(super) fn ticks(&self, d: Duration) -> u64 {
         d.as_nanos() as u64 / self.tick_ns
     }
 
@@ -648,7 +648,7 @@ impl Receiver {
                 self.ato = ato_min;
             }
             Some(t) => {
-                let m = self.jiffies(now).saturating_sub(self.jiffies(t));
+                let m = self.ticks_between(t, now);
                 if m <= ato_min / 2 {
                     self.ato = (self.ato >> 1) + ato_min / 2;
                 } else if m < self.ato {
@@ -664,7 +664,13 @@ impl Receiver {
     /// Linux `tcp_event_data_sent`'s test for ping-pong mode: data leaves within the ATO of the
     /// last arrival (`(u32)(now - lrcvtime) < ato`, in jiffies).
     pub fn answers_within_ato(&self, now: Time) -> bool {
-        self.last_data_at.is_some_and(|t| self.jiffies(now).saturating_sub(self.jiffies(t)) < self.ato)
+        self.last_data_at.is_some_and(|t| self.ticks_between(t, now) < self.ato)
+    }
+
+    /// Ticks from `earlier` to `now` (Linux `tcp_jiffies32 - lrcvtime`): the jiffy counter's
+    /// difference, not the time between them truncated.
+    fn ticks_between(&self, earlier: Time, now: Time) -> u64 {
+        self.jiffies(now).saturating_sub(self.jiffies(earlier))
     }
 
     /// Linux `tcp_send_delayed_ack`: the delayed-ACK timeout, in whole ticks: an ATO above

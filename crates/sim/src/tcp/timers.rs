@@ -35,7 +35,7 @@ pub(super) fn timer_list_expiry(now: Time, after: Duration, hz: u32) -> Time {
     if hz == 0 {
         return now + after;
     }
-    let tick_ns = 1_000_000_000 / hz as u64;
+    let tick_ns = super::recv::tick_ns(hz);
     let now_j = now.as_nanos() / tick_ns;
     let delta = (after.as_nanos() as u64 / tick_ns).max(1);
     let mut shift = 0; // LVL_SHIFT(lvl) = 3·lvl
