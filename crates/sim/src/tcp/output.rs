@@ -213,6 +213,7 @@ impl TcpEndpoint {
             lost: false,
             retrans: false,
             ever_retrans: false,
+            probe_copy: false,
             sent_at: now,
             xmit_seq: {
                 self.xmit_count += 1;

@@ -49,6 +49,12 @@ pub struct SegRec {
     pub retrans: bool,
     /// Ever retransmitted (Linux TCPCB_EVER_RETRANS): no RTT sample from it (Karn).
     pub ever_retrans: bool,
+    /// The copy in flight is a tail-loss probe's. Linux sends the probe with
+    /// `__tcp_retransmit_skb`, which sets no TCPCB_SACKED_RETRANS (only `tcp_retransmit_skb`
+    /// does), so for loss marking the probed segment counts as never retransmitted. `retrans`
+    /// is still set for it: we count the probe in `retrans_out` (a deviation, see
+    /// [`Scoreboard::on_probe_retransmit`]).
+    pub probe_copy: bool,
     /// Last (re)transmission time.
     pub sent_at: Time,
     /// Transmission counter at the last (re)transmission: orders segments sent at the same
@@ -329,17 +335,33 @@ impl Scoreboard {
         m.sacked = true;
         m.lost = false;
         m.retrans = false;
+        m.probe_copy = false;
     }
 
+    /// Linux `tcp_mark_skb_lost` (tcp_input.c, 5.10+): a segment not yet marked lost gets the
+    /// LOST mark and nothing else; only a segment *already* marked lost whose retransmission is
+    /// still in flight ("retransmits that are lost again") loses its SACKED_RETRANS mark and
+    /// leaves `retrans_out`, which makes `tcp_xmit_retransmit_queue` send it again. So a
+    /// retransmitted segment that is not marked lost — its LOST mark was cleared by an undo
+    /// (`tcp_undo_cwnd_reduction` with unmark_loss: F-RTO, Eifel) — becomes lost *with* its
+    /// retransmission still counted in flight and is not re-sent until a later marking finds it
+    /// lost again or the RTO re-sends the head (`on_rto`). A tail-loss probe's copy carries no
+    /// SACKED_RETRANS in Linux (`probe_copy`), so marking it lost makes it a retransmission
+    /// candidate at once. Returns the bytes marked (Linux counts both cases in `tp->lost`).
     fn mark_lost(&mut self, i: usize) -> u64 {
         let r = self.recs[i];
         if r.sacked || (r.lost && !r.retrans) {
             return 0;
         }
-        // A retransmission in flight is lost too (Linux tcp_mark_skb_lost clears SACKED_RETRANS).
+        if r.retrans && !r.lost && !r.probe_copy {
+            self.lost_out.add(&r);
+            self.recs[i].lost = true;
+            return r.len as u64;
+        }
         if r.retrans {
             self.retrans_out.sub(&r);
             self.recs[i].retrans = false;
+            self.recs[i].probe_copy = false;
         }
         if !r.lost {
             self.lost_out.add(&r);
@@ -394,8 +416,11 @@ impl Scoreboard {
         0
     }
 
-    /// RTO: every un-SACKed record is lost, retransmitted copies included (Linux
-    /// `tcp_timeout_mark_lost`). Returns bytes newly marked.
+    /// RTO: every un-SACKed record is lost (Linux `tcp_timeout_mark_lost` without RACK), each
+    /// through `mark_lost`: a retransmission already marked lost is lost again and will be
+    /// re-sent; one whose LOST mark an undo cleared keeps its retransmitted mark, as in Linux, so
+    /// the RTO re-sends the head explicitly (`on_rto`, Linux `tcp_retransmit_timer`). Returns
+    /// bytes newly marked.
     pub fn mark_all_lost(&mut self) -> u64 {
         let mut newly = 0;
         for i in 0..self.recs.len() {
@@ -438,6 +463,7 @@ impl Scoreboard {
         let r = &mut self.recs[i];
         let was_pending = r.pending_rexmit();
         r.retrans = true;
+        r.probe_copy = false;
         r.ever_retrans = true;
         r.sent_at = now;
         r.xmit_seq = xmit_seq;
@@ -451,8 +477,10 @@ impl Scoreboard {
         r
     }
 
-    /// A tail-loss probe re-sends record `i`, which is not marked lost: like Linux
-    /// `__tcp_retransmit_skb`, it counts in `retrans_out` (so in flight twice until resolved).
+    /// A tail-loss probe re-sends record `i`, which is not marked lost. Deviation: we count the
+    /// probe in `retrans_out` (in flight twice until resolved); Linux `tcp_send_loss_probe` sends
+    /// it with `__tcp_retransmit_skb`, which leaves `retrans_out` and TCPCB_SACKED_RETRANS alone.
+    /// For loss marking the copy is treated as Linux treats it (`probe_copy`).
     pub fn on_probe_retransmit(&mut self, i: usize, now: Time, xmit_seq: u64, tx: TxSnapshot) -> SegRec {
         let r = self.recs[i];
         if r.pending_rexmit() {
@@ -461,6 +489,7 @@ impl Scoreboard {
         let m = &mut self.recs[i];
         if !m.retrans && !m.sacked {
             m.retrans = true;
+            m.probe_copy = true;
             self.retrans_out.add(&r);
         }
         let m = &mut self.recs[i];
@@ -568,6 +597,7 @@ mod tests {
                 lost: false,
                 retrans: false,
                 ever_retrans: false,
+                probe_copy: false,
                 sent_at: Time::ZERO,
                 xmit_seq: k,
                 tx: TxSnapshot::default(),
@@ -638,6 +668,56 @@ mod tests {
         assert_eq!(d.delivered_pkts, 2);
         assert_eq!(b.sacked_out.pkts, 0);
         assert_eq!(b.packets_out.pkts, 2);
+    }
+
+    /// Head retransmitted after being marked lost, then an undo clears every LOST mark.
+    fn retransmitted_head_after_undo(b: &mut Scoreboard) {
+        b.mark_head_lost();
+        let i = b.next_rexmit().unwrap();
+        b.on_retransmit(i, Time::ZERO, 100, TxSnapshot::default());
+        b.unmark_all_lost();
+    }
+
+    #[test]
+    fn a_retransmitted_record_not_marked_lost_keeps_its_retransmission_when_marked_lost() {
+        let mut b = board(6);
+        retransmitted_head_after_undo(&mut b);
+        b.apply_sack(&[(201, 501)], |_| {}); // segments 2..4: holes at 0 (head) and 1
+        assert_eq!(b.mark_lost_by_sack(3), 200, "both holes are marked");
+        let head = *b.get(0);
+        assert!(head.lost && head.retrans, "{head:?}");
+        assert_eq!(b.retrans_out.pkts, 1, "its copy is still counted in flight");
+        assert_eq!(b.pending_rexmit(), 1, "only the never-retransmitted hole waits");
+        assert_eq!(b.next_rexmit(), Some(1));
+        // 6 out − 3 SACKed − 2 lost + 1 retransmitted.
+        assert_eq!(b.in_flight_pkts(), 2);
+    }
+
+    #[test]
+    fn a_retransmission_already_marked_lost_is_lost_again_and_resent() {
+        let mut b = board(6);
+        retransmitted_head_after_undo(&mut b);
+        b.mark_all_lost(); // LOST again, SACKED_RETRANS kept
+        assert_eq!(b.next_rexmit(), Some(1), "the head is not pending");
+        assert!(b.get(0).retrans);
+        b.mark_all_lost(); // now a retransmission that is lost again
+        assert!(!b.get(0).retrans);
+        assert_eq!(b.retrans_out.pkts, 0);
+        assert_eq!(b.next_rexmit(), Some(0));
+        assert_eq!(b.pending_rexmit(), 6);
+    }
+
+    #[test]
+    fn a_tail_loss_probe_copy_marked_lost_is_resent() {
+        // Linux sends the probe with __tcp_retransmit_skb: no SACKED_RETRANS, so the marking
+        // treats the segment as never retransmitted.
+        let mut b = board(4);
+        b.on_probe_retransmit(3, Time::ZERO, 100, TxSnapshot::default());
+        assert_eq!(b.retrans_out.pkts, 1);
+        b.mark_all_lost();
+        assert_eq!(b.pending_rexmit(), 4);
+        assert_eq!(b.retrans_out.pkts, 0);
+        assert!(!b.get(3).retrans && !b.get(3).probe_copy);
     }
 
     #[test]

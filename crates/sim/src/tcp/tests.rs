@@ -1021,6 +1021,68 @@ fn spurious_rto_from_delayed_acks_is_undone_by_timestamps() {
     }
 }
 
+/// After a warm-up (SRTT 100 ms), 3 + `held` segments leave at once; the first three are lost
+/// (the head `drop_head` times, the other two once) and the last `held` are held 250 ms on the
+/// path, so their SACKs arrive after the RTO has retransmitted the head and before that
+/// retransmission is acknowledged: F-RTO undoes the RTO on the first SACK (never-retransmitted
+/// data delivered), and with `held` = 3 the third SACK reaches DupThresh with the head's
+/// retransmission still in flight (the crowdlive tlp_off episode, flow 26). RACK and TLP off.
+/// Returns the harness and the head's wire sequence number.
+fn frto_undo_then_sacks(drop_head: u32, held: u64) -> (Harness, u32) {
+    let c = TcpConfig { rack_tlp: false, ..cfg() };
+    let mut h = established(&c, ms(50));
+    h.send(SERVER, 60 * MSS);
+    h.run_for(ms(400));
+    let t0 = h.now;
+    let head = 5_000_001u32.wrapping_add(60 * MSS as u32);
+    let mut seen = [0u32; 3];
+    h.drops.push(DropRule::Pred(Box::new(move |p| {
+        let k = p.seq.wrapping_sub(head) / MSS as u32;
+        if p.src_node != SERVER || p.payload_len == 0 || k >= 3 || p.seq.wrapping_sub(head) % MSS as u32 != 0 {
+            return false;
+        }
+        seen[k as usize] += 1;
+        seen[k as usize] <= if k == 0 { drop_head } else { 1 }
+    })));
+    h.delays.push((SERVER, t0, t0 + ms(1), ms(250)));
+    h.send(SERVER, (3 + held) * MSS);
+    h.run_for(ms(3000));
+    (h, head)
+}
+
+#[test]
+fn a_retransmission_whose_lost_mark_was_undone_is_not_resent_when_marked_lost_again() {
+    // Linux tcp_mark_skb_lost: the head, retransmitted by the RTO and unmarked by F-RTO's undo,
+    // only gets the LOST mark at DupThresh and keeps SACKED_RETRANS, so tcp_xmit_retransmit_queue
+    // does not send it a third time; the two other holes go out.
+    let (h, head) = frto_undo_then_sacks(1, 3);
+    let st = *h.server.stats();
+    assert_eq!((st.rto_count, st.spurious_rtos), (1, 1), "{st:?}");
+    let r = retransmits(&h);
+    let of_head: Vec<_> = r.iter().filter(|x| x.seq == head).collect();
+    assert_eq!(of_head.len(), 1, "one retransmission of the head, by the RTO: {r:?}");
+    assert_eq!(of_head[0].cause, RetransmitCause::Timeout);
+    let others: Vec<_> = r.iter().filter(|x| x.seq != head).map(|x| x.seq.wrapping_sub(head) / MSS as u32).collect();
+    assert_eq!(others, vec![1, 2], "{r:?}");
+    assert_eq!(h.client.stats().bytes_received, 66 * MSS);
+}
+
+#[test]
+fn the_rto_resends_the_head_even_when_its_retransmission_kept_its_mark() {
+    // The head's RTO retransmission is lost too, and only two SACKs follow (below DupThresh).
+    // Its retransmitted mark survives the undo and the next RTO's marking (Linux
+    // tcp_timeout_mark_lost → tcp_mark_skb_lost on a segment not marked LOST), so it is no
+    // pending retransmission and its copy fills the one-segment window; Linux
+    // tcp_retransmit_timer sends the queue head anyway, and so must we, or nothing would go out.
+    let (h, head) = frto_undo_then_sacks(2, 2);
+    let st = *h.server.stats();
+    assert_eq!((st.rto_count, st.spurious_rtos), (2, 1), "{st:?}");
+    let r = retransmits(&h);
+    let of_head: Vec<_> = r.iter().filter(|x| x.seq == head).map(|x| x.cause).collect();
+    assert_eq!(of_head, vec![RetransmitCause::Timeout, RetransmitCause::Timeout], "{r:?}");
+    assert_eq!(h.client.stats().bytes_received, 65 * MSS);
+}
+
 #[test]
 fn randomized_paths_and_settings_always_deliver_everything() {
     // A small deterministic fuzz: loss, reordering, small receive buffers with a slow reader,

@@ -192,9 +192,24 @@ impl TcpEndpoint {
                 log.push(TcpLogEvent::Rto { at: now, flow: self.flow, from_node: self.local.node, backoff: self.rtt.backoff, rto });
                 self.timers.rto = Some(now + rto);
                 self.next_pace_at = now;
+                self.retransmit_head_on_rto(now, out, log);
                 self.try_send(now, out, log);
             }
         }
+    }
+
+    /// Linux `tcp_retransmit_timer` sends the head of the retransmission queue whatever its marks
+    /// (`tcp_retransmit_skb(sk, tcp_rtx_queue_head(sk), 1)`), before `tcp_xmit_retransmit_queue`
+    /// sends the rest on later ACKs. Usually the head is a pending retransmission and `try_send`
+    /// would send it first anyway; it is not when its earlier retransmission kept its
+    /// retransmitted mark through `mark_all_lost` (an undo had cleared its LOST mark, see
+    /// `Scoreboard::mark_lost`), and then only this re-sends it. Deviation: Linux adds such a
+    /// head to `retrans_out` a second time (its "retrans_out leaked" debug case); we count it once.
+    fn retransmit_head_on_rto(&mut self, now: Time, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
+        if !self.can_send_data() || self.sb.front().is_none_or(|h| h.sacked) {
+            return;
+        }
+        self.retransmit(now, 0, out, log);
     }
 
     pub(super) fn probe_interval(&self) -> Duration {
