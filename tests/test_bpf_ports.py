@@ -22,6 +22,7 @@ rate <= 5 %). With root, clang, bpftool, libbpf headers and BTF (skipped otherwi
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -259,21 +260,32 @@ def loss_runs(kernel, tmp_path_factory):
         runs["compound_sim_more"] = [tcpvideo.simulate(dict(_loss_case("compound") | {"seed": seed}),
                                                        out=out / f"compound-{seed}-sim") for seed in range(4, 13)]
         # what tv_ccplb added to Eq. 4, per peer, from its diagnostic array
-        dump = subprocess.run(["bpftool", "-j", "map", "dump", "name", "tv_ccplb.bss"], capture_output=True, text=True)
-        runs["ccplb_terms"] = [e["variant_milli"] for e in _diag_entries(dump.stdout) if e["acks"] > 0]
+        runs["ccplb_terms"] = [e["variant_milli"] for e in _newest_bss("tv_ccplb.bss")[1].get("ccp_diag", [])
+                               if e["acks"] > 0]
+        # congestion episodes tv_compound repaired because the kernel started them without running
+        # its ssthresh() (bpf/tv_compound.bpf.c, repair_missed_ssthresh); shown, not asserted on
+        runs["compound_diag"] = _newest_bss("tv_compo.bss")[1].get("compound_diag")
     finally:
         bpf.unload(["tv_ccp", "tv_compound", "tv_ccplb"])
     return runs
 
 
-def _diag_entries(dump_json: str) -> list[dict]:
-    import json
-
-    out = []
-    for m in json.loads(dump_json or "[]"):
-        for sec in m.get("formatted", {}).get("value", {}).get(".bss", []):
-            out += sec.get("ccp_diag", [])
-    return out
+def _newest_bss(map_name: str) -> tuple[int, dict]:
+    """Id and BTF-formatted variables of the newest BPF map called ``map_name`` (bpftool truncates
+    object names: tv_compound's .bss is ``tv_compo.bss``). A port unregistered earlier leaves its
+    maps behind while sockets of a deleted namespace still hold it, and a dump by name then lists
+    them all, so the one the registered port uses is the newest."""
+    shown = subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True, check=True)
+    ids = [m["id"] for m in json.loads(shown.stdout or "[]") if m.get("name") == map_name]
+    assert ids, f"no BPF map {map_name}"
+    newest = max(ids)
+    dump = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(newest)], capture_output=True, text=True,
+                          check=True)
+    out: dict = {}
+    for entry in json.loads(dump.stdout):
+        for sec in entry.get("formatted", {}).get("value", {}).get(".bss", []):
+            out |= sec
+    return newest, out
 
 
 # Compound on the 1 % loss case: the median of real/sim cwnd paired by time cannot be held to
@@ -359,7 +371,42 @@ def test_kernel_compound_mean_window_on_the_loss_case_is_within_15_percent_of_it
 
     real = mean_cwnd([r for _, r in loss_runs["compound"]])
     sim = mean_cwnd([s for s, _ in loss_runs["compound"]] + loss_runs["compound_sim_more"])
-    assert abs(real / sim - 1) <= 0.15, f"kernel {real / 1448:.1f} vs simulator {sim / 1448:.1f} segments"
+    assert abs(real / sim - 1) <= 0.15, (f"kernel {real / 1448:.1f} vs simulator {sim / 1448:.1f} segments "
+                                         f"(tv_compound's repairs: {loss_runs['compound_diag']})")
+
+
+def test_kernel_compound_repairs_an_episode_the_kernel_started_without_its_ssthresh(kernel, tmp_path):
+    # On this kernel icsk_ca_ops->ssthresh(sk) now and then returns 668 121 856 without running
+    # tv_compound's program (CI, 2026-11-29: Recovery ended with snd_cwnd = that value and 515
+    # segments left at once; docs/bpf.md). The port's test knob imitates it on every second
+    # call; the repair must then install the episode's own threshold before PRR ends Recovery
+    # on it. Without the repair the window jumps to ~668 M segments at the first such episode.
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bpf_vs_sim_cwnd import cwnd_series
+    from tcpvideo.emulate import emulate
+
+    bpf.load(["tv_compound"])
+    try:
+        bss_id, bss = _newest_bss("tv_compo.bss")
+        diag = bss["compound_diag"]
+        knob = {**diag, "test_miss_every": 2, "test_calls": 0}
+        order = ("missed_ssthresh", "last_kernel_ssthresh", "last_prior_cwnd", "last_repaired_ssthresh",
+                 "test_miss_every", "test_calls")
+        assert set(knob) == set(order), knob
+        value = b"".join(knob[k].to_bytes(4, "little") for k in order)
+        subprocess.run(["bpftool", "map", "update", "id", str(bss_id), "key", "hex", "00", "00", "00", "00",
+                        "value", "hex", *(f"{b:02x}" for b in value)], check=True, capture_output=True)
+        res = emulate(dict(_loss_case("compound") | {"seed": 2}), out=tmp_path / "real", log=lambda m: None)
+        diag = _newest_bss("tv_compo.bss")[1]["compound_diag"]
+    finally:
+        bpf.unload(["tv_compound"])
+    assert diag["test_calls"] >= 4, diag
+    series = cwnd_series(res)
+    assert len(series) >= 40, len(series)
+    assert max(c for _, c in series) / 1448 <= 1000, f"the kernel ran a missed episode's bogus threshold: {diag}"
+    assert diag["missed_ssthresh"] >= 2, diag
+    assert diag["last_kernel_ssthresh"] == 668121856, diag
+    assert 2 <= diag["last_repaired_ssthresh"] <= max(diag["last_prior_cwnd"], 2), diag
 
 
 # A kernel run whose link emulator is frozen once (SIGSTOP of the emulating process, which hosts
