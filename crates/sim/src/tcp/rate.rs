@@ -101,19 +101,7 @@ mod tests {
     use super::*;
 
     fn rec(len: u32, sent_at: Time, tx: TxSnapshot) -> SegRec {
-        SegRec {
-            start: 1,
-            len,
-            fin: false,
-            sacked: false,
-            lost: false,
-            retrans: false,
-            ever_retrans: false,
-            probe_copy: false,
-            sent_at,
-            xmit_seq: 0,
-            tx,
-        }
+        SegRec::first_sent(1, len, sent_at, 0, tx)
     }
 
     #[test]

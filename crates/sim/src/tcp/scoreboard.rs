@@ -72,6 +72,24 @@ impl SegRec {
     fn pending_rexmit(&self) -> bool {
         self.lost && !self.retrans && !self.sacked
     }
+
+    /// A data record as first sent: not SACKed, lost or retransmitted (unit tests).
+    #[cfg(test)]
+    pub(crate) fn first_sent(start: u64, len: u32, sent_at: Time, xmit_seq: u64, tx: TxSnapshot) -> Self {
+        SegRec {
+            start,
+            len,
+            fin: false,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+            probe_copy: false,
+            sent_at,
+            xmit_seq,
+            tx,
+        }
+    }
 }
 
 /// A packet and byte counter pair.
@@ -589,19 +607,7 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::new(100);
         for k in 0..n {
-            b.push(SegRec {
-                start: 1 + k * 100,
-                len: 100,
-                fin: false,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                ever_retrans: false,
-                probe_copy: false,
-                sent_at: Time::ZERO,
-                xmit_seq: k,
-                tx: TxSnapshot::default(),
-            });
+            b.push(SegRec::first_sent(1 + k * 100, 100, Time::ZERO, k, TxSnapshot::default()));
         }
         b
     }
