@@ -156,6 +156,24 @@ def test_the_ks_distance_is_the_largest_gap_between_the_two_empirical_cdfs():
     assert ks_distance([], [1.0]) is None
 
 
+def test_a_window_no_path_can_have_is_named_per_flow_from_its_first_sample():
+    from tcpvideo.emulate.anomalies import IMPLAUSIBLE_BYTES, describe, window_anomalies
+
+    # flow 1 as in the CI run of 2026-11-29: ssthresh 668 121 856 segments, then cwnd set to it
+    bogus = 668_121_856 * 1448
+    series = {"t_s": [4.5, 4.6, 4.7, 4.8, 0.1, 0.2],
+              "flow": [1, 1, 1, 1, 0, 0],
+              "cwnd_bytes": [27_512, 28_960, bogus, 739_928, 14_480, None],
+              "ssthresh_bytes": [10_136, bogus, bogus, bogus // 2, None, None]}
+    found = window_anomalies(series)
+    assert found == [{"flow": 1, "first_t_s": 4.6, "samples": 3, "max_cwnd_bytes": bogus,
+                      "max_ssthresh_bytes": bogus}]
+    assert "flow 1" in describe(found[0]) and "4.60 s" in describe(found[0])
+    # the infinite threshold (None) and a window at the bound are not anomalies
+    series = {"t_s": [1.0, 2.0], "flow": [0, 0], "cwnd_bytes": [IMPLAUSIBLE_BYTES, 1448], "ssthresh_bytes": [None, None]}
+    assert window_anomalies(series) == []
+
+
 # ---------------------------------------------------------------------------------------------
 # real runs (root)
 # ---------------------------------------------------------------------------------------------
@@ -203,6 +221,7 @@ def test_a_short_scenario_runs_on_linux_and_writes_the_simulators_tables(tmp_pat
     assert links[("wan", "cli")]["loss_drops"] == 0
     # the sender's TCP_INFO series exists and the queue of the shaped link was sampled
     assert real.series.num_rows > 10
+    assert real.summary["kernel_window_anomalies"] == [], real.summary["kernel_window_anomalies"]
     assert any(q["link"] == "wan" for q in real.queues.to_pylist())
     assert (tmp_path / "real" / "flows.parquet").exists() and (tmp_path / "real" / "summary.json").exists()
 

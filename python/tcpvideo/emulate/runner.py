@@ -40,6 +40,7 @@ from typing import Any, Mapping, Optional, Union
 import pyarrow as pa
 
 from tcpvideo.emulate import network as netmod
+from tcpvideo.emulate.anomalies import describe, window_anomalies
 from tcpvideo.emulate.capture import Captures
 from tcpvideo.emulate.plan import PORT_BASE, Plan, ScenarioRefused, make_plan, read_scenario
 from tcpvideo._tables import table_like
@@ -181,6 +182,8 @@ def emulate(
                 f"({sum(l.kind == 'linkem' for l in plan.links)} linkem, {sum(l.kind == 'tbf' for l in plan.links)} tbf) "
                 f"in {build_s:.1f} s")
             res = _run_apps(net, plan, tmp, pcap_dir, log)
+            for a in res.summary["kernel_window_anomalies"]:
+                log(f"warning: {describe(a)}")
             t_down = time.perf_counter()
         res.summary["build_s"] = build_s
         res.summary["teardown_s"] = time.perf_counter() - t_down
@@ -370,7 +373,8 @@ def _tables(plan, hosts, t0, mono0, before_linkem, after_linkem, samples, before
                "runtime": "linux", "kernel": platform.release(), "total_bytes": total_bytes,
                "aggregate_goodput_mbps": total_bytes * 8 / dur_s / 1e6, "retransmissions": total_retx,
                "drops": drops, "warnings": plan.warnings, "errors": errors,
-               "linkem_errors": [v.get("error") for v in link_end.values() if v.get("error")]}
+               "linkem_errors": [v.get("error") for v in link_end.values() if v.get("error")],
+               "kernel_window_anomalies": window_anomalies(series)}
     # Every table takes the simulator's schema (declared once, by the Rust types); what only a
     # real run has (emulated_by, retransmissions) is added after it.
     def like(name, cols, extra_types={}):
