@@ -216,8 +216,8 @@ static __always_inline __u32 enter_reduction(struct tcp_sock *tp, struct tv_comp
 /*
  * Linux's tcp_init_cwnd_reduction sets high_seq = snd_nxt and prior_cwnd = snd_cwnd, then
  * snd_ssthresh = icsk_ca_ops->ssthresh(sk). On this kernel (6.18, x86-64) that call now and then
- * returns without this port's program having run: seen 3 times in ~120 runs of the loss case
- * (once in CI, 2026-11-29), always in a Recovery entered from Open, always the same value,
+ * returns without this port's program having run: seen once in CI (2026-11-29) and twice in 134
+ * runs of the loss case (docs/bpf.md), always in a Recovery entered from Open, always the same value,
  * 668 121 856 segments, while this socket's own state showed ssthresh() had not run for the
  * episode (its threshold and the window it split were those of the previous episode). PRR
  * then holds the window near the flight and recovery ends with snd_cwnd = snd_ssthresh:
@@ -362,10 +362,10 @@ void BPF_PROG(ctcp_set_state, struct sock *sk, __u8 new_state)
 	struct tv_compound *c = ct(sk);
 	__u8 old = ((struct inet_connection_sock *)sk)->icsk_ca_state;
 
-	/* entering CWR or Recovery from Open/Disorder: tcp_init_cwnd_reduction has just run */
-	if ((new_state == TCP_CA_CWR || new_state == TCP_CA_Recovery) && old < TCP_CA_CWR)
-		repair_missed_ssthresh(sk, c);
-	if (old == TCP_CA_Recovery)
+	/* entering CWR or Recovery from Open/Disorder (tcp_init_cwnd_reduction has just run), or
+	 * leaving Recovery (before its window is installed below) */
+	if (((new_state == TCP_CA_CWR || new_state == TCP_CA_Recovery) && old < TCP_CA_CWR) ||
+	    old == TCP_CA_Recovery)
 		repair_missed_ssthresh(sk, c);
 
 	/* undo_marker == 0: the recovery was undone (tcp_undo_cwnd_reduction ran just before);
