@@ -238,6 +238,25 @@ def test_retransmissions_per_flow_equal_tshark(linux_captures, name):
         assert f["retrans_packets"] == data_retransmissions(fr), f
 
 
+@pytest.mark.parametrize("name", ["bulk_loss", "concurrent"])
+def test_the_analyzer_infers_rack_on_for_a_linux_6_17_or_later_server(linux_captures, name):
+    # Linux 6.17 removed the RACK-off loss recovery (net.ipv4.tcp_recovery cannot turn RACK off),
+    # so every lossy real capture of this kernel must read RACK on, with no vote for off: an
+    # off-vote rule that fires on a real RACK server would re-type its re-sends as RTOs.
+    import platform
+
+    major, minor = (int(x) for x in platform.release().split(".")[:2])
+    if (major, minor) < (6, 17):
+        pytest.skip(f"kernel {platform.release()} can run with RACK off")
+    import tcpvideo
+
+    servers = tcpvideo.analyze(str(linux_captures[name].pcap)).summary["server_settings"]
+    assert len(servers) == 1, servers
+    srv = servers[0]
+    assert srv["rack"] == "on" and srv["rack_resends"] > 0, srv
+    assert srv["rack_rtos_prevented"] == 0 and srv["rack_dupthresh_late"] == 0, srv
+
+
 def test_zero_window_is_found_where_tshark_flags_it(linux_captures):
     r = linux_captures["zero_window"]
     frames = tshark_frames(r.pcap)

@@ -1006,24 +1006,36 @@ impl Flow {
         // Only RACK can find this loss from ACKs: fewer SACKed segments and duplicate ACKs than
         // the classic threshold (with more, a RACK-off server recovers too, so nothing is said).
         let sacked = self.snd.segs.iter().filter(|s| s.sacked).take(rack_inference::DUPTHRESH as usize).count() as u32;
+        // ... one overdue at the deadline that starts the recovery this late: RACK on would have
+        // re-sent it at an earlier ACK (as for the RTOs below, more than SRTT past RACK's
+        // latest deadline); DupThresh waited for the third SACK or duplicate ACK. Only at that
+        // third one: a re-send long after it (golden cc/reno at a router, 95 duplicate ACKs)
+        // is one whose first copy was lost before the capture point, or one PRR held back.
+        let overdue = |srtt: u64| {
+            seg.filter(|s| s.retrans == 0).is_some_and(|s| self.rack.rack_deadline(s.last_tx, srtt).is_some_and(|d| now > d + srtt + slack))
+        };
         if sacked >= rack_inference::DUPTHRESH || self.snd.dupacks >= rack_inference::DUPTHRESH {
+            if kind == RetransKind::Fast && self.snd.dupacks <= rack_inference::DUPTHRESH && self.est.srtt_ns.is_some_and(overdue) {
+                self.out.rack_evidence.dupthresh_resends_rack_would_have_sent_sooner += 1;
+            }
             return false;
         }
         match kind {
+            // RACK's signature, and a vote for RACK on at this server; remembered all the same:
+            // if the server's other re-sends say RACK off, nothing ACK-driven sends this segment
+            // (no early retransmit since Linux 4.11), so the timer did and the ACK came by chance
+            // (issue 16: the study's tlp_off RTO 0.7 ms after a SACK).
             RetransKind::Fast if since_client <= slack => {
                 self.out.rack_evidence.rack_resends += 1;
-                false
+                self.out.rack_only.push(RackOnlyResend { rec: self.out.retrans.len(), ts_ns: now, evidence: None, stall: None });
+                true
             }
             RetransKind::Fast => {
                 self.out.rack_only.push(RackOnlyResend { rec: self.out.retrans.len(), ts_ns: now, evidence: None, stall: None });
                 true
             }
             RetransKind::Timeout => {
-                let prevented = seg
-                    .filter(|s| s.retrans == 0)
-                    .zip(self.est.srtt_ns)
-                    .is_some_and(|(s, srtt)| self.rack.rack_deadline(s.last_tx, srtt).is_some_and(|d| now > d + srtt + slack));
-                if prevented {
+                if self.est.srtt_ns.is_some_and(overdue) {
                     self.out.rack_evidence.rtos_rack_would_have_prevented += 1;
                 }
                 false

@@ -39,6 +39,7 @@ pub mod retrans;
 pub mod rtmp;
 pub mod rtt;
 mod segments;
+pub mod server_settings;
 pub mod shard;
 pub mod stall;
 pub mod tlp;

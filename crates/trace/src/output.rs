@@ -256,6 +256,8 @@ pub struct Analysis {
     pub decode: DecodeStats,
     pub warnings: Vec<Warning>,
     pub options: AnalyzeOptions,
+    /// Each server's TLP and RACK settings as the wire told them (server_settings.rs).
+    pub server_settings: Vec<crate::server_settings::ServerSettings>,
 }
 
 /// Headline numbers (the JSON summary).
@@ -286,6 +288,7 @@ pub(crate) fn build(
     // Single-segment re-sends: probe or RTO, from every flow of the same server.
     crate::tlp_inference::resolve(&mut flows);
     crate::rack_inference::resolve(&mut flows);
+    let server_settings = crate::server_settings::collect(&flows);
     let mut a = Analysis {
         flows: Vec::with_capacity(flows.len()),
         stalls: Vec::new(),
@@ -299,6 +302,7 @@ pub(crate) fn build(
         decode,
         warnings,
         options: opts.clone(),
+        server_settings,
     };
     let mut frame_pkts = [(0u64, 0u64, 0u64); 5];
     let mut frame_agg = [(0u64, 0u64, 0u64, 0u64); 5];
@@ -715,6 +719,7 @@ impl Analysis {
         out.insert("decode".into(), serde_json::to_value(&self.decode).unwrap());
         out.insert("warnings".into(), serde_json::to_value(&self.warnings).unwrap());
         out.insert("options".into(), serde_json::to_value(&self.options).unwrap());
+        out.insert("server_settings".into(), serde_json::to_value(&self.server_settings).unwrap());
         Summary(Value::Object(out))
     }
 

@@ -24,6 +24,17 @@
 //!   (RACK.rtt + reo_wnd ≤ 2·SRTT had passed since its send) and re-sent it at once: Linux
 //!   enters recovery in the same ACK processing, and PRR lets the first re-send out whatever
 //!   the window (`tcp_cwnd_reduction`: at least one segment when `prr_out` is 0).
+//! - **RACK off**, too: a recovery DupThresh starts (the third SACKed segment or duplicate ACK) for
+//!   a first-time segment at SND.UNA that was overdue in the same sense — more than SRTT past
+//!   RACK's latest deadline when the re-send leaves. RACK on would have re-sent it at the earlier
+//!   ACK; a RACK-off server waits for the third SACK (issue 16 session 16: the default study's
+//!   per_type_tlp_off server had 14 such re-sends beside its 3 RTOs, the RACK-on variants none).
+//!
+//! An on-vote is itself a re-send the server's setting decides: with RACK off, nothing ACK-driven
+//! sends a first-time head with fewer than 3 SACKs (Linux ≥ 4.11 has no early retransmit), so at
+//! a server whose other re-sends say RACK off it was the RTO, and the ACK before it came by
+//! chance (the default study's tlp_off has one, 0.7 ms after a SACK; it is a tie there, 1 vote
+//! each way, and ties keep RACK on).
 //!
 //! The same holds for a lost *retransmission* re-sent outside a post-RTO episode (a `double`
 //! timeout in the seed's taxonomy): only RACK finds it from ACKs (Linux dropped its other
@@ -56,12 +67,15 @@ pub struct RackEvidence {
     pub rack_resends: u32,
     /// RTOs of segments RACK would have re-sent at an earlier ACK.
     pub rtos_rack_would_have_prevented: u32,
+    /// Recoveries started by the third SACK or duplicate ACK (DupThresh) for a segment RACK
+    /// would have re-sent at an earlier ACK.
+    pub dupthresh_resends_rack_would_have_sent_sooner: u32,
 }
 
 impl RackEvidence {
     /// RACK on (Some(true)), off (Some(false)) or unknown.
     pub fn rack_on(&self) -> Option<bool> {
-        match (self.rack_resends, self.rtos_rack_would_have_prevented) {
+        match (self.rack_resends, self.rtos_rack_would_have_prevented + self.dupthresh_resends_rack_would_have_sent_sooner) {
             (0, 0) => None,
             (on, off) => Some(on >= off),
         }
@@ -88,6 +102,7 @@ pub fn resolve(flows: &mut [FlowOut]) {
         let e = by_server.entry(f.server.0).or_default();
         e.rack_resends += f.rack_evidence.rack_resends;
         e.rtos_rack_would_have_prevented += f.rack_evidence.rtos_rack_would_have_prevented;
+        e.dupthresh_resends_rack_would_have_sent_sooner += f.rack_evidence.dupthresh_resends_rack_would_have_sent_sooner;
     }
     for f in flows.iter_mut() {
         if by_server.get(&f.server.0).and_then(RackEvidence::rack_on) != Some(false) {
@@ -116,8 +131,8 @@ mod tests {
     #[test]
     fn the_server_setting_follows_the_majority_of_unambiguous_re_sends_and_ties_keep_rack_on() {
         assert_eq!(RackEvidence::default().rack_on(), None);
-        assert_eq!(RackEvidence { rack_resends: 0, rtos_rack_would_have_prevented: 1 }.rack_on(), Some(false));
-        assert_eq!(RackEvidence { rack_resends: 2, rtos_rack_would_have_prevented: 1 }.rack_on(), Some(true));
-        assert_eq!(RackEvidence { rack_resends: 1, rtos_rack_would_have_prevented: 1 }.rack_on(), Some(true));
+        assert_eq!(RackEvidence { rack_resends: 0, rtos_rack_would_have_prevented: 1, ..Default::default() }.rack_on(), Some(false));
+        assert_eq!(RackEvidence { rack_resends: 2, rtos_rack_would_have_prevented: 1, ..Default::default() }.rack_on(), Some(true));
+        assert_eq!(RackEvidence { rack_resends: 1, rtos_rack_would_have_prevented: 1, ..Default::default() }.rack_on(), Some(true));
     }
 }

@@ -504,3 +504,89 @@ fn a_lost_go_back_n_resend_of_the_head_resent_an_rto_later_is_a_double_rto_when_
     assert_eq!(retrans_kinds(&off), vec!["timeout", "timeout", "fast", "timeout"]);
     assert_eq!(off.retransmissions[3].timeout_type, Some(TimeoutType::Double));
 }
+
+/// A connection to the same server from client port `port`, starting 1 s after `prev` ends,
+/// written into the same capture: handshake, 500 bytes sent and acknowledged.
+fn conn_from_port(prev: Conn, port: u16) -> Conn {
+    let mut c = Conn::new();
+    c.client.1 = port;
+    c.now = prev.now + 1_000_000_000;
+    c.w = prev.w;
+    c.handshake(50.0);
+    c.server_send(500);
+    c.wait_ms(50.0);
+    c.client_ack(500);
+    c.wait_ms(1.0);
+    c
+}
+
+/// `server_showing_rack`'s shape on a connection that continues the capture (client `port`).
+fn another_flow_showing_rack(prev: Conn, port: u16, resend_ms: f64) -> Conn {
+    let mut c = conn_from_port(prev, port);
+    c.server_send(MSS);
+    c.wait_ms(200.0);
+    c.server_send(MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(500, &[(500 + MSS as u64, 500 + 2 * MSS as u64)]);
+    c.wait_ms(resend_ms);
+    c.server_resend(500, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(500 + 2 * MSS as u64);
+    c
+}
+
+/// A segment overdue for RACK at the SACK of the next one (sent 200 ms = 4·SRTT later), re-sent
+/// only when a third segment is SACKed, `wait_ms` after that first SACK: DupThresh's recovery
+/// (SRTT 50 ms).
+fn dupthresh_after_rack_deadline(prev: Conn, port: u16, wait_ms: f64) -> Conn {
+    let mut c = conn_from_port(prev, port);
+    let m = MSS as u64;
+    c.server_send(MSS);
+    c.wait_ms(200.0);
+    c.server_send(MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(500, &[(500 + m, 500 + 2 * m)]); // one SACKed: RACK would re-send here
+    c.wait_ms(wait_ms - 50.0);
+    c.server_burst(2, MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(500, &[(500 + m, 500 + 4 * m)]); // three SACKed: DupThresh re-sends now
+    c.wait_ms(0.1);
+    c.server_resend(500, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(500 + 4 * m);
+    c
+}
+
+#[test]
+fn a_dupthresh_recovery_of_a_segment_rack_found_lost_an_srtt_earlier_says_rack_off() {
+    // The third SACK 120 ms after the first (more than SRTT + slack after RACK's deadline): a
+    // vote for RACK off, and the server summary says so.
+    let late = run(&dupthresh_after_rack_deadline(Conn::new(), 40010, 120.0));
+    assert_eq!(retrans_kinds(&late), vec!["fast"]);
+    let srv = &late.server_settings[0];
+    assert_eq!((srv.rack_dupthresh_late, srv.rack), (1, "off"));
+    // 51 ms after it (within SRTT + 2 ms of the deadline: RACK's reordering timer could still
+    // have been pending) says nothing.
+    let soon = run(&dupthresh_after_rack_deadline(Conn::new(), 40010, 51.0));
+    assert_eq!((soon.server_settings[0].rack_dupthresh_late, soon.server_settings[0].rack), (0, "unknown"));
+}
+
+#[test]
+fn a_resend_just_after_a_sack_is_an_rto_when_the_server_shows_rack_off_in_more_flows() {
+    // The RTO of a RACK-off server can fire 0.5 ms after a SACK by chance (the default study's
+    // tlp_off, 0.7 ms): alone that looks like RACK (and votes RACK on) ...
+    let alone = run(&another_flow_showing_rack(Conn::new(), 40020, 0.5));
+    assert_eq!(retrans_kinds(&alone), vec!["fast"]);
+    assert_eq!(alone.server_settings[0].rack, "on");
+    // ... but after two flows that showed RACK off (an RTO RACK would have prevented, a late
+    // DupThresh recovery) the server is RACK off, and the RTO sent it.
+    let c = another_flow_showing_rack(Conn::new(), 40021, 150.0);
+    let c = dupthresh_after_rack_deadline(c, 40022, 120.0);
+    let off = run(&another_flow_showing_rack(c, 40023, 0.5));
+    assert_eq!(off.server_settings[0].rack, "off");
+    assert_eq!(
+        (off.server_settings[0].rack_resends, off.server_settings[0].rack_rtos_prevented, off.server_settings[0].rack_dupthresh_late),
+        (1, 1, 1)
+    );
+    assert_eq!(retrans_kinds(&off), vec!["timeout", "fast", "timeout"]);
+}
