@@ -110,6 +110,29 @@ def test_per_host_tcp_settings_that_disagree_are_refused():
         make_plan(text, fmt, raw, ccs={"reno", "cubic"})
 
 
+def test_tlp_and_rack_map_to_linuxs_two_sysctls_and_a_kernel_that_keeps_rack_says_so(monkeypatch):
+    from tcpvideo.emulate import plan as plan_mod
+
+    def sysctls_for(tcp: dict, release: str):
+        monkeypatch.setattr(plan_mod.platform, "release", lambda: release)
+        sc = _with()
+        for f in sc["flow"]:
+            f["tcp"] = {"cc": f["tcp"]["cc"], **tcp}
+        text, fmt, raw = plan_mod.read_scenario(sc)
+        p = plan_mod.make_plan(text, fmt, raw, ccs={"reno", "cubic"})
+        return p.sysctls[0], p.warnings
+
+    # TLP alone off: tcp_early_retrans = 0, RACK untouched.
+    s, w = sysctls_for({"tlp": False}, "6.18.44")
+    assert s.get("net.ipv4.tcp_early_retrans") == 0 and "net.ipv4.tcp_recovery" not in s and not w
+    # rack_tlp off is both off in the simulator, so both sysctls; 6.18 keeps RACK and says so.
+    s, w = sysctls_for({"rack_tlp": False}, "6.18.44")
+    assert (s["net.ipv4.tcp_recovery"], s["net.ipv4.tcp_early_retrans"]) == (0, 0)
+    assert len(w) == 1 and "cannot turn RACK off" in w[0], w
+    _, w = sysctls_for({"rack_tlp": False}, "6.12.9")
+    assert w == []
+
+
 def test_the_plan_uses_the_simulators_addresses_routes_and_link_kinds():
     from tcpvideo.emulate.plan import linkem_settings, make_plan, read_scenario
 

@@ -75,6 +75,7 @@ fn tcp_dict<'py>(py: Python<'py>, t: &TcpSpec) -> PyResult<Bound<'py, PyDict>> {
         nagle,
         keepalive_probes,
         rack_tlp,
+        tlp,
         frto,
         tso
     );

@@ -434,6 +434,8 @@ pub struct TcpSpec {
     pub keepalive_interval: Option<Qty>,
     pub keepalive_probes: Option<u32>,
     pub rack_tlp: Option<bool>,
+    /// Tail-loss probes alone (TcpConfig::tlp).
+    pub tlp: Option<bool>,
     pub frto: Option<bool>,
     /// GSO packets as Linux (default true; TcpConfig::tso).
     pub tso: Option<bool>,
@@ -467,6 +469,7 @@ impl TcpSpec {
             keepalive_interval,
             keepalive_probes,
             rack_tlp,
+            tlp,
             frto,
             tso
         )
@@ -1518,9 +1521,13 @@ start_jitter = "2s"
         let on = load_toml(TWO_HOSTS, None).unwrap();
         let cfg = crate::sim::tcp_config(&on.flows[0].tcp, "tcp").unwrap();
         assert!(cfg.rack_tlp && cfg.frto, "Linux defaults: both on");
+        assert!(cfg.tlp, "Linux default tcp_early_retrans = 3");
         let off = load_toml(&(TWO_HOSTS.to_string() + "[tcp]\nrack_tlp = false\nfrto = false\n"), None).unwrap();
         let cfg = crate::sim::tcp_config(&off.flows[0].tcp, "tcp").unwrap();
         assert!(!cfg.rack_tlp && !cfg.frto);
+        let tlp_off = load_toml(&(TWO_HOSTS.to_string() + "[tcp]\ntlp = false\n"), None).unwrap();
+        let cfg = crate::sim::tcp_config(&tlp_off.flows[0].tcp, "tcp").unwrap();
+        assert!(cfg.rack_tlp && !cfg.tlp);
     }
 }
 

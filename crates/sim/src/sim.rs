@@ -130,6 +130,9 @@ pub fn tcp_config(spec: &TcpSpec, path: &str) -> Result<TcpConfig, ScenarioError
     if let Some(v) = spec.rack_tlp {
         c.rack_tlp = v;
     }
+    if let Some(v) = spec.tlp {
+        c.tlp = v;
+    }
     if let Some(v) = spec.frto {
         c.frto = v;
     }

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,15 @@ class ScenarioRefused(ValueError):
     """The scenario asks for something the real stack cannot do (one line naming the key)."""
 
 
+def _kernel_cannot_turn_rack_off() -> bool:
+    """Linux 6.17 and later ignore net.ipv4.tcp_recovery = 0 (RACK is the only loss recovery)."""
+    try:
+        major, minor = (int(x) for x in platform.release().split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (6, 17)
+
+
 # tcp key -> namespace sysctl (per network namespace in Linux: net->ipv4.sysctl_*)
 SYSCTL_KEYS = {
     "sack": ("net.ipv4.tcp_sack", lambda v: int(bool(v))),
@@ -61,6 +71,7 @@ SYSCTL_KEYS = {
     "frto": ("net.ipv4.tcp_frto", lambda v: 2 if v else 0),
     "dupack_threshold": ("net.ipv4.tcp_reordering", int),
     "rack_tlp": ("net.ipv4.tcp_recovery", lambda v: 1 if v else 0),
+    "tlp": ("net.ipv4.tcp_early_retrans", lambda v: 3 if v else 0),
     "max_rto_ns": ("net.ipv4.tcp_rto_max_ms", lambda v: max(1000, round(v / 1e6))),
 }
 ROUTE_KEYS = {"initial_cwnd": "initcwnd", "min_rto_ns": "rto_min"}
@@ -212,6 +223,15 @@ def make_plan(text: str, fmt: str, raw: dict, seed: Optional[int] = None,
                                   f"(available: {' '.join(sorted(ccs))}; `tcpvideo bpf load {cc}` registers "
                                   "tcpvideo's BPF twin if there is one)")
         tcp["cc"] = cc
+        if tcp.get("rack_tlp") is False:
+            # The simulator's rack_tlp = false turns the probes off too; Linux arms them with SACK
+            # whatever tcp_recovery says, so tcp_early_retrans must say it as well.
+            tcp.setdefault("tlp", False)
+            if _kernel_cannot_turn_rack_off() and "rack_tlp" not in warned:
+                warned.add("rack_tlp")
+                warnings.append(f"{flow_path(i)}.tcp.rack_tlp: Linux {platform.release()} cannot turn RACK off "
+                                "(6.17 removed the RFC 6675 recovery; tcp_recovery = 0 is ignored): the real run "
+                                "has RACK on and TLP off, the simulator neither")
         sender = f["server"] if f["app"]["kind"] == "reqresp" or f["app"].get("direction") == "down" else f["client"]
         for key, (name, conv) in SYSCTL_KEYS.items():
             if key in tcp:

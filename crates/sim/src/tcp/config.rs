@@ -99,6 +99,12 @@ pub struct TcpConfig {
     /// default). Needs SACK; when off (or SACK is off) losses are found by DupThresh (RFC 6675)
     /// and NewReno, and tail losses wait for the RTO.
     pub rack_tlp: bool,
+    /// Tail-loss probes alone (RFC 8985 §7; Linux net.ipv4.tcp_early_retrans = 3, the default; 0
+    /// turns them off). Linux arms a probe whenever SACK is on, whatever `tcp_recovery` says, so
+    /// `tlp = false` with `rack_tlp` on is a Linux server with TLP off — the only TLP-off server
+    /// since 6.17, which cannot turn RACK off. The simulator probes only in RACK mode
+    /// (`rack_tlp` and SACK): `rack_tlp = false` models the pre-RACK, pre-TLP stack of seed 000.
+    pub tlp: bool,
     /// Detect spurious retransmission timeouts and undo their window reduction (Linux
     /// tcp_frto = 2 and the timestamp-based undo of tcp_try_undo_loss; RFC 5682 §3 step 3b with
     /// SACK, RFC 3522 Eifel detection with timestamps).
@@ -145,6 +151,7 @@ impl Default for TcpConfig {
             time_wait: Duration::from_secs(1),
             dsack: true,
             rack_tlp: true,
+            tlp: true,
             frto: true,
             cwnd_restart_with_cong_control: false,
             tso: true,

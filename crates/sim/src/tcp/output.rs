@@ -284,9 +284,11 @@ impl TcpEndpoint {
     }
 
     /// Linux `tcp_schedule_loss_probe`: PTO = 2·SRTT (+ 200 ms if a single segment is out, for a
-    /// delayed ACK; else + 2 ms), never later than the RTO. Only in the Open state with SACK.
+    /// delayed ACK; else + 2 ms), never later than the RTO. Only in the Open state with SACK, in
+    /// RACK mode, and with `tlp` on. (Linux also probes in CWR, a state the simulator has no
+    /// entry into.)
     pub(super) fn schedule_tlp(&mut self, now: Time) {
-        if !self.rack_mode() || self.sb.packets_out.pkts == 0 || self.ca != CaState::Open || self.tlp_high_seq != 0 {
+        if !self.rack_mode() || !self.cfg.tlp || self.sb.packets_out.pkts == 0 || self.ca != CaState::Open || self.tlp_high_seq != 0 {
             self.timers.tlp = None;
             return;
         }

@@ -873,6 +873,28 @@ fn tail_loss_probe_and_rack_repair_several_tail_losses_without_rto() {
 }
 
 #[test]
+fn with_tlp_off_rack_still_repairs_a_hole_from_sacks_and_a_tail_loss_waits_for_the_rto() {
+    // A Linux 6.17+ server with net.ipv4.tcp_early_retrans = 0: RACK on, no probes.
+    let rack_only = TcpConfig { tlp: false, ..cfg() };
+    let mut h = established(&rack_only, ms(50));
+    h.drop_nth_data(SERVER, 8);
+    h.send(SERVER, 10 * MSS);
+    h.run_for(Duration::from_secs(2));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].cause, RetransmitCause::FastRetransmit, "RACK marks 8 lost from two SACKs");
+    let mut h = established(&rack_only, ms(50));
+    h.drop_nth_data(SERVER, 10);
+    h.send(SERVER, 10 * MSS);
+    h.run_for(Duration::from_secs(2));
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].cause, RetransmitCause::Timeout, "no probe: the tail waits for the RTO");
+    assert_eq!(h.server.stats().tlp_probes, 0);
+    assert_eq!(h.client.stats().bytes_received, 10 * MSS);
+}
+
+#[test]
 fn rack_repairs_a_loss_with_fewer_than_three_dupacks_after_a_quarter_rtt() {
     let mut h = pair();
     h.drop_nth_data(SERVER, 8);

@@ -40,9 +40,13 @@ FULL = dict(publishers=30, subscribers=120, duration_s=300.0, loss_p=0.02, viewe
 # 2015 front-ends probably had no TLP and a lone probe and an RTO look alike on the wire).
 # `fq_pacing` paces every download at Linux's sk_pacing_rate (the fq qdisc): does pacing the
 # GOP-cache burst at a viewer's join remove the excess P loss of the join (issue 16, session 8)?
+# `tlp_off` turns RACK off too (the seed's 2015 front-end had neither); `tlp_off_rack_on` is TLP
+# alone off, the only TLP-off server Linux 6.17+ can be (issue 16, session 16): the seed's
+# proposed mitigation, TLP, measured on today's recovery.
 VARIANTS = {
     "baseline": ({}, {}),
     "tlp_off": ({"rack_tlp": False}, {}),
+    "tlp_off_rack_on": ({"tlp": False}, {}),
     "aggressive_rto": ({"min_rto": "50ms"}, {}),
     "per_type_connections": ({}, {"per_type_connections": True}),
     "per_type_tlp_off": ({"rack_tlp": False}, {"per_type_connections": True}),
@@ -346,7 +350,8 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
                         "(cwnd or rwnd) never limits ours: every less-packet RTO had cwnd >= 7 segments. "
                         "Opportunity (truth, voice.py): " + voice_gaps))
     mit = []
-    for name in ("baseline", "tlp_off", "aggressive_rto", "per_type_connections", "per_type_tlp_off"):
+    for name in ("baseline", "tlp_off", "tlp_off_rack_on", "aggressive_rto", "per_type_connections",
+                 "per_type_tlp_off"):
         r = results[name]
         d, u = r["summary"]["download"], r["summary"]["upload"]
         mit.append({"variant": name, "upload_stall_share": round(u["stall_share_of_fct"], 4),

@@ -17,6 +17,8 @@ seed's population is simulated, analyzed and scored as the study does, once per 
                of the FCT). Derived from §2.1 before the run, not from Table 5: §2.3 names the
                path from upload stalls to download timeouts ("lack of data will result in not
                enough duplicates to trigger fast retransmit"). Session 14.
+    tlp_off_rack_on  (opt-in) TLP off, RACK on: a Linux 6.17+ front-end with TLP off, the seed's
+               proposed mitigation measured on today's recovery. Session 16.
 
 and the counts are pooled. Each run keeps a small ``result.json`` (its pcaps are deleted); a
 result whose parameters and tcpvideo version match is reused, so a study can be resumed or
@@ -45,10 +47,13 @@ import pandas as pd
 
 FRAMES = ("I", "P", "V")
 TIMEOUT_KINDS = ("tail", "less_packet", "double", "ack_delay_loss", "continuous_loss", "other")
-# name → (server TLP/RACK on, viewer join, population overrides beyond the scale).
+# name → (server TLP/RACK on, viewer join, population overrides beyond the scale). "tlp_only_off":
+# TLP off with RACK on (tcp.tlp = false), the only TLP-off server Linux 6.17+ can be.
 SEED_PAUSE_EVERY_S = 3.8  # the seed's upload stall share (module comment, seed_pauses)
 RUNS = {"tlp_off": (False, "gop_cache", {}), "tlp_on": (True, "gop_cache", {}), "wait_key": (True, "wait_key", {}),
-        "seed_pauses": (False, "gop_cache", {"pause_every_s": SEED_PAUSE_EVERY_S})}
+        "seed_pauses": (False, "gop_cache", {"pause_every_s": SEED_PAUSE_EVERY_S}),
+        "tlp_off_rack_on": ("tlp_only_off", "gop_cache", {})}
+SERVER_TCP = {True: {}, False: {"rack_tlp": False}, "tlp_only_off": {"tlp": False}}
 DEFAULT_RUNS = ("tlp_off", "tlp_on", "wait_key")
 
 
@@ -123,7 +128,7 @@ def run_one(out: str, scale: dict, seed: int, run: str) -> dict:
             return old
     rd, ad = d / "run", d / "analysis"
     over = ({} if join == "gop_cache" else {"viewer_join": join}) | pop
-    tcpvideo.simulate(scenario(seed=seed, tcp={} if tlp else {"rack_tlp": False}, **scale, **over), out=rd)
+    tcpvideo.simulate(scenario(seed=seed, tcp=SERVER_TCP[tlp], **scale, **over), out=rd)
     _analyze(rd / "fe.pcap", ad)
     res = {"params": params, **collect(rd, ad)}
     for pc in rd.glob("*.pcap"):  # ~100 MB a --full run; the tables stay
