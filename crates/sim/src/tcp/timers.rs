@@ -15,8 +15,10 @@
 //! callers add the pacing delay (`tcp_reset_xmit_timer`), and the timer wheel fires it on the
 //! tick after it is due, or on the next 8-jiffy boundary when it is 63 jiffies or more ahead
 //! (every RTO): [`timer_wheel_fires_at`], the `arm_*` methods. `hz` = 0 keeps exact timers.
-//! Deviation: Linux has one slot for the four (`icsk_pending`), the simulator keeps the RTO
-//! armed under a probe or reordering timer and lets the probe go first when both are due.
+//! Deviations: Linux has one slot for the four (`icsk_pending`), the simulator keeps the RTO
+//! armed under a probe or reordering timer and lets the probe go first when both are due; so
+//! it re-arms the RTO one RTO from now where Linux, replacing a pending probe or reordering
+//! timer, counts from the head's last transmission (`tcp_rearm_rto`'s `tcp_rto_delta_us`).
 
 use std::time::Duration;
 
@@ -148,12 +150,9 @@ impl TcpEndpoint {
     pub(super) fn arm_rto(&mut self, now: Time, pace_delay: bool) {
         let when = self.rto_jiffies();
         self.timers.rto = Some(self.xmit_timer_fires_at(now, when, pace_delay));
-        self.timers.rto_due = if self.cfg.hz == 0 {
-            Time(now.as_nanos().saturating_add(when))
-        } else {
-            let tick_ns = super::recv::tick_ns(self.cfg.hz);
-            Time((now.as_nanos() / tick_ns + when).saturating_mul(tick_ns))
-        };
+        // `expires` = jiffies + when (at `hz` = 0 a "jiffy" is a nanosecond: now + when).
+        let tick_ns = super::recv::tick_ns(self.cfg.hz);
+        self.timers.rto_due = Time((now.as_nanos() / tick_ns).saturating_add(when).saturating_mul(tick_ns));
     }
 
     /// When the armed RTO is due (its `expires`, before the wheel's rounding); `None` unarmed.
