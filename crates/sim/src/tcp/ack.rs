@@ -248,7 +248,11 @@ impl TcpEndpoint {
     /// Linux `tcp_rearm_rto` after SND.UNA advanced: restart the timer while data is outstanding;
     /// an open window ends zero-window probing's backoff.
     fn rearm_rto(&mut self, now: Time) {
-        self.timers.rto = if self.sb.packets_out.pkts > 0 { Some(now + self.rtt.backed_off_rto()) } else { None };
+        if self.sb.packets_out.pkts > 0 {
+            self.arm_rto(now, true);
+        } else {
+            self.timers.rto = None;
+        }
         if self.snd_wnd > 0 {
             self.persist_backoff = 0;
         }

@@ -70,9 +70,11 @@ pub struct TcpConfig {
     /// adapts as Linux's ATO does (see recv.rs).
     pub delayed_ack: Duration,
     /// The kernel's tick rate (CONFIG_HZ; 250 on Debian 12's kernel, where it was measured; 0:
-    /// timers fire exactly when due). Linux's delayed-ACK timer is a jiffies `timer_list`, so it
-    /// fires on a tick, one tick after its timeout at the earliest (timers.rs
-    /// `timer_list_expiry`). Not a scenario key.
+    /// timers fire exactly when due, the RTO is not rounded to jiffies). Linux's delayed-ACK
+    /// and retransmission timers (RTO, tail-loss probe, RACK reordering, zero-window probe) are
+    /// jiffies `timer_list`s, so they fire on a tick, one tick after they are due at the
+    /// earliest and on the next 8-jiffy boundary when 63 jiffies or more ahead (timers.rs
+    /// `timer_wheel_fires_at`); `icsk_rto` is whole jiffies (rtt.rs). Not a scenario key.
     pub hz: u32,
     /// ACKs sent immediately at the start of a connection and after an idle period longer than
     /// the RTO (Linux quick-ack mode, TCP_MAX_QUICKACKS = 16).

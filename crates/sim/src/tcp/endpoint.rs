@@ -278,7 +278,7 @@ impl TcpEndpoint {
             snd_wnd: 0,
             snd_wl1: 0,
             sb: Scoreboard::new(guess_mss),
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto).with_tick_ns(super::recv::tick_ns(cfg.hz)),
             rate: RateSampler::default(),
             prr: Prr::default(),
             prr_cwnd_pkts: 0,
@@ -341,7 +341,7 @@ impl TcpEndpoint {
         ep.syn_sent_at = now;
         let mut log = Vec::new();
         ep.emit(now, out, &mut log, Kind::Syn);
-        ep.timers.rto = Some(now + ep.rtt.backed_off_rto());
+        ep.arm_rto(now, false); // Linux tcp_connect: no pacing delay
         Ok(ep)
     }
 
@@ -557,7 +557,8 @@ impl TcpEndpoint {
                         self.ts_recent = tsval;
                     }
                     self.emit(now, out, log, Kind::SynAck);
-                    self.timers.rto = Some(now + self.rtt.backed_off_rto());
+                    // Linux's request socket timer (`rsk_timer`) is a timer_list too.
+                    self.arm_rto(now, false);
                 }
                 return;
             }

@@ -120,7 +120,7 @@ impl TcpEndpoint {
             if len > 0 && self.snd_nxt + len > self.snd_una + self.snd_wnd {
                 // Receiver window full: persist timer if nothing is in flight to elicit ACKs.
                 if self.sb.packets_out.pkts == 0 && self.timers.persist.is_none() {
-                    self.timers.persist = Some(now + self.probe_interval());
+                    self.arm_persist(now);
                 }
                 break;
             }
@@ -236,7 +236,7 @@ impl TcpEndpoint {
             }
         }
         if self.timers.rto.is_none() {
-            self.timers.rto = Some(now + self.rtt.backed_off_rto());
+            self.arm_rto(now, true);
         }
         self.timers.persist = None;
         if self.ca == CaState::Recovery {
@@ -298,11 +298,7 @@ impl TcpEndpoint {
         };
         // In nanoseconds (this runs on every ACK that delivers data).
         let extra = if self.sb.packets_out.pkts == 1 { self.cfg.min_rto.as_nanos() as u64 } else { 2_000_000 };
-        let mut pto = srtt * 2 + extra;
-        if let Some(r) = self.timers.rto {
-            pto = pto.min(r.as_nanos().saturating_sub(now.as_nanos()));
-        }
-        self.timers.tlp = Some(Time(now.as_nanos().saturating_add(pto)));
+        self.arm_tlp(now, srtt * 2 + extra);
     }
 
     /// Linux `tcp_send_loss_probe`: send new data if possible, else the last segment again.
@@ -345,7 +341,7 @@ impl TcpEndpoint {
         self.stats.tlp_probes += 1;
         self.tlp_high_seq = self.snd_nxt;
         self.timers.tlp = None;
-        self.timers.rto = Some(now + self.rtt.backed_off_rto());
+        self.arm_rto(now, true);
     }
 
     pub(super) fn retransmit(&mut self, now: Time, i: usize, out: &mut Vec<Packet>, log: &mut Vec<TcpLogEvent>) {
@@ -384,7 +380,7 @@ impl TcpEndpoint {
         });
         if is_head {
             // Linux tcp_xmit_retransmit_queue re-arms the RTO when the head goes out again.
-            self.timers.rto = Some(now + self.rtt.backed_off_rto());
+            self.arm_rto(now, true);
         }
         let ip_len = self.emit(now, out, log, Kind::Data { start: rec.start, len: rec.len, fin: rec.fin, psh: false });
         if rec.len > 0 {

@@ -259,9 +259,10 @@ impl TcpEndpoint {
             self.rtt.srtt_ns(),
         );
         let (lost, wait) = self.sb.rack_detect(now, &self.rack, reo);
-        // Linux adds TCP_TIMEOUT_MIN (2 jiffies) to the reordering timeout.
-        const TIMEOUT_MIN_NS: u64 = 2_000_000;
-        self.timers.reo = wait.map(|w| Time(now.as_nanos().saturating_add(w).saturating_add(TIMEOUT_MIN_NS)));
+        match wait {
+            Some(w) => self.arm_reo(now, w),
+            None => self.timers.reo = None,
+        }
         lost
     }
 

@@ -21,7 +21,11 @@
 //! sample exists, the RTO falls back to 3 s when data transfer starts (RFC 6298 §5.7, Linux
 //! TCP_TIMEOUT_FALLBACK).
 //!
-//! All arithmetic is in integer nanoseconds.
+//! All arithmetic is in integer nanoseconds. The RTO itself is a whole number of the kernel's
+//! ticks, as Linux keeps `icsk_rto` in jiffies (`__tcp_set_rto`: `usecs_to_jiffies(srtt +
+//! rttvar)`, rounded up; 1 ns without a tick, [`RttEstimator::with_tick_ns`]), so a 100-ms path
+//! at HZ = 250 has an RTO of 76 jiffies = 304 ms, not 300. Deviation: Linux rounds the µs sum,
+//! we round the ns sum (the same jiffy but for a sum within 1 µs above a jiffy boundary).
 
 use std::time::Duration;
 
@@ -43,6 +47,8 @@ pub struct RttEstimator {
     pub backoff: u32,
     min_rto_ns: u64,
     max_rto_ns: u64,
+    /// The kernel's tick (a jiffy, ns; 1 = no tick): the RTO is kept a whole number of them.
+    tick_ns: u64,
 }
 
 impl RttEstimator {
@@ -60,7 +66,20 @@ impl RttEstimator {
             backoff: 0,
             min_rto_ns: min_rto.as_nanos() as u64,
             max_rto_ns: max_rto.as_nanos() as u64,
+            tick_ns: 1,
         }
+    }
+
+    /// Keep the RTO in whole ticks of `tick_ns` (a jiffy, `TcpConfig::hz`), rounded up as
+    /// Linux's `usecs_to_jiffies` does; the initial RTO too.
+    pub fn with_tick_ns(mut self, tick_ns: u64) -> RttEstimator {
+        self.tick_ns = tick_ns.max(1);
+        self.rto_ns = self.in_whole_ticks(self.rto_ns);
+        self
+    }
+
+    fn in_whole_ticks(&self, ns: u64) -> u64 {
+        ns.div_ceil(self.tick_ns) * self.tick_ns
     }
 
     /// Feed one RTT sample `m`. `snd_una`/`snd_nxt` are stream offsets after the ACK; they mark
@@ -110,7 +129,7 @@ impl RttEstimator {
                 self.mdev4_max_ns = self.min_rto_ns;
             }
         }
-        self.rto_ns = (self.srtt_ns + self.rttvar_ns).min(self.max_rto_ns);
+        self.rto_ns = self.in_whole_ticks(self.srtt_ns + self.rttvar_ns).min(self.max_rto_ns);
         self.backoff = 0;
     }
 
@@ -144,7 +163,7 @@ impl RttEstimator {
     /// RFC 6298 §5.7: after a retransmitted SYN without any sample, RTO = 3 s.
     pub fn fallback_after_syn_loss(&mut self) {
         if !self.has_sample {
-            self.rto_ns = 3_000_000_000u64.min(self.max_rto_ns);
+            self.rto_ns = self.in_whole_ticks(3_000_000_000u64.min(self.max_rto_ns));
         }
         self.backoff = 0;
     }
@@ -204,6 +223,21 @@ mod tests {
         e.on_sample(Duration::from_millis(100), 1, 2);
         // srtt = 100 ms, 4·rttvar = 200 ms (= m/2 ×4), floored at 200 ms → 300 ms.
         assert_eq!(e.rto(), Duration::from_millis(300));
+    }
+
+    #[test]
+    fn the_rto_is_kept_in_whole_jiffies_rounded_up_as_linuxs_icsk_rto() {
+        // HZ = 250: 4-ms jiffies. 101 ms: srtt 101 + rttvar max(202, 200) = 303 ms → 76 jiffies.
+        let mut e = est().with_tick_ns(4_000_000);
+        e.on_sample(Duration::from_millis(101), 1, 2);
+        assert_eq!(e.rto(), Duration::from_millis(304));
+        assert_eq!(e.backed_off_rto(), Duration::from_millis(304));
+        e.on_timeout();
+        assert_eq!(e.backed_off_rto(), Duration::from_millis(608), "a doubled whole number of jiffies");
+        // Without a tick: the nanosecond sum.
+        let mut exact = est();
+        exact.on_sample(Duration::from_millis(101), 1, 2);
+        assert_eq!(exact.rto(), Duration::from_millis(303));
     }
 
     #[test]

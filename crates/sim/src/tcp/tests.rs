@@ -21,6 +21,12 @@ fn no_tlp() -> TcpConfig {
     TcpConfig { rack_tlp: false, ..cfg() }
 }
 
+/// Timers that fire exactly when due (no kernel tick, `hz` = 0), for tests of a rule other than
+/// the timer wheel's rounding (timers.rs `timer_wheel_fires_at`, pinned by its own tests).
+fn exact(c: TcpConfig) -> TcpConfig {
+    TcpConfig { hz: 0, ..c }
+}
+
 fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
 }
@@ -214,7 +220,7 @@ fn newreno_partial_ack_retransmits_next_hole_without_sack() {
 
 #[test]
 fn rto_backs_off_exponentially() {
-    let mut h = established(&no_tlp(), ms(50));
+    let mut h = established(&exact(no_tlp()), ms(50));
     let t0 = h.now;
     h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
     h.send(SERVER, 1000);
@@ -234,6 +240,31 @@ fn rto_backs_off_exponentially() {
 }
 
 #[test]
+fn rto_expiries_fire_on_the_timer_wheel_granule_after_they_are_due() {
+    // HZ = 250 (4-ms jiffies): the RTO is 75 jiffies (300 ms), then 150, 300, 600. Each is armed
+    // at a jiffy J and is due at J + RTO; 63 jiffies or more ahead it sits in wheel level 1
+    // (8-jiffy granules) or, from 504, level 2 (64), and fires at the next granule boundary
+    // after it is due — as the traced 6.18 RTOs did (issue 15, session 14).
+    let mut h = established(&no_tlp(), ms(50));
+    let t0 = h.now;
+    h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
+    h.send(SERVER, 1000);
+    h.run_for(Duration::from_secs(10));
+    let r = rtos(&h);
+    assert!(r.len() >= 4, "{r:?}");
+    let jiffy = |t: Time| t.as_nanos() / 4_000_000;
+    let mut armed = t0;
+    for (i, &(at, _, rto)) in r.iter().enumerate() {
+        let due = jiffy(armed) + (75 << i);
+        let granule = if 75 << i >= 504 { 64 } else { 8 };
+        let fires = (due / granule + 1) * granule;
+        assert_eq!(at, Time(fires * 4_000_000), "RTO {i}: due at jiffy {due}, {r:?}");
+        assert_eq!(rto, ms(300) * (1 << (i + 1)), "the next, doubled timer");
+        armed = at;
+    }
+}
+
+#[test]
 fn rto_backoff_caps_at_max_rto() {
     let c = TcpConfig { max_rto: Duration::from_secs(2), ..no_tlp() };
     let mut h = established(&c, ms(50));
@@ -248,7 +279,7 @@ fn rto_backoff_caps_at_max_rto() {
 #[test]
 fn rto_minimum_is_200ms() {
     // RTT 2 ms: the timer is still at least 200 ms (Linux: srtt + max(4·rttvar, 200 ms)).
-    let mut h = established(&no_tlp(), ms(1));
+    let mut h = established(&exact(no_tlp()), ms(1));
     h.send(SERVER, 50 * MSS);
     h.run_for(ms(100));
     let t0 = h.now;
@@ -384,8 +415,8 @@ fn out_of_order_segment_is_acked_immediately_with_sack() {
 fn zero_window_then_probe_then_resume() {
     // The buffer's window is the buffer times the scaling ratio (160/256: recv.rs
     // `Receiver::for_config`), 10 segments and 625 bytes.
-    let small = TcpConfig { rcv_buf_bytes: 16 * MSS + 1000, rcv_buf_autotune: false, ..cfg() };
-    let mut h = Harness::new(&small, &cfg(), ms(50));
+    let small = exact(TcpConfig { rcv_buf_bytes: 16 * MSS + 1000, rcv_buf_autotune: false, ..cfg() });
+    let mut h = Harness::new(&small, &exact(cfg()), ms(50));
     h.auto_read[CLIENT as usize] = false;
     h.establish();
     h.send(SERVER, 100 * MSS);
@@ -726,7 +757,9 @@ fn lost_syn_is_retransmitted_after_one_second_and_iw_is_one() {
     let r = retransmits(&h);
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].cause, RetransmitCause::SynTimeout);
-    assert_eq!(r[0].at, Time::from_secs(1));
+    // Linux's 1-s SYN timer is 250 jiffies at HZ = 250, armed at jiffy 0: wheel level 1, so it
+    // fires on the next 8-jiffy boundary after it is due, jiffy 256 = 1.024 s.
+    assert_eq!(r[0].at, Time::from_millis(1024));
     assert_eq!(h.client.cwnd_bytes(), MSS);
 }
 
@@ -829,8 +862,12 @@ fn tail_loss_probe_repairs_a_lost_last_segment_before_the_rto() {
     let r = retransmits(&h);
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0].cause, RetransmitCause::TailLossProbe);
-    // One segment out after the ACKs at t0 + RTT: PTO = min(2·SRTT + 200 ms, RTO) = RTO = 300 ms.
-    assert_eq!(r[0].at, t0 + h.rtt() + ms(300));
+    // One segment out after the ACKs at t0 + RTT: PTO = min(2·SRTT + 200 ms, RTO) = RTO = 300 ms,
+    // 75 jiffies at HZ = 250. Armed at jiffy 75 (t0 + RTT = 300 ms), due at 150: wheel level 1,
+    // so it fires on the next 8-jiffy boundary, jiffy 152 = 608 ms — on the RTO's own tick, and
+    // the probe goes first (Linux has one timer for both; the probe replaces the RTO).
+    assert_eq!(t0 + h.rtt(), Time::from_millis(300));
+    assert_eq!(r[0].at, Time::from_millis(608));
     assert_eq!(h.server.stats().rto_count, 0);
     assert_eq!(h.server.stats().tlp_probes, 1);
     assert_eq!(h.server.stats().retrans_tlp, 1);
@@ -839,7 +876,7 @@ fn tail_loss_probe_repairs_a_lost_last_segment_before_the_rto() {
 
 #[test]
 fn tail_loss_probe_then_rto_when_the_probe_is_lost_too() {
-    let mut h = pair();
+    let mut h = established(&exact(cfg()), ms(50));
     let t0 = h.now;
     h.drops.push(DropRule::Blackout { from: SERVER, start: t0, end: t0 + Duration::from_secs(60) });
     h.send(SERVER, 3 * MSS);
@@ -904,9 +941,12 @@ fn rack_repairs_a_loss_with_fewer_than_three_dupacks_after_a_quarter_rtt() {
     let r = retransmits(&h);
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0].cause, RetransmitCause::FastRetransmit);
-    // SACKs for 9 and 10 arrive at t0 + RTT; reordering window = min_rtt/4 = 25 ms (+2 ms timer
-    // slack, Linux TCP_TIMEOUT_MIN).
-    assert_eq!(r[0].at, t0 + h.rtt() + ms(25) + ms(2));
+    // SACKs for 9 and 10 arrive at t0 + RTT = 300 ms; reordering window = min_rtt/4 = 25 ms, +2 ms
+    // (Linux TCP_TIMEOUT_MIN_US) = 27 ms, 7 jiffies rounded up at HZ = 250 (the traced 6.18
+    // reordering timers were 7 jiffies too). Armed at jiffy 75, due at 82, level 0: it fires on
+    // the next tick, jiffy 83 = 332 ms (exactly: 327 ms).
+    assert_eq!(t0 + h.rtt(), Time::from_millis(300));
+    assert_eq!(r[0].at, Time::from_millis(332));
     assert_eq!(h.server.stats().rto_count, 0);
 }
 
@@ -999,7 +1039,7 @@ fn spurious_rto_is_detected_and_undone() {
     // transmissions, so the timeout was spurious and its window reduction is undone (F-RTO step
     // 3b with SACK). Without the undo the sender is left in slow start from one segment.
     let run = |frto: bool| {
-        let c = TcpConfig { frto, rack_tlp: false, ..cfg() };
+        let c = exact(TcpConfig { frto, rack_tlp: false, ..cfg() });
         let mut h = established(&c, ms(50));
         h.send(SERVER, 60 * MSS);
         h.run_for(ms(400));
