@@ -823,7 +823,12 @@ impl Flow {
         // re-sent that RACK cannot explain was sent by the timer, however close an ACK came
         // before it (issue 16: an RTO 0.7 ms after a SACK, in the study's tlp_off variant).
         let resent_before = seg.is_some_and(|s| s.retrans > 0);
-        let ack_clocked = ack_clocked && !(resent_before && self.snd.loss_point.is_none() && !rack_timer);
+        // ... unless the timer cannot have been due: in fast recovery RACK keeps marking a lost
+        // retransmission at every ACK that reports later-sent data, and PRR releases the re-send
+        // at a later ACK (issue 16 session 16, per_type_connections port 32803 at 14.19 s: marked
+        // at the SACK 57 ms before, sent at the next ACK, 190 ms after its last copy).
+        let ack_clocked =
+            ack_clocked && !(resent_before && self.snd.loss_point.is_none() && !rack_timer && self.retransmission_timer_could_be_due(now));
         let ack_clocked = ack_clocked
             && !retrans::timer_beside_a_signal_free_ack(retrans::QuietResend {
                 loss_evidence,
@@ -972,6 +977,18 @@ impl Flow {
         let head_tx = self.snd.segs.get(self.snd.seg_index(self.snd.snd_una)).map_or(0, |s| s.last_tx);
         let rearmed = self.snd.last_advance_ns.min(head_tx);
         self.est.srtt_ns.is_some_and(|srtt| now < rearmed + srtt)
+    }
+
+    /// Could the retransmission timer have fired at `now`? Linux arms it at least an RTO, never
+    /// less than TCP_RTO_MIN (the sender's minimum RTO), after the ACK that last advanced SND.UNA
+    /// (`tcp_rearm_rto`) or after the head segment's last transmission (`tcp_rto_delta_us`; the
+    /// head's re-send re-arms it, `tcp_xmit_retransmit_queue`), so not sooner than that minimum
+    /// after the earlier of the two. SRTT is left out of the bound on purpose: an RTO fires
+    /// SRTT + 200 ms after its arming at the earliest, so the bound errs towards "could be due".
+    fn retransmission_timer_could_be_due(&self, now: u64) -> bool {
+        let head_tx = self.snd.segs.get(self.snd.seg_index(self.snd.snd_una)).map_or(0, |s| s.last_tx);
+        let rearmed = self.snd.last_advance_ns.min(head_tx);
+        now + RACK_SLACK_NS + self.sample_offset_ns >= rearmed + self.est.min_rto_ns()
     }
 
     /// Record what a re-send says about the server's RACK setting and remember a timer-sent

@@ -91,6 +91,11 @@ impl RttEstimator {
         }
     }
 
+    /// The smallest RTO the sender can have (its configured minimum; Linux TCP_RTO_MIN).
+    pub fn min_rto_ns(&self) -> u64 {
+        self.min_rto
+    }
+
     /// Current RTO including exponential backoff after timeouts (RFC 6298 §5.5).
     pub fn rto_ns(&self) -> u64 {
         let b = self.backoff.min(16);

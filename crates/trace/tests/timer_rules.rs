@@ -590,3 +590,43 @@ fn a_resend_just_after_a_sack_is_an_rto_when_the_server_shows_rack_off_in_more_f
     );
     assert_eq!(retrans_kinds(&off), vec!["timeout", "fast", "timeout"]);
 }
+
+#[test]
+fn a_lost_retransmission_resent_at_an_ack_before_the_timer_can_be_due_is_racks_held_by_prr() {
+    // Fast recovery: b and b+1 lost; b re-sent at the third SACK, b+1 at the next dup ACK and
+    // lost again. New data sent after that copy is SACKed (RACK marks the copy lost), but PRR
+    // lets the re-send out only at a later ACK, 55 ms (> SRTT + 2 ms) after that first SACK,
+    // 109 ms after the copy: the retransmission timer (≥ 200 ms after its arming) cannot have
+    // fired (the crowdlive per_type_connections shape of session 16, port 32803 at 14.19 s).
+    let mut c = conn();
+    let b = s(4);
+    let m = MSS as u64;
+    c.server_burst(10, MSS); // b .. b+10·m; b and b+m lost
+    c.wait_ms(50.0);
+    for _ in 0..3 {
+        c.client_ack_sack(b, &[(b + 2 * m, b + 10 * m)]);
+        c.wait_ms(0.01);
+    }
+    c.server_resend(b, MSS);
+    c.wait_ms(16.0);
+    c.client_ack_sack(b, &[(b + 2 * m, b + 10 * m)]);
+    c.wait_ms(0.01);
+    c.server_resend(b + m, MSS); // lost again
+    c.wait_ms(4.0);
+    c.server_send(MSS); // new data after that copy
+    c.wait_ms(30.0);
+    c.client_ack_sack(b + m, &[(b + 2 * m, b + 10 * m)]); // b's copy arrived
+    c.wait_ms(20.0);
+    c.client_ack_sack(b + m, &[(b + 2 * m, b + 11 * m)]); // the new segment: RACK marks b+m lost
+    c.wait_ms(5.0);
+    c.server_send(MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(b + m, &[(b + 2 * m, b + 12 * m)]);
+    c.wait_ms(0.01);
+    c.server_resend(b + m, MSS); // released by PRR at this ACK
+    c.wait_ms(50.0);
+    c.client_ack(b + 12 * m);
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a), vec!["fast", "fast", "fast"]);
+    assert_eq!(a.flows[0].timeout_retrans, 0);
+}
