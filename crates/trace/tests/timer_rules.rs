@@ -208,16 +208,7 @@ fn a_dsack_for_a_second_resend_does_not_make_the_rto_spurious() {
 /// A second connection to the same server (client port 40001), starting 1 s after `prev` ends,
 /// written into the same capture.
 fn next_conn(prev: Conn) -> Conn {
-    let mut c = Conn::new();
-    c.client.1 = 40001;
-    c.now = prev.now + 1_000_000_000;
-    c.w = prev.w;
-    c.handshake(50.0);
-    c.server_send(500);
-    c.wait_ms(50.0);
-    c.client_ack(500);
-    c.wait_ms(1.0);
-    c
+    conn_from_port(prev, 40001)
 }
 
 /// One small frame outstanding, re-sent `resend_ms` after it left, then acknowledged.
