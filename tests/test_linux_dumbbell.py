@@ -61,7 +61,12 @@ def test_ping_rtt_matches_configured_delay(run):
     for addr, p in run.ping.items():
         assert p["received"] >= 3, f"{addr}: pings lost through the delay line: {p}"
         err = p["min_ms"] - p["configured_ms"]
-        assert 0.0 <= err <= 1.0, f"{addr}: ping {p['min_ms']:.3f} ms vs {p['configured_ms']} ms"
+        # Never early; late by what the path itself costs: an echo crosses the user-space delay
+        # line twice (TUN read, the SCHED_FIFO thread's wake-up, TUN write) and two veth pairs.
+        # Measured on this 2-core machine: min excess 0.62-0.83 ms over three idle runs, 1.04 ms
+        # once in a fresh-clone CI run (session 16), so 1.0 ms was a flaky bound; 1.5 ms still
+        # catches a delay applied once instead of twice (20 ms) or a wrong unit.
+        assert 0.0 <= err <= 1.5, f"{addr}: ping {p['min_ms']:.3f} ms vs {p['configured_ms']} ms"
 
 
 def test_handshake_rtt_matches_configured_delay(run):
