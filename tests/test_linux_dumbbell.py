@@ -5,9 +5,10 @@ its instruments must be right before its numbers mean anything. One short run (2
 5 s, RTTs 40 and 70 ms) checks each against something it does not compute itself:
 
 * the delay line: ICMP echo RTT per client address on the idle path, and the first flow's TCP
-  handshake (connect() time, measured by the client application), within 1 ms above the
-  configured RTT and never below it (a line releasing early would show up as a smaller RTT);
-  the two addresses get different RTTs, so a line applying one delay to everything fails;
+  handshake (the kernel's own SYN/SYN-ACK sample), within 1.5 ms above the configured RTT
+  (two delay-line crossings; session 16 measured 0.6-1.07 ms) and never below it (a line
+  releasing early would show up as a smaller RTT); the two addresses get different RTTs, so a
+  line applying one delay to everything fails;
 * the bottleneck: tbf's own byte counter says it sent close to 100 Mbit/s after the warm-up
   (saturated, not stalled by a too-small bucket) and never more than the configured rate;
 * the queue sampling: the samples reach the 1375-packet limit that cubic's slow start
@@ -73,9 +74,11 @@ def test_handshake_rtt_matches_configured_delay(run):
     # the first flow connects through an empty queue; its SYN/SYN-ACK time is the path RTT. Read from
     # the kernel's own sample (TCP_INFO right after connect): timing connect() from Python also
     # measured the thread's wake-up (41.06 ms vs 40 once on a nearly idle machine).
+    # The bound is the ping's (above): two delay-line crossings, 1.07 ms once in session 16's
+    # fresh-clone CI run.
     f = run.flows[0]
     err = f["handshake_rtt_ms"] - f["rtt_ms"]
-    assert 0.0 <= err <= 1.0, f"handshake {f['handshake_rtt_ms']:.3f} ms (kernel) vs configured {f['rtt_ms']}"
+    assert 0.0 <= err <= 1.5, f"handshake {f['handshake_rtt_ms']:.3f} ms (kernel) vs configured {f['rtt_ms']}"
     # connect() returned after the kernel's sample, never before it
     assert f["connect_ms"] >= f["handshake_rtt_ms"] - 0.05
 
