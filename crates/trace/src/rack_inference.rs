@@ -73,6 +73,13 @@ pub struct RackEvidence {
 }
 
 impl RackEvidence {
+    /// Add another flow's votes (the setting is the server's, decided from all its flows).
+    pub fn absorb(&mut self, other: &RackEvidence) {
+        self.rack_resends += other.rack_resends;
+        self.rtos_rack_would_have_prevented += other.rtos_rack_would_have_prevented;
+        self.dupthresh_resends_rack_would_have_sent_sooner += other.dupthresh_resends_rack_would_have_sent_sooner;
+    }
+
     /// RACK on (Some(true)), off (Some(false)) or unknown.
     pub fn rack_on(&self) -> Option<bool> {
         match (self.rack_resends, self.rtos_rack_would_have_prevented + self.dupthresh_resends_rack_would_have_sent_sooner) {
@@ -99,10 +106,7 @@ pub struct RackOnlyResend {
 pub fn resolve(flows: &mut [FlowOut]) {
     let mut by_server: HashMap<u128, RackEvidence> = HashMap::new();
     for f in flows.iter() {
-        let e = by_server.entry(f.server.0).or_default();
-        e.rack_resends += f.rack_evidence.rack_resends;
-        e.rtos_rack_would_have_prevented += f.rack_evidence.rtos_rack_would_have_prevented;
-        e.dupthresh_resends_rack_would_have_sent_sooner += f.rack_evidence.dupthresh_resends_rack_would_have_sent_sooner;
+        by_server.entry(f.server.0).or_default().absorb(&f.rack_evidence);
     }
     for f in flows.iter_mut() {
         if by_server.get(&f.server.0).and_then(RackEvidence::rack_on) != Some(false) {

@@ -49,11 +49,8 @@ pub fn collect(flows: &[FlowOut]) -> Vec<ServerSettings> {
     for f in flows {
         let e = by_server.entry(f.server.0).or_insert((f.v6, 0, Default::default(), Default::default()));
         e.1 += 1;
-        e.2.probes += f.tlp_evidence.probes;
-        e.2.rtos_without_probe += f.tlp_evidence.rtos_without_probe;
-        e.3.rack_resends += f.rack_evidence.rack_resends;
-        e.3.rtos_rack_would_have_prevented += f.rack_evidence.rtos_rack_would_have_prevented;
-        e.3.dupthresh_resends_rack_would_have_sent_sooner += f.rack_evidence.dupthresh_resends_rack_would_have_sent_sooner;
+        e.2.absorb(&f.tlp_evidence);
+        e.3.absorb(&f.rack_evidence);
     }
     by_server
         .into_iter()

@@ -57,6 +57,12 @@ pub struct TlpEvidence {
 }
 
 impl TlpEvidence {
+    /// Add another flow's votes (the setting is the server's, decided from all its flows).
+    pub fn absorb(&mut self, other: &TlpEvidence) {
+        self.probes += other.probes;
+        self.rtos_without_probe += other.rtos_without_probe;
+    }
+
     /// TLP on (Some(true)), off (Some(false)) or unknown.
     pub fn tlp_on(&self) -> Option<bool> {
         match (self.probes, self.rtos_without_probe) {
@@ -120,9 +126,7 @@ pub fn decide(a: &AmbiguousResend, server_tlp_on: Option<bool>, provisional: Ret
 pub fn resolve(flows: &mut [FlowOut]) {
     let mut by_server: HashMap<u128, TlpEvidence> = HashMap::new();
     for f in flows.iter() {
-        let e = by_server.entry(f.server.0).or_default();
-        e.probes += f.tlp_evidence.probes;
-        e.rtos_without_probe += f.tlp_evidence.rtos_without_probe;
+        by_server.entry(f.server.0).or_default().absorb(&f.tlp_evidence);
     }
     for f in flows.iter_mut() {
         let on = by_server.get(&f.server.0).and_then(TlpEvidence::tlp_on);
