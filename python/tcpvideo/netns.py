@@ -244,8 +244,15 @@ class Namespace:
         return _run(self.argv(argv), check=check)
 
     def popen(self, argv: Sequence[str], env: Optional[dict] = None,
-              cwd: Optional[str] = None) -> Process:
-        """Start a long-running command in the namespace; it is ended when the Network closes."""
+              cwd: Optional[str] = None, cpus: Optional[str] = None) -> Process:
+        """Start a long-running command in the namespace; it is ended when the Network closes.
+
+        ``cpus`` (a ``taskset -c`` list such as "0") pins the command to those CPUs. A veth
+        transmit queues the packet on the *sending* CPU's backlog (``netif_rx``), so a sender
+        that migrates between CPUs in the middle of a burst can deliver it out of order: pin
+        both endpoints to one CPU where a scenario needs the path to keep order."""
+        if cpus is not None:
+            argv = ["taskset", "-c", cpus, *argv]
         p = subprocess.Popen(self.argv(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, env=env, cwd=cwd)
         proc = Process(argv, p, self)
@@ -253,11 +260,13 @@ class Namespace:
         return proc
 
     def python(self, script: str | os.PathLike, args: Iterable[str] = (),
-               env: Optional[dict] = None) -> Process:
-        """Start ``python3 -u script args...`` (this interpreter) inside the namespace."""
+               env: Optional[dict] = None, cpus: Optional[str] = None) -> Process:
+        """Start ``python3 -u script args...`` (this interpreter) inside the namespace, pinned to
+        ``cpus`` if given (see ``popen``)."""
         import sys
 
-        return self.popen([sys.executable, "-u", str(script), *map(str, args)], env=env)
+        return self.popen([sys.executable, "-u", str(script), *map(str, args)], env=env,
+                          cpus=cpus)
 
     def sysctl(self, key: str, value: str | int) -> None:
         self.run(["sysctl", "-q", "-w", f"{key}={value}"])
