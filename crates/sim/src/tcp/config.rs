@@ -122,6 +122,16 @@ pub struct TcpConfig {
     /// packet. Linux always does this (software GSO); off: one segment at a time, PSH only at
     /// the end of the application's data (ns-3 style). Scenario key `tso`.
     pub tso: bool,
+    /// SACK compression (Linux ≥ 4.20, `net.ipv4.tcp_comp_sack_nr`, default 44; 0 turns it
+    /// off): while out-of-order data is queued, a receiver sends the first three duplicate ACKs
+    /// at each RCV.NXT at once and then holds further ones — at most this many — for the
+    /// compressed-ACK timer ([`TcpConfig::comp_sack_delay`]). recv.rs `Receiver::ooo_ack_now`.
+    pub comp_sack_nr: u32,
+    /// Longest hold of a compressed ACK (`net.ipv4.tcp_comp_sack_delay_ns`, 1 ms); Linux holds
+    /// it for min(this, RTT/20).
+    pub comp_sack_delay: Duration,
+    /// Slack of the compressed-ACK hrtimer (`net.ipv4.tcp_comp_sack_slack_ns`, 100 µs).
+    pub comp_sack_slack: Duration,
 }
 
 impl Default for TcpConfig {
@@ -157,6 +167,9 @@ impl Default for TcpConfig {
             frto: true,
             cwnd_restart_with_cong_control: false,
             tso: true,
+            comp_sack_nr: 44,
+            comp_sack_delay: Duration::from_millis(1),
+            comp_sack_slack: Duration::from_micros(100),
         }
     }
 }

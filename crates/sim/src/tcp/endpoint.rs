@@ -742,7 +742,7 @@ impl TcpEndpoint {
                     self.stats.bytes_received += o.new_bytes;
                     self.events.push(SocketEvent::Readable);
                 }
-                if o.old || o.out_of_order || o.duplicate || o.filled_hole || o.beyond_window || o.fin {
+                if o.old || o.duplicate || o.filled_hole || o.beyond_window || o.fin {
                     ack_needed = true;
                     if o.duplicate {
                         // Linux tcp_enter_quickack_mode: a retransmission means our ACKs are lost
@@ -753,6 +753,21 @@ impl TcpEndpoint {
                     }
                     if o.new_bytes > 0 {
                         self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto_ns(), self.cfg.quickack_segments.max(1));
+                    }
+                } else if o.out_of_order || (o.new_bytes > 0 && self.rcv.has_ooo()) {
+                    // Out-of-order data, or in-order data with a hole still behind it: Linux's
+                    // __tcp_ack_snd_check with the out-of-order queue non-empty (SACK
+                    // compression, recv.rs module doc).
+                    if o.new_bytes > 0 {
+                        self.rcv.on_data_event(now, self.cfg.delayed_ack, self.rtt.rto_ns(), self.cfg.quickack_segments.max(1));
+                    }
+                    if o.sack_flush && self.rcv.compressed_acks > 0 && self.can_ack() {
+                        // tcp_sack_compress_send_ack: the held ACKs go before a block drops to third place.
+                        self.emit(now, out, log, Kind::Ack);
+                    }
+                    let delay = self.rcv.comp_sack_timer_delay(self.rtt.srtt(), self.cfg.comp_sack_delay, self.cfg.comp_sack_slack);
+                    if self.rcv.immediate_ack_due() || self.rcv.ooo_ack_now(now, self.sack_ok, self.cfg.comp_sack_nr, delay) {
+                        ack_needed = true;
                     }
                 } else if o.new_bytes > 0 {
                     // In-order data (Linux tcp_event_data_recv + __tcp_ack_snd_check).

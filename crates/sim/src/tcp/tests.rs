@@ -411,6 +411,52 @@ fn out_of_order_segment_is_acked_immediately_with_sack() {
     assert_eq!(acks[0].at, t0 + h.delay);
 }
 
+/// A 100 Mbit/s wire (a 1 500-byte packet every 120 µs), 100 ms RTT, a 4-MB receive buffer
+/// whose window does not grow (Linux's `tcp_grow_window` grants a quick-ack credit per growth,
+/// and in quick-ack mode every segment is ACKed), 340 segments written at once and the 302nd
+/// lost (the connection's first quick-ack credits long spent). Returns the client's ACKs for
+/// the hole (ACK = its sequence number) sent before the retransmission reached it.
+fn acks_while_a_hole_is_open(comp_sack_nr: u32) -> Vec<Time> {
+    let client = TcpConfig { rcv_buf_autotune: false, rcv_buf_bytes: 4 << 20, comp_sack_nr, ..cfg() };
+    let mut h = Harness::new(&client, &cfg(), ms(50));
+    h.establish();
+    h.rate = Some(Bandwidth::from_mbps(100));
+    let lost_seq = (5_000_001 + 301 * MSS) as u32; // the server's ISN is 5 000 000
+    let mut lost_once = false;
+    h.drops.push(DropRule::Pred(Box::new(move |p| {
+        let hit = !lost_once && p.src_node == SERVER && p.seq == lost_seq && p.payload_len > 0;
+        lost_once |= hit;
+        hit
+    })));
+    h.send(SERVER, 340 * MSS);
+    h.run_for(ms(3000));
+    assert!(h.trace.iter().any(|s| s.dropped), "no packet started at the 302nd segment");
+    let repair = h.data_from(SERVER).find(|s| s.pkt.seq == lost_seq && !s.dropped).expect("a retransmission");
+    let repaired_at = repair.at + h.delay;
+    h.acks_from(CLIENT).filter(|s| s.at < repaired_at && s.pkt.ack == lost_seq).map(|s| s.at).collect()
+}
+
+#[test]
+fn out_of_order_segments_past_the_third_dupack_are_acked_once_per_compression_delay() {
+    // Linux __tcp_ack_snd_check (SACK compression, tcp_comp_sack_* defaults 44 / 1 ms / 100 µs):
+    // the first three ACKs at one RCV.NXT go at once, the rest wait for the compressed-ACK
+    // hrtimer, min(1 ms, RTT/20) plus its 100-µs slack. The 38 segments behind the hole arrive
+    // 120 µs apart over 4.4 ms: 3 immediate duplicates, then one SACK per ~10 arrivals — not one
+    // per segment, which is what the simulator sent before issue 15 session 17.
+    let acks = acks_while_a_hole_is_open(44);
+    assert!(acks.len() >= 4, "{acks:?}");
+    let us = |d: Duration| d.as_micros();
+    assert_eq!((us(acks[1] - acks[0]), us(acks[2] - acks[1])), (120, 120), "three immediate duplicates: {acks:?}");
+    // The fourth is the timer's, armed by the fourth out-of-order arrival (120 µs or, between
+    // the sender's bursts, a little more after the third) and firing 1.1 ms later.
+    let gap = us(acks[3] - acks[2]);
+    assert!((1_100 + 120..=1_100 + 360).contains(&gap), "4th ACK {gap} µs after the 3rd: {acks:?}");
+    assert!(acks.len() <= 8, "{} duplicate ACKs for 38 out-of-order segments: {acks:?}", acks.len());
+    // tcp_comp_sack_nr = 0 turns compression off: an ACK per out-of-order segment.
+    let acks_off = acks_while_a_hole_is_open(0);
+    assert_eq!(acks_off.len(), 38, "without compression every out-of-order segment is ACKed: {acks_off:?}");
+}
+
 #[test]
 fn zero_window_then_probe_then_resume() {
     // The buffer's window is the buffer times the scaling ratio (160/256: recv.rs
