@@ -69,8 +69,9 @@
 //! drops to third). In-order data that leaves a hole behind moves RCV.NXT, so its ACK and the
 //! next two go at once. So during fast recovery on a 100 Mbit/s path (a segment every 120 µs) a
 //! Linux receiver sends about one SACK per 9 out-of-order segments, not one per segment
-//! (`bench/acks_per_segment.py`, issue 15 session 17: kernel 0.25–0.34 ACKs per segment over a
-//! 20-s run with 1 % loss, the simulator without compression 0.71–0.85). Deviations: the timer
+//! (`bench/acks_per_segment.py`'s tally per 2 s of the CC suite's loss case, issue 15 session 17:
+//! the emulated 6.18 client 0.25–0.49 ACKs per data segment from 2 to 20 s, 0.25–0.34 from 6 s;
+//! the simulator 0.66–0.85 without compression, 0.27–0.47 with it). Deviations: the timer
 //! fires at its hard expiry, delay + `tcp_comp_sack_slack_ns` (an hrtimer with slack fires
 //! between the two; with nothing else due on the CPU at the later), and the flushing ACK already
 //! carries the new segment's block (Linux sends it before adding the block).
