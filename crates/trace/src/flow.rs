@@ -45,7 +45,7 @@ use crate::burst::{Burst, BurstTracker};
 use crate::decode::{flags, TcpPacket};
 use crate::flv::{FrameAgg, FrameType};
 use crate::rack_inference::{self, RackEvidence, RackOnlyResend};
-use crate::rack_timer::{DeliveryHistory, RACK_SLACK_NS};
+use crate::rack_timer::{DeliveryHistory, ResendMoment, RACK_SLACK_NS};
 use crate::retrans::{self, RetransKind, TimeoutEvidence, TimeoutType};
 use crate::rtt::{RttEstimator, TsvalClock};
 use crate::stall::{self, GapContext, StallKind};
@@ -817,7 +817,8 @@ impl Flow {
         // it waited for the retransmission timer (issue 16: the simulator's double
         // retransmissions behind a stream of SACKs).
         let seg = self.snd.segs.get(self.snd.seg_index(start)).filter(|s| s.start <= start && start < s.end).copied();
-        let rack_timer = seg.zip(self.est.srtt_ns).is_some_and(|(s, srtt)| self.rack.rack_could_fire(s.last_tx, now, srtt));
+        let moment = ResendMoment { now_ns: now, ack_clocked, previous_departure_ns: self.last_data_tx_ns };
+        let rack_timer = seg.zip(self.est.srtt_ns).is_some_and(|(s, srtt)| self.rack.rack_could_fire(s.last_tx, srtt, moment));
         // Only RACK finds a lost *retransmission* from ACKs (RFC 8985 §3.3.2; dupacks count for
         // the hole, not for its copy). Outside a post-RTO episode, a re-send of bytes already
         // re-sent that RACK cannot explain was sent by the timer, however close an ACK came

@@ -89,15 +89,39 @@ impl DeliveryHistory {
         self.first_delivery_after(sent_ns).map(|(x, a)| a + srtt_ns.saturating_sub(x.saturating_sub(sent_ns)))
     }
 
-    /// Could RACK's reordering timer (or RACK at an ACK) have re-sent, at `now_ns`, a segment
+    /// Could RACK's reordering timer (or RACK at an ACK) have re-sent, at `at.now_ns`, a segment
     /// last sent at `sent_ns`, given the smoothed RTT (the reo_wnd ceiling)?
-    pub fn rack_could_fire(&self, sent_ns: u64, now_ns: u64, srtt_ns: u64) -> bool {
+    ///
+    /// Before RACK's deadline (the upper bound above) its timer may be what fires. Past it, RACK
+    /// had already marked the segment lost and sends it as soon as nothing holds it, and only
+    /// two things hold a marked-lost segment in Linux (`tcp_xmit_retransmit_queue`): the
+    /// congestion window, which an ACK releases (the re-send is ACK-clocked), and pacing, which
+    /// releases it at most one pacing gap after the previous departure — Linux's gap for one
+    /// segment at cwnd ≥ 1 is SRTT/2 in slow start and SRTT/1.2 in congestion avoidance
+    /// (`tcp_update_pacing_rate`), so at most SRTT. A past-deadline re-send that is neither was
+    /// sent by the retransmission timer (issue 15: with the simulator's SACK compression a
+    /// RACK-on server's RTO 3.2 ms after a SACK, 250 ms after the segment's send, read as RACK's).
+    pub fn rack_could_fire(&self, sent_ns: u64, srtt_ns: u64, at: ResendMoment) -> bool {
         self.first_delivery_after(sent_ns).is_some_and(|(x, a)| {
             let deadline = a + srtt_ns.saturating_sub(x.saturating_sub(sent_ns)) + RACK_SLACK_NS;
+            let now_ns = at.now_ns;
             let new_data_after_deadline = self.last_new_data_ns > deadline && self.last_new_data_ns < now_ns;
-            now_ns.saturating_sub(a) <= srtt_ns + RACK_SLACK_NS && !new_data_after_deadline
+            let released_past_deadline = at.ack_clocked || now_ns.saturating_sub(at.previous_departure_ns) <= srtt_ns + RACK_SLACK_NS;
+            now_ns.saturating_sub(a) <= srtt_ns + RACK_SLACK_NS
+                && !new_data_after_deadline
+                && (now_ns <= deadline || released_past_deadline)
         })
     }
+}
+
+/// When a re-send left, as `rack_could_fire` weighs it.
+#[derive(Debug, Clone, Copy)]
+pub struct ResendMoment {
+    pub now_ns: u64,
+    /// An ACK arrived just before it (the congestion window may have held it until then).
+    pub ack_clocked: bool,
+    /// The server's previous data departure, new or re-sent (pacing may have held it).
+    pub previous_departure_ns: u64,
 }
 
 #[cfg(test)]
@@ -106,12 +130,17 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// A re-send at `now` with no ACK just before it and the previous departure `gap` before.
+    fn at(now: u64, gap: u64) -> ResendMoment {
+        ResendMoment { now_ns: now, ack_clocked: false, previous_departure_ns: now - gap }
+    }
+
     #[test]
     fn a_retransmission_soon_after_the_first_sack_for_later_data_can_be_rack() {
         let mut h = DeliveryHistory::default();
         // segment sent at 100 ms; a later one (sent at 110 ms) SACKed at 260 ms.
         h.on_delivered(110 * MS, 260 * MS);
-        assert!(h.rack_could_fire(100 * MS, 300 * MS, 150 * MS));
+        assert!(h.rack_could_fire(100 * MS, 150 * MS, at(300 * MS, 190 * MS)));
     }
 
     #[test]
@@ -122,7 +151,7 @@ mod tests {
         for k in 0..30 {
             h.on_delivered((120 + k * 10) * MS, (270 + k * 10) * MS);
         }
-        assert!(!h.rack_could_fire(100 * MS, 600 * MS, 150 * MS));
+        assert!(!h.rack_could_fire(100 * MS, 150 * MS, at(600 * MS, 190 * MS)));
     }
 
     #[test]
@@ -131,10 +160,31 @@ mod tests {
         // Sent at 100 ms; data sent at 400 ms (300 ms later, more than an SRTT) reported at 450 ms:
         // RACK marks it lost at 450 ms. Re-sent at 461 ms with nothing between: RACK's (paced).
         h.on_delivered(400 * MS, 450 * MS);
-        assert!(h.rack_could_fire(100 * MS, 461 * MS, 100 * MS));
+        assert!(h.rack_could_fire(100 * MS, 100 * MS, at(461 * MS, 61 * MS)));
         // New data at 518 ms, then the re-send at 520 ms: RACK would have sent it first.
         h.on_new_data(518 * MS);
-        assert!(!h.rack_could_fire(100 * MS, 520 * MS, 100 * MS));
+        assert!(!h.rack_could_fire(100 * MS, 100 * MS, at(520 * MS, 2 * MS)));
+    }
+
+    #[test]
+    fn an_overdue_segment_resent_with_nothing_holding_it_was_resent_by_the_timer() {
+        let mut h = DeliveryHistory::default();
+        // Sent at 100 ms; data sent at 400 ms reported at 450 ms: RACK marks it lost at 450 ms.
+        h.on_delivered(400 * MS, 450 * MS);
+        // Re-sent at 461 ms, the server silent since 300 ms (more than SRTT: no pacing gap is that
+        // long) and no ACK just before (no window to free): RACK would have sent it at 450 ms.
+        assert!(!h.rack_could_fire(100 * MS, 100 * MS, at(461 * MS, 161 * MS)));
+        // The same re-send right after an ACK: the congestion window may have held it.
+        let after_ack = ResendMoment { ack_clocked: true, ..at(461 * MS, 161 * MS) };
+        assert!(h.rack_could_fire(100 * MS, 100 * MS, after_ack));
+    }
+
+    #[test]
+    fn a_resend_before_racks_deadline_may_be_its_timer_whatever_the_last_departure() {
+        let mut h = DeliveryHistory::default();
+        // Sent at 100 ms, later data (sent 110 ms) reported at 160 ms: the timer may run to 250 ms.
+        h.on_delivered(110 * MS, 160 * MS);
+        assert!(h.rack_could_fire(100 * MS, 100 * MS, at(240 * MS, 130 * MS)));
     }
 
     #[test]
@@ -142,7 +192,7 @@ mod tests {
         let mut h = DeliveryHistory::default();
         // Only data sent before 100 ms was delivered, recently: RACK cannot mark the 100-ms one lost.
         h.on_delivered(90 * MS, 590 * MS);
-        assert!(!h.rack_could_fire(100 * MS, 600 * MS, 150 * MS));
+        assert!(!h.rack_could_fire(100 * MS, 150 * MS, at(600 * MS, 1 * MS)));
     }
 
     #[test]
@@ -168,6 +218,6 @@ mod tests {
         // than the newest dropped entry's arrival.
         let (_, a) = h.first_delivery_after(2 * MS).unwrap();
         assert!(a <= 111 * MS);
-        assert!(!h.rack_could_fire(2 * MS, 1000 * MS, 150 * MS));
+        assert!(!h.rack_could_fire(2 * MS, 150 * MS, at(1000 * MS, 1 * MS)));
     }
 }
