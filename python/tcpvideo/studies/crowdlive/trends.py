@@ -19,6 +19,17 @@ seed's population is simulated, analyzed and scored as the study does, once per 
                enough duplicates to trigger fast retransmit"). Session 14.
     tlp_off_rack_on  (opt-in) TLP off, RACK on: a Linux 6.17+ front-end with TLP off, the seed's
                proposed mitigation measured on today's recovery. Session 16.
+    ack_spikes (opt-in) ``tlp_off`` with delay spikes on every viewer's ACK path (population.py
+               ``viewer_spike_every_s``). Numbers fixed before any run (session 17), from Larson et
+               al. 2015's abstract — round-trip delays "of several seconds, often multiple times per
+               hour" — and the 50–500 ms interruption of a handover: spike lengths exponential
+               with mean 500 ms (the top of the handover range; the multi-second events are its
+               tail), and a spike of 1 s or more 3 times an hour ("multiple"): with
+               P(length ≥ 1 s) = e^-2 = 0.135 that is 22.2 spikes an hour, one every 162 s. The
+               seed's viewers are not all moving; the paper finds spikes more frequent on moving
+               nodes, so
+    ack_spikes_moving  (opt-in) the same with 4× the rate (one every 40.5 s), a sensitivity, not a
+               second estimate.
 
 and the counts are pooled. Each run keeps a small ``result.json`` (its pcaps are deleted); a
 result whose parameters and tcpvideo version match is reused, so a study can be resumed or
@@ -50,9 +61,14 @@ TIMEOUT_KINDS = ("tail", "less_packet", "double", "ack_delay_loss", "continuous_
 # name → (server TLP/RACK on, viewer join, population overrides beyond the scale). "tlp_only_off":
 # TLP off with RACK on (tcp.tlp = false), the only TLP-off server Linux 6.17+ can be.
 SEED_PAUSE_EVERY_S = 3.8  # the seed's upload stall share (module comment, seed_pauses)
+ACK_SPIKE_MS = 500.0  # mean spike length (module comment, ack_spikes)
+ACK_SPIKE_EVERY_S = round(3600 / (3 / math.exp(-1000 / ACK_SPIKE_MS)), 1)  # 162.4 s: 3 an hour of ≥ 1 s
 RUNS = {"tlp_off": (False, "gop_cache", {}), "tlp_on": (True, "gop_cache", {}), "wait_key": (True, "wait_key", {}),
         "seed_pauses": (False, "gop_cache", {"pause_every_s": SEED_PAUSE_EVERY_S}),
-        "tlp_off_rack_on": ("tlp_only_off", "gop_cache", {})}
+        "tlp_off_rack_on": ("tlp_only_off", "gop_cache", {}),
+        "ack_spikes": (False, "gop_cache", {"viewer_spike_every_s": ACK_SPIKE_EVERY_S, "viewer_spike_ms": ACK_SPIKE_MS}),
+        "ack_spikes_moving": (False, "gop_cache", {"viewer_spike_every_s": ACK_SPIKE_EVERY_S / 4,
+                                                   "viewer_spike_ms": ACK_SPIKE_MS})}
 SERVER_TCP = {True: {}, False: {"rack_tlp": False}, "tlp_only_off": {"tlp": False}}
 DEFAULT_RUNS = ("tlp_off", "tlp_on", "wait_key")
 
