@@ -334,3 +334,21 @@ def test_delay_spikes_on_the_viewers_ack_path_give_ack_delay_timeouts_and_lose_n
     # A spike longer than the backed-off RTO holds the retransmission's ACK too: typed double
     # (it had been re-sent before), the seed's rule order; never a loss type.
     assert set(kinds.index) <= {"ack_delay_loss", "double"}, kinds
+
+
+def test_the_truth_gives_each_dropped_data_copy_its_cause(tmp_path, scored):
+    # Queues alone (no random loss, 8-packet viewer queues): every drop is a full queue.
+    sc = scenario(publishers=1, subscribers=2, duration_s=15.0, seed=4, loss_p=0.0, viewer_loss_p=0.0,
+                  reorder_p=0.0, viewer_queue=8)
+    tcpvideo.simulate(sc, out=tmp_path)
+    drops, links = pd.read_csv(tmp_path / "truth_drops.csv"), pd.read_csv(tmp_path / "links.csv")
+    assert len(drops) >= 1 and set(drops["cause"]) == {"queue"}
+    assert links["loss_drops"].sum() == 0 and len(drops) <= links["queue_drops"].sum()
+    # The lossy fixture run: random drops, no more than the links' loss draws (which count ACKs
+    # and the other direction too), each on a frame the truth knows.
+    run, _, _ = scored
+    drops, links = pd.read_csv(run / "truth_drops.csv"), pd.read_csv(run / "links.csv")
+    by = drops["cause"].value_counts()
+    assert by.get("random", 0) >= 1 and set(by.index) <= {"random", "queue"}
+    assert by.get("random", 0) <= links["loss_drops"].sum() and by.get("queue", 0) <= links["queue_drops"].sum()
+    assert set(drops["frame"]) <= {"I", "P", "V", "meta"}

@@ -254,6 +254,24 @@ pub struct Link {
 
 pub const NO_ROUTE: u32 = u32::MAX;
 
+/// Why the network dropped a packet (ground truth's drop log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// The channel's drop-tail queue was full.
+    QueueFull,
+    /// The channel's loss model (Bernoulli, Gilbert–Elliott, keyed) drew a loss.
+    RandomLoss,
+}
+
+impl DropCause {
+    pub fn label(self) -> &'static str {
+        match self {
+            DropCause::QueueFull => "queue",
+            DropCause::RandomLoss => "random",
+        }
+    }
+}
+
 /// Nodes, channels, routes and taps.
 pub struct Network {
     pub nodes: Vec<Node>,
@@ -267,9 +285,9 @@ pub struct Network {
     next_uid: u64,
     /// Packets that reached a node with no route onwards (should stay 0).
     pub unroutable: u64,
-    /// When `Some`, every dropped packet (queue full or random loss) with its time, for ground
-    /// truth (crowdlive runs); `None` keeps the hot path free of it.
-    pub drop_log: Option<Vec<(Time, Packet)>>,
+    /// When `Some`, every dropped packet with its time and cause, for ground truth (crowdlive
+    /// runs); `None` keeps the hot path free of it.
+    pub drop_log: Option<Vec<(Time, Packet, DropCause)>>,
     /// Cut-through hops are on for packets reaching their router no later than this (the run's end).
     cut_through_end: Option<Time>,
 }
@@ -518,7 +536,7 @@ impl Network {
         let Some((start, arrival)) = ch.admit(at, bytes) else {
             let p = pool.take(idx);
             if let Some(d) = self.drop_log.as_mut() {
-                d.push((at, p));
+                d.push((at, p, DropCause::QueueFull));
             }
             return None;
         };
@@ -536,7 +554,7 @@ impl Network {
             ch.stats.loss_drops += 1;
             let p = pool.take(idx);
             if let Some(d) = self.drop_log.as_mut() {
-                d.push((at, p));
+                d.push((at, p, DropCause::RandomLoss));
             }
             return None;
         }

@@ -104,7 +104,14 @@ Capture: one pcap on the front-end's link, at the front-end (the seed's vantage 
 
 from __future__ import annotations
 
+import math
 import random
+
+# Delay spikes on a mobile ACK path, from Larson et al. 2015 (module comment,
+# ``viewer_spike_every_s``; derivation in trends.py, run ``ack_spikes``): lengths exponential with
+# mean 500 ms, and 3 spikes an hour of 1 s or more, so 3 / e^-2 = 22.2 an hour, one every 162.4 s.
+ACK_SPIKE_MS = 500.0
+ACK_SPIKE_EVERY_S = round(3600 / (3 / math.exp(-1000 / ACK_SPIKE_MS)), 1)
 
 
 def scenario(
