@@ -62,12 +62,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from .population import ACK_SPIKE_EVERY_S, ACK_SPIKE_MS  # derivation: module comment, ack_spikes
+
 FRAMES = ("I", "P", "V")
 TIMEOUT_KINDS = ("tail", "less_packet", "double", "ack_delay_loss", "continuous_loss", "other")
 # name → (server TLP/RACK on, viewer join, population overrides beyond the scale). "tlp_only_off":
 # TLP off with RACK on (tcp.tlp = false), the only TLP-off server Linux 6.17+ can be.
 SEED_PAUSE_EVERY_S = 3.8  # the seed's upload stall share (module comment, seed_pauses)
-from .population import ACK_SPIKE_EVERY_S, ACK_SPIKE_MS  # noqa: E402  (derivation: module comment, ack_spikes)
 RUNS = {"tlp_off": (False, "gop_cache", {}), "tlp_on": (True, "gop_cache", {}), "wait_key": (True, "wait_key", {}),
         "seed_pauses": (False, "gop_cache", {"pause_every_s": SEED_PAUSE_EVERY_S}),
         "tlp_off_rack_on": ("tlp_only_off", "gop_cache", {}),

@@ -93,7 +93,7 @@ def context_table(t: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-def continuous_loss_causes(run_dirs) -> pd.DataFrame:
+def continuous_loss_causes(run_dirs) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per frame, over first download RTOs the truth types continuous loss: what dropped the
     copies of the segments out at the RTO (``truth_drops.csv``, session 17: ``queue`` full or
     ``random`` loss) — how many RTOs had only queue drops, only random drops, or both — beside the

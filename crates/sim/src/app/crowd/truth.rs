@@ -146,10 +146,8 @@ struct FlowTruth {
     isn: (u32, u32),
     client_port: u16,
     events: Vec<PktEvent>,
-    /// (time, first offset, end offset) of dropped data copies of the data direction.
-    drops: Vec<(Time, u64, u64)>,
-    /// Why each of `drops` was dropped (same order).
-    drop_causes: Vec<DropCause>,
+    /// (time, first offset, end offset, cause) of dropped data copies of the data direction.
+    drops: Vec<(Time, u64, u64, DropCause)>,
 }
 
 /// Collects the truth of a run's crowdlive connections.
@@ -241,8 +239,7 @@ impl Truth {
         }
         let isn = if from_client { t.isn.0 } else { t.isn.1 };
         let off = offset(p.seq, isn);
-        t.drops.push((now, off, off + p.payload_len as u64));
-        t.drop_causes.push(cause);
+        t.drops.push((now, off, off + p.payload_len as u64, cause));
     }
 
     /// Write `truth_flows.csv`, `truth_stalls.csv`, `truth_timeouts.csv`, `truth_packets.csv` and
@@ -286,7 +283,7 @@ impl Truth {
                 }
             }
             writeln!(fl, "{f},{},{},{},{n_data}", if t.publisher { "publish" } else { "subscribe" }, t.channel, t.client_port)?;
-            for (&(at, lo, hi), cause) in t.drops.iter().zip(&t.drop_causes) {
+            for &(at, lo, hi, cause) in &t.drops {
                 writeln!(dr, "{f},{},{lo},{},{},{}", at.as_nanos(), hi - lo, cause.label(), frame(lo))?;
             }
             for s in stalls(t) {
@@ -424,7 +421,7 @@ impl TimeoutContext {
         let Some(first) = t.events[..i].iter().position(overlaps) else { return TimeoutContext::default() };
         let new_data = |x: &&PktEvent| x.out && x.len > 0 && x.off >= hi && matches!(x.kind, PktKind::Data);
         let after: Vec<&PktEvent> = t.events[first + 1..i].iter().filter(new_data).collect();
-        let dropped = |x: &PktEvent| t.drops.iter().any(|&(when, dl, dh)| when <= e.t && dl < x.off + x.len as u64 && dh > x.off);
+        let dropped = |x: &PktEvent| t.drops.iter().any(|&(when, dl, dh, _)| when <= e.t && dl < x.off + x.len as u64 && dh > x.off);
         let t0 = t.events[first].t;
         let next = after.first().map_or(e.t, |x| x.t);
         let (s, r) = (t.events[first].state, t.events[i - 1].state);
@@ -486,7 +483,7 @@ fn timeout_type(t: &FlowTruth, i: usize) -> &'static str {
     if before[first + 1..].iter().any(|x| overlaps(x) && matches!(x.kind, PktKind::Retrans { .. })) {
         return "double";
     }
-    let dropped = |a: u64, b: u64| t.drops.iter().any(|&(when, dl, dh)| when <= e.t && dl < b && dh > a);
+    let dropped = |a: u64, b: u64| t.drops.iter().any(|&(when, dl, dh, _)| when <= e.t && dl < b && dh > a);
     if !dropped(lo, hi) {
         return "ack_delay_loss";
     }
@@ -534,6 +531,7 @@ mod tests {
     }
 
     fn flow(events: Vec<PktEvent>, drops: Vec<(Time, u64, u64)>) -> FlowTruth {
+        let drops = drops.into_iter().map(|(t, lo, hi)| (t, lo, hi, DropCause::RandomLoss)).collect();
         FlowTruth { publisher: false, events, drops, ..Default::default() }
     }
 
