@@ -305,3 +305,50 @@ def test_an_unknown_join_is_refused_naming_the_key(tmp_path):
     sc = scenario(publishers=1, subscribers=1, duration_s=5.0, seed=5, viewer_join="gop")
     with pytest.raises(Exception, match=r"crowd\.join"):
         tcpvideo.simulate(sc, out=tmp_path)
+
+
+def test_delay_spikes_on_the_viewers_ack_path_give_ack_delay_timeouts_and_lose_nothing(tmp_path):
+    # A path with no loss at all: without spikes the download has no timeout; with ACKs held
+    # 800 ms on average every ~2 s (far beyond the RTO of a ~60-ms path) the server times out
+    # with every copy delivered — the seed's "ACK delay/loss" — and no link drops a packet.
+    base = dict(publishers=1, subscribers=1, duration_s=20.0, seed=5, loss_p=0.0, reorder_p=0.0,
+                pause_every_s=0.0, tcp={"rack_tlp": False})
+    plain = scenario(**base)
+    spiky = scenario(**base, viewer_spike_every_s=2.0, viewer_spike_ms=800)
+    assert plain["flow"] == spiky["flow"]
+    for a, b in zip(plain["link"], spiky["link"]):
+        extra = {k: v for k, v in b.items() if a.get(k) != v}
+        if b["name"].startswith("sub"):
+            assert extra == {"ab": {"spikes": {"every": "2.0s", "length": "800ms"}}}
+        else:
+            assert extra == {}
+    timeouts = {}
+    for name, sc in (("plain", plain), ("spiky", spiky)):
+        tcpvideo.simulate(sc, out=tmp_path / name)
+        links = pd.read_csv(tmp_path / name / "links.csv")
+        assert (links["queue_drops"] + links["loss_drops"]).sum() == 0
+        timeouts[name] = pd.read_csv(tmp_path / name / "truth_timeouts.csv")
+    assert timeouts["plain"].empty
+    kinds = timeouts["spiky"]["timeout_type"].value_counts()
+    assert kinds.get("ack_delay_loss", 0) >= 1, kinds
+    # A spike longer than the backed-off RTO holds the retransmission's ACK too: typed double
+    # (it had been re-sent before), the seed's rule order; never a loss type.
+    assert set(kinds.index) <= {"ack_delay_loss", "double"}, kinds
+
+
+def test_the_truth_gives_each_dropped_data_copy_its_cause(tmp_path, scored):
+    # Queues alone (no random loss, 8-packet viewer queues): every drop is a full queue.
+    sc = scenario(publishers=1, subscribers=2, duration_s=15.0, seed=4, loss_p=0.0, viewer_loss_p=0.0,
+                  reorder_p=0.0, viewer_queue=8)
+    tcpvideo.simulate(sc, out=tmp_path)
+    drops, links = pd.read_csv(tmp_path / "truth_drops.csv"), pd.read_csv(tmp_path / "links.csv")
+    assert len(drops) >= 1 and set(drops["cause"]) == {"queue"}
+    assert links["loss_drops"].sum() == 0 and len(drops) <= links["queue_drops"].sum()
+    # The lossy fixture run: random drops, no more than the links' loss draws (which count ACKs
+    # and the other direction too), each on a frame the truth knows.
+    run, _, _ = scored
+    drops, links = pd.read_csv(run / "truth_drops.csv"), pd.read_csv(run / "links.csv")
+    by = drops["cause"].value_counts()
+    assert by.get("random", 0) >= 1 and set(by.index) <= {"random", "queue"}
+    assert by.get("random", 0) <= links["loss_drops"].sum() and by.get("queue", 0) <= links["queue_drops"].sum()
+    assert set(drops["frame"]) <= {"I", "P", "V", "meta"}

@@ -41,6 +41,26 @@ def _result(seed, less, other, v_cont=0, loss=None, steady=None):
             "score": {"timeout_type_agreement": 1.0, "timeout_pairs": 3}}
 
 
+def _with_ack_delay(r, ack):
+    for f, n in ack.items():
+        r["timeouts"]["analyzer"][f]["ack_delay_loss"] = n
+    return r
+
+
+def test_the_ack_delay_claim_needs_v_below_i_and_p_and_significance_to_be_reproduced():
+    assert trends.ack_delay_claim({"tlp_off": []}) is None
+    # P 20 of 40 ACK delay/loss, V 1 of 20, I 5 of 10: V lowest and P > V significant.
+    sig = [_with_ack_delay(_result(1, {}, {"I": 5, "P": 20, "V": 19}), {"I": 5, "P": 20, "V": 1})]
+    text, status = trends.ack_delay_claim({"ack_spikes": sig})
+    assert status == REPRODUCED and "V 1/20" in text
+    # V lowest by a hair on few RTOs: the direction only.
+    few = [_with_ack_delay(_result(1, {}, {"I": 2, "P": 3, "V": 4}), {"I": 1, "P": 1, "V": 1})]
+    assert trends.ack_delay_claim({"ack_spikes": few})[1] == PARTLY
+    # V above P: not reproduced.
+    above = [_with_ack_delay(_result(1, {}, {"I": 5, "P": 20, "V": 2}), {"I": 5, "P": 2, "V": 8})]
+    assert trends.ack_delay_claim({"ack_spikes": above})[1] == NOT_REPRODUCED
+
+
 def test_i_first_counts_a_seed_only_when_its_i_rate_is_strictly_the_highest():
     rs = [_result(1, {}, {}, loss={"I": [2, 100], "P": [1, 100], "V": [1, 100]}),
           _result(2, {}, {}, loss={"I": [1, 100], "P": [1, 100], "V": [0, 100]}),  # tie with P: no one's
@@ -63,6 +83,10 @@ def test_the_voice_claim_needs_significance_and_no_voice_continuous_loss():
     # One continuous-loss V RTO breaks the claim whatever the shares.
     cont = [_result(s, {"V": 3, "P": 1}, {"V": 1, "P": 7}, v_cont=1 if s == 2 else 0) for s in (1, 2)]
     assert trends.v_less_claim({"tlp_off": cont})[1] == NOT_REPRODUCED
+    # Holding only where the viewers' paths drop at queues alone is partly, and says so.
+    text, status = trends.v_less_claim({"tlp_off": cont, "viewer_queue_drops": sig})
+    assert status == PARTLY and "viewer_queue_drops" in text
+    assert trends.v_less_claim({"tlp_off": cont, "viewer_queue_drops": cont})[1] == NOT_REPRODUCED
 
 
 def test_a_trend_run_keeps_its_tables_not_its_pcaps_and_is_reused_not_resimulated(tmp_path, monkeypatch):

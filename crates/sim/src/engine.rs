@@ -203,6 +203,7 @@ pub mod streams {
     pub const LOSS_BASE: u64 = 1000; // + link direction index
     pub const REORDER_BASE: u64 = 1 << 32; // + link direction index
     pub const CROWD_BASE: u64 = 2 << 32; // + flow index (crowdlive publishers' frame sizes)
+    pub const SPIKES_BASE: u64 = 3 << 32; // + link direction index (delay_spikes.rs)
 }
 
 /// An independent PCG stream for `(seed, stream)`. The two are mixed with SplitMix64 so that

@@ -110,6 +110,8 @@ pub struct Channel {
     pub stats: ChannelStats,
     /// A fluctuating extra latency (RAN, [`crate::ran_latency`]); `None` = fixed `delay`.
     pub ran_latency: Option<crate::ran_latency::RanLatency>,
+    /// Delay spikes (a mobile path's RTT spikes, [`crate::delay_spikes`]); `None` = none.
+    pub delay_spikes: Option<crate::delay_spikes::DelaySpikes>,
     /// The one channel whose packets are offered to this one the moment they are admitted there
     /// (cut-through hop, module doc); `NO_ROUTE` = none.
     cut_through_from: u32,
@@ -140,6 +142,7 @@ impl Channel {
             tap_rx: None,
             stats: ChannelStats::default(),
             ran_latency: None,
+            delay_spikes: None,
             cut_through_from: NO_ROUTE,
             tx_time_bytes: u32::MAX,
             tx_time_rate: 0,
@@ -212,10 +215,13 @@ impl Channel {
         }
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes as u64;
-        let arrival = match self.ran_latency.as_mut() {
+        let mut arrival = match self.ran_latency.as_mut() {
             Some(ran) => Time(ran.arrival(end, self.delay)),
             None => Time(end) + self.delay,
         };
+        if let Some(spikes) = self.delay_spikes.as_mut() {
+            arrival = Time(spikes.arrival(end, arrival.0));
+        }
         Some((Time(start), arrival))
     }
 
@@ -248,6 +254,24 @@ pub struct Link {
 
 pub const NO_ROUTE: u32 = u32::MAX;
 
+/// Why the network dropped a packet (ground truth's drop log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// The channel's drop-tail queue was full.
+    QueueFull,
+    /// The channel's loss model (Bernoulli, Gilbert–Elliott, keyed) drew a loss.
+    RandomLoss,
+}
+
+impl DropCause {
+    pub fn label(self) -> &'static str {
+        match self {
+            DropCause::QueueFull => "queue",
+            DropCause::RandomLoss => "random",
+        }
+    }
+}
+
 /// Nodes, channels, routes and taps.
 pub struct Network {
     pub nodes: Vec<Node>,
@@ -261,9 +285,9 @@ pub struct Network {
     next_uid: u64,
     /// Packets that reached a node with no route onwards (should stay 0).
     pub unroutable: u64,
-    /// When `Some`, every dropped packet (queue full or random loss) with its time, for ground
-    /// truth (crowdlive runs); `None` keeps the hot path free of it.
-    pub drop_log: Option<Vec<(Time, Packet)>>,
+    /// When `Some`, every dropped packet with its time and cause, for ground truth (crowdlive
+    /// runs); `None` keeps the hot path free of it.
+    pub drop_log: Option<Vec<(Time, Packet, DropCause)>>,
     /// Cut-through hops are on for packets reaching their router no later than this (the run's end).
     cut_through_end: Option<Time>,
 }
@@ -311,6 +335,9 @@ impl Network {
                 let mut ch = Channel::new(li as u32, f, t, d.rate, d.delay, d.limit, loss);
                 ch.reorder = d.reorder.map(|r| {
                     crate::reorder::ReorderModel::new(r, crate::engine::sub_rng(seed, crate::engine::streams::REORDER_BASE + ci as u64))
+                });
+                ch.delay_spikes = d.spikes.map(|s| {
+                    crate::delay_spikes::DelaySpikes::new(s, crate::engine::sub_rng(seed, crate::engine::streams::SPIKES_BASE + ci as u64))
                 });
                 chans.push(ch);
                 ns[f as usize].out.push(ci);
@@ -446,8 +473,8 @@ impl Network {
                 continue;
             }
             let (ch, fc) = (&self.channels[c], &self.channels[f as usize]);
-            let unwatched_out = ch.tap_tx.is_none() && ch.reorder.is_none() && ch.ran_latency.is_none();
-            let unwatched_in = fc.tap_rx.is_none() && fc.reorder.is_none() && fc.ran_latency.is_none();
+            let unwatched_out = ch.tap_tx.is_none() && ch.reorder.is_none() && ch.ran_latency.is_none() && ch.delay_spikes.is_none();
+            let unwatched_in = fc.tap_rx.is_none() && fc.reorder.is_none() && fc.ran_latency.is_none() && fc.delay_spikes.is_none();
             if unwatched_out && unwatched_in {
                 self.channels[c].cut_through_from = f;
             }
@@ -509,7 +536,7 @@ impl Network {
         let Some((start, arrival)) = ch.admit(at, bytes) else {
             let p = pool.take(idx);
             if let Some(d) = self.drop_log.as_mut() {
-                d.push((at, p));
+                d.push((at, p, DropCause::QueueFull));
             }
             return None;
         };
@@ -527,7 +554,7 @@ impl Network {
             ch.stats.loss_drops += 1;
             let p = pool.take(idx);
             if let Some(d) = self.drop_log.as_mut() {
-                d.push((at, p));
+                d.push((at, p, DropCause::RandomLoss));
             }
             return None;
         }

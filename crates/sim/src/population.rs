@@ -195,7 +195,14 @@ pub(crate) fn expand(
     };
     let srv = b.add_node("server".into(), NodeKind::Host, "population")?;
     let r1 = b.add_node("r1".into(), NodeKind::Router, "population")?;
-    let dir = |rate, delay, packets| DirDef { rate, delay, limit: QueueLimit::Packets(packets), loss: LossSpec::None, reorder: None };
+    let dir = |rate, delay, packets| DirDef {
+        rate,
+        delay,
+        limit: QueueLimit::Packets(packets),
+        loss: LossSpec::None,
+        reorder: None,
+        spikes: None,
+    };
     let big = dir(server_rate, Duration::ZERO, 10_000);
     b.links.push(LinkDef { name: "server".into(), a: srv, b: r1, ab: big, ba: big });
     let mut rng = crate::engine::sub_rng(seed, crate::engine::streams::POPULATION);

@@ -182,6 +182,14 @@ pub struct ReorderToml {
     pub delay: Qty,
 }
 
+/// `spikes = { every = "160s", length = "500ms" }` on a link or one direction (crate::delay_spikes).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SpikesToml {
+    pub every: Qty,
+    pub length: Qty,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirSpec {
@@ -191,6 +199,7 @@ pub struct DirSpec {
     pub queue_bytes: Option<Qty>,
     pub loss: Option<LossToml>,
     pub reorder: Option<ReorderToml>,
+    pub spikes: Option<SpikesToml>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -205,6 +214,7 @@ pub struct LinkSpec {
     pub queue_bytes: Option<Qty>,
     pub loss: Option<LossToml>,
     pub reorder: Option<ReorderToml>,
+    pub spikes: Option<SpikesToml>,
     pub ab: Option<DirSpec>,
     pub ba: Option<DirSpec>,
 }
@@ -538,6 +548,7 @@ pub struct DirDef {
     pub limit: QueueLimit,
     pub loss: LossSpec,
     pub reorder: Option<crate::reorder::ReorderSpec>,
+    pub spikes: Option<crate::delay_spikes::DelaySpikesSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -798,7 +809,22 @@ fn dir_of(base: &LinkSpec, d: &Option<DirSpec>, path: &str, which: &str) -> Resu
             Some(crate::reorder::ReorderSpec { p: r.p, delay: r.delay.duration(&format!("{rp}.delay"))? })
         }
     };
-    Ok(DirDef { rate, delay, limit, loss, reorder })
+    let spikes = match d.spikes.as_ref().or(base.spikes.as_ref()) {
+        None => None,
+        Some(s) => {
+            let sp = if d.spikes.is_some() { format!("{dp}.spikes") } else { format!("{path}.spikes") };
+            let every = s.every.duration(&format!("{sp}.every"))?;
+            let length = s.length.duration(&format!("{sp}.length"))?;
+            if every.is_zero() {
+                return err(format!("{sp}.every"), "must be above 0 (the mean gap between spikes)");
+            }
+            if length.is_zero() {
+                return err(format!("{sp}.length"), "must be above 0 (the mean length of a spike)");
+            }
+            Some(crate::delay_spikes::DelaySpikesSpec { every, length })
+        }
+    };
+    Ok(DirDef { rate, delay, limit, loss, reorder, spikes })
 }
 
 pub(crate) fn flow_of(
@@ -1285,7 +1311,7 @@ impl ScenarioFile {
         let srv = b.add_node("server".into(), NodeKind::Host, "dumbbell")?;
         let r1 = b.add_node("r1".into(), NodeKind::Router, "dumbbell")?;
         let r2 = b.add_node("r2".into(), NodeKind::Router, "dumbbell")?;
-        let sym = |rate, delay, limit, loss| DirDef { rate, delay, limit, loss, reorder: None };
+        let sym = |rate, delay, limit, loss| DirDef { rate, delay, limit, loss, reorder: None, spikes: None };
         let none = LossSpec::None;
         b.links.push(LinkDef {
             name: "server".into(),
@@ -1566,5 +1592,22 @@ mod edge_tests {
         assert_eq!(e.0, "link[0].loss.mean_bad: only for model \"gilbert_elliott_time\"");
         let e = with("{ model = \"gilbert_elliott_time\", p = 1.0, mean_bad = \"1s\" }").unwrap_err();
         assert_eq!(e.0, "link[0].loss.p: share of time in Bad must be below 1");
+    }
+
+    #[test]
+    fn delay_spikes_are_read_per_direction_and_need_a_positive_gap_and_length() {
+        let base = "duration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\n";
+        let flow = "[[flow]]\nclient = \"a\"\nserver = \"b\"\n";
+        let s = load_toml(&format!("{base}ab = {{ spikes = {{ every = \"160s\", length = \"500ms\" }} }}\n{flow}"), None).unwrap();
+        let want = crate::delay_spikes::DelaySpikesSpec { every: Duration::from_secs(160), length: Duration::from_millis(500) };
+        assert_eq!((s.links[0].ab.spikes, s.links[0].ba.spikes), (Some(want), None));
+        let s = load_toml(&format!("{base}spikes = {{ every = \"160s\", length = \"500ms\" }}\n{flow}"), None).unwrap();
+        assert_eq!((s.links[0].ab.spikes, s.links[0].ba.spikes), (Some(want), Some(want)));
+        let e = load_toml(&format!("{base}ab = {{ spikes = {{ every = \"0s\", length = \"500ms\" }} }}\n{flow}"), None).unwrap_err();
+        assert_eq!(e.0, "link[0].ab.spikes.every: must be above 0 (the mean gap between spikes)");
+        let e = load_toml(&format!("{base}spikes = {{ every = \"1s\", length = \"0ms\" }}\n{flow}"), None).unwrap_err();
+        assert_eq!(e.0, "link[0].spikes.length: must be above 0 (the mean length of a spike)");
+        let e = load_toml(&format!("{base}spikes = {{ every = \"1s\" }}\n{flow}"), None).unwrap_err();
+        assert!(e.0.contains("length"), "{}", e.0);
     }
 }

@@ -1202,9 +1202,9 @@ impl Simulation {
             t.finish().map_err(|e| SimError::Io(format!("{}: {e}", self.pcap_files[i].display())))?;
         }
         if let (Some(mut tr), Some(dir)) = (self.truth.take(), self.out_dir.clone()) {
-            for (at, p) in self.net.drop_log.take().unwrap_or_default() {
+            for (at, p, cause) in self.net.drop_log.take().unwrap_or_default() {
                 let from_client = self.flows.get(p.flow as usize).is_some_and(|fl| fl.client == p.src_node);
-                tr.dropped(at, &p, from_client);
+                tr.dropped(at, &p, from_client, cause);
             }
             let fe = self.crowd.as_ref().expect("crowd front-end");
             tr.write(&dir, |f| fe.spans(f).map(|x| x.1)).map_err(|e| SimError::Io(format!("{}: {e}", dir.display())))?;

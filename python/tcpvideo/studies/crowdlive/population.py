@@ -65,6 +65,17 @@ the viewer's own flow in fast recovery sends one packet per packet delivered and
 queue full for an RTT; another flow in slow start can. Sizes and rates are not measured for the
 seed's viewers.
 
+``viewer_spike_every_s`` (issue 16, session 17; default ``None``: none) — delay spikes on every
+viewer's ACK path (the viewer's uplink): now and then the radio holds every ACK for a while and
+then releases them together (``spikes``, crates/sim/src/delay_spikes.rs), a spike every
+``viewer_spike_every_s`` on average, each ``viewer_spike_ms`` long on average (both exponential,
+from the link direction's own random stream, so every other draw stays). Measured mobile paths
+have round-trip delays of several seconds several times an hour, from handovers, RRC state
+transitions and link-layer retransmissions (Larson et al., SIGCOMM AllThingsCellular 2015); the
+seed's Table 5 types 8.5–19 % of timeouts as "ACK delay/loss", which needs such a path, and the
+seed explains voice's high less-packet share partly by I and P frames' larger share of ACK
+delay/loss. The numbers the trends run uses are derived in trends.py (``ack_spikes``).
+
 ``separate_audio`` (the study's default since issue 16 session 10; off here, so the function's
 older callers and the golden scenario keep their bytes): each publisher's voice frame leaves
 ``audio_offset`` after the slot's video frame, as its own write, with the offset drawn uniformly
@@ -93,7 +104,14 @@ Capture: one pcap on the front-end's link, at the front-end (the seed's vantage 
 
 from __future__ import annotations
 
+import math
 import random
+
+# Delay spikes on a mobile ACK path, from Larson et al. 2015 (module comment,
+# ``viewer_spike_every_s``; derivation in trends.py, run ``ack_spikes``): lengths exponential with
+# mean 500 ms, and 3 spikes an hour of 1 s or more, so 3 / e^-2 = 22.2 an hour, one every 162.4 s.
+ACK_SPIKE_MS = 500.0
+ACK_SPIKE_EVERY_S = round(3600 / (3 / math.exp(-1000 / ACK_SPIKE_MS)), 1)
 
 
 def scenario(
@@ -118,6 +136,8 @@ def scenario(
     viewer_bad_ms: float | None = None,
     viewer_cross_every_s: float | None = None,
     viewer_cross_bytes: int = 1_000_000,
+    viewer_spike_every_s: float | None = None,
+    viewer_spike_ms: float = 500.0,
 ) -> dict:
     """A scenario dict for `tcpvideo.simulate` (keys documented in docs/scenario.md)."""
     rng = random.Random(seed * 7919 + 16)
@@ -185,6 +205,8 @@ def scenario(
                                    bdp_packets(down_rate, delay)),
                    "loss": _viewer_loss(p_bad, viewer_bad_ms)},
         })
+        if viewer_spike_every_s:
+            links[-1]["ab"] = {"spikes": {"every": f"{viewer_spike_every_s}s", "length": f"{viewer_spike_ms}ms"}}
         flow = {"name": name, "client": name, "server": "fe", "app": "subscribe", "start": f"{start:.3f}s",
                 "crowd": {"channel": ch, "stream_for": f"{watch:.3f}s"}, "tcp": dict(base_tcp)}
         if viewer_pacing != "none":

@@ -93,6 +93,36 @@ def context_table(t: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def continuous_loss_causes(run_dirs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per frame, over first download RTOs the truth types continuous loss: what dropped the
+    copies of the segments out at the RTO (``truth_drops.csv``, session 17: ``queue`` full or
+    ``random`` loss) — how many RTOs had only queue drops, only random drops, or both — beside the
+    causes of all download drops of the runs (the base rate). The seed gives voice no continuous
+    loss because voice has no burst of its own; a drop run that a full queue makes (a burst
+    overflowing the viewer's queue) and one the radio makes (a Gilbert–Elliott Bad run) say
+    different things about that."""
+    rows, base = [], []
+    for rd in map(Path, run_dirs):
+        drops_file = rd / "truth_drops.csv"
+        if not drops_file.exists():
+            raise FileNotFoundError(f"{drops_file}: runs older than session 17 have no drop causes")
+        fl = pd.read_csv(rd / "truth_flows.csv").set_index("flow")
+        drops = pd.read_csv(drops_file)
+        drops = drops[drops["flow"].map(fl["role"]) == "subscribe"]
+        base.append(drops)
+        t = download_timeouts([rd])
+        t = t[~t["repeat"] & (t["timeout_type"] == "continuous_loss")]
+        for _, r in t.iterrows():
+            d = drops[(drops["flow"] == r["flow"]) & (drops["offset"] >= r["offset"]) & (drops["ts_ns"] <= r["ts_ns"])]
+            causes = set(d["cause"])
+            rows.append({"frame": r["frame"], "causes": "+".join(sorted(causes)) or "none"})
+    cl = pd.DataFrame(rows, columns=["frame", "causes"])
+    table = cl.groupby(["frame", "causes"]).size().unstack(fill_value=0) if len(cl) else pd.DataFrame()
+    allb = pd.concat(base, ignore_index=True) if base else pd.DataFrame(columns=["frame", "cause"])
+    base_t = allb.groupby(["frame", "cause"]).size().unstack(fill_value=0) if len(allb) else pd.DataFrame()
+    return table, base_t
+
+
 def main(argv=None) -> None:
     """``python -m tcpvideo.studies.crowdlive.voice TRENDS_OUT [--run tlp_off]``: the context table
     over every cached trend run of that setting (``trends.py`` keeps the truth tables)."""
@@ -111,6 +141,12 @@ def main(argv=None) -> None:
         ap.error(f"truth_timeouts.csv has no {', '.join(missing)}: runs older than session 14, delete them")
     print(f"{len(runs)} runs, {len(t)} download RTOs ({int(t['repeat'].sum())} repeats of a segment)")
     print(context_table(t).to_string())
+    if all((r / "truth_drops.csv").exists() for r in runs):
+        cl, base = continuous_loss_causes(runs)
+        print("continuous-loss first RTOs by what dropped the outstanding copies (truth_drops.csv):")
+        print(cl.to_string() if len(cl) else "  none")
+        print("all download drops by cause:")
+        print(base.to_string())
 
 
 if __name__ == "__main__":

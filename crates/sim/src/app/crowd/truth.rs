@@ -51,6 +51,7 @@ use std::time::Duration;
 use tcpvideo_model::Time;
 
 use super::front_end::WireSpan;
+use crate::network::DropCause;
 use crate::packet::{flags, Packet};
 use crate::tcp::{RetransmitCause, TcpEndpoint, TcpLogEvent};
 
@@ -145,8 +146,8 @@ struct FlowTruth {
     isn: (u32, u32),
     client_port: u16,
     events: Vec<PktEvent>,
-    /// (time, first offset, end offset) of dropped data copies of the data direction.
-    drops: Vec<(Time, u64, u64)>,
+    /// (time, first offset, end offset, cause) of dropped data copies of the data direction.
+    drops: Vec<(Time, u64, u64, DropCause)>,
 }
 
 /// Collects the truth of a run's crowdlive connections.
@@ -231,18 +232,20 @@ impl Truth {
     }
 
     /// The network dropped `p` (random loss or a full queue).
-    pub fn dropped(&mut self, now: Time, p: &Packet, from_client: bool) {
+    pub fn dropped(&mut self, now: Time, p: &Packet, from_client: bool, cause: DropCause) {
         let Some(Some(t)) = self.flows.get_mut(p.flow as usize) else { return };
         if p.payload_len == 0 || from_client != t.publisher {
             return; // only data copies of the data direction matter
         }
         let isn = if from_client { t.isn.0 } else { t.isn.1 };
         let off = offset(p.seq, isn);
-        t.drops.push((now, off, off + p.payload_len as u64));
+        t.drops.push((now, off, off + p.payload_len as u64, cause));
     }
 
-    /// Write `truth_flows.csv`, `truth_stalls.csv`, `truth_timeouts.csv` and `truth_packets.csv`
-    /// into `dir`. `spans(f)` gives flow f's tag spans of its data direction.
+    /// Write `truth_flows.csv`, `truth_stalls.csv`, `truth_timeouts.csv`, `truth_packets.csv` and
+    /// `truth_drops.csv` (every dropped data copy of a flow's data direction, with its cause:
+    /// `queue` full or `random` loss) into `dir`. `spans(f)` gives flow f's tag spans of its data
+    /// direction.
     pub fn write<'a>(&self, dir: &Path, spans: impl Fn(usize) -> Option<&'a [WireSpan]>) -> std::io::Result<()> {
         let open = |name: &str| -> std::io::Result<std::io::BufWriter<std::fs::File>> {
             Ok(std::io::BufWriter::new(std::fs::File::create(dir.join(name))?))
@@ -251,10 +254,12 @@ impl Truth {
         let mut st = open("truth_stalls.csv")?;
         let mut to = open("truth_timeouts.csv")?;
         let mut pk = open("truth_packets.csv")?;
+        let mut dr = open("truth_drops.csv")?;
         writeln!(fl, "flow,role,channel,client_port,data_packets")?;
         writeln!(st, "flow,direction,start_ns,end_ns,duration_ns,threshold_ns,kind,unacked_bytes,peer_window_zero,nothing_queued,holds_out_of_order,end_packet")?;
         writeln!(to, "flow,ts_ns,offset,len,timeout_type,frame,{}", TimeoutContext::HEADER)?;
         writeln!(pk, "flow,ts_ns,offset,len,retransmission,frame")?;
+        writeln!(dr, "flow,ts_ns,offset,len,cause,frame")?;
         for (f, t) in self.flows.iter().enumerate() {
             let Some(t) = t else { continue };
             let spans = spans(f).unwrap_or(&[]);
@@ -278,6 +283,9 @@ impl Truth {
                 }
             }
             writeln!(fl, "{f},{},{},{},{n_data}", if t.publisher { "publish" } else { "subscribe" }, t.channel, t.client_port)?;
+            for &(at, lo, hi, cause) in &t.drops {
+                writeln!(dr, "{f},{},{lo},{},{},{}", at.as_nanos(), hi - lo, cause.label(), frame(lo))?;
+            }
             for s in stalls(t) {
                 let (a, b) = (&t.events[s.4], &t.events[s.4 + 1]);
                 writeln!(
@@ -413,7 +421,7 @@ impl TimeoutContext {
         let Some(first) = t.events[..i].iter().position(overlaps) else { return TimeoutContext::default() };
         let new_data = |x: &&PktEvent| x.out && x.len > 0 && x.off >= hi && matches!(x.kind, PktKind::Data);
         let after: Vec<&PktEvent> = t.events[first + 1..i].iter().filter(new_data).collect();
-        let dropped = |x: &PktEvent| t.drops.iter().any(|&(when, dl, dh)| when <= e.t && dl < x.off + x.len as u64 && dh > x.off);
+        let dropped = |x: &PktEvent| t.drops.iter().any(|&(when, dl, dh, _)| when <= e.t && dl < x.off + x.len as u64 && dh > x.off);
         let t0 = t.events[first].t;
         let next = after.first().map_or(e.t, |x| x.t);
         let (s, r) = (t.events[first].state, t.events[i - 1].state);
@@ -475,7 +483,7 @@ fn timeout_type(t: &FlowTruth, i: usize) -> &'static str {
     if before[first + 1..].iter().any(|x| overlaps(x) && matches!(x.kind, PktKind::Retrans { .. })) {
         return "double";
     }
-    let dropped = |a: u64, b: u64| t.drops.iter().any(|&(when, dl, dh)| when <= e.t && dl < b && dh > a);
+    let dropped = |a: u64, b: u64| t.drops.iter().any(|&(when, dl, dh, _)| when <= e.t && dl < b && dh > a);
     if !dropped(lo, hi) {
         return "ack_delay_loss";
     }
@@ -523,6 +531,7 @@ mod tests {
     }
 
     fn flow(events: Vec<PktEvent>, drops: Vec<(Time, u64, u64)>) -> FlowTruth {
+        let drops = drops.into_iter().map(|(t, lo, hi)| (t, lo, hi, DropCause::RandomLoss)).collect();
         FlowTruth { publisher: false, events, drops, ..Default::default() }
     }
 
