@@ -192,7 +192,7 @@ mod tests {
         let mut h = DeliveryHistory::default();
         // Only data sent before 100 ms was delivered, recently: RACK cannot mark the 100-ms one lost.
         h.on_delivered(90 * MS, 590 * MS);
-        assert!(!h.rack_could_fire(100 * MS, 150 * MS, at(600 * MS, 1 * MS)));
+        assert!(!h.rack_could_fire(100 * MS, 150 * MS, at(600 * MS, MS)));
     }
 
     #[test]
@@ -218,6 +218,6 @@ mod tests {
         // than the newest dropped entry's arrival.
         let (_, a) = h.first_delivery_after(2 * MS).unwrap();
         assert!(a <= 111 * MS);
-        assert!(!h.rack_could_fire(2 * MS, 150 * MS, at(1000 * MS, 1 * MS)));
+        assert!(!h.rack_could_fire(2 * MS, 150 * MS, at(1000 * MS, MS)));
     }
 }
