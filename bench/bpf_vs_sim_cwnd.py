@@ -193,7 +193,10 @@ def _u_doubled(x: list[float], y: list[float]) -> int:
 
 
 def _u_null(x: list[float], y: list[float]) -> dict[int, int]:
-    """The exact null distribution of 2·U: every way of splitting the pooled values into len(x) and len(y)."""
+    """The exact null distribution of 2·U: every way of splitting the pooled values into len(x) and len(y).
+
+    C(2N, N) splits: 252 at N = 5, 184 756 at N = 10 (~1 s per seed); beyond N ≈ 12 it is too slow.
+    """
     pooled = x + y
     dist: dict[int, int] = {}
     for idx in itertools.combinations(range(len(pooled)), len(x)):
