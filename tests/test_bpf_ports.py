@@ -121,6 +121,61 @@ def test_ccp_rank_sum_must_show_rejects_a_simulator_below_every_kernel_run_and_k
     assert 0 < false_fail <= 0.05
 
 
+def test_ensemble_rank_sum_is_the_exact_mann_whitney_test_and_sums_over_seeds():
+    import itertools
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bpf_vs_sim_cwnd import stratified_rank_sum_p
+
+    below, above = [10.0, 11.0, 12.0, 13.0, 14.0], [20.0, 21.0, 22.0, 23.0, 24.0]
+    # 5 vs 5 separated: 1 split of C(10, 5) = 252 on each side
+    assert stratified_rank_sum_p([(below, above)]) == pytest.approx(2 / 252)
+    assert stratified_rank_sum_p([(above, below)]) == pytest.approx(2 / 252)
+    # interleaved: U at its mean
+    assert stratified_rank_sum_p([([1.0, 3.0, 5.0, 7.0], [2.0, 4.0, 6.0, 8.0])]) > 0.5
+    # every value tied: no evidence either way
+    assert stratified_rank_sum_p([([11.0] * 5, [11.0] * 5)]) == 1.0
+    # three seeds each separated the same way: only 1 of 252^3 outcomes on that side
+    assert stratified_rank_sum_p([(below, above)] * 3) == pytest.approx(2 / 252 ** 3)
+    # opposite directions on two seeds cancel in the sum
+    assert stratified_rank_sum_p([(below, above), (above, below)]) == 1.0
+    # under the null (the runs of a seed exchangeable) it rejects at most 5 % of the splits
+    pooled = [1.0, 2.0, 3.0, 3.0, 5.0, 6.0, 7.0, 8.0]
+    splits = list(itertools.combinations(range(8), 4))
+    rejected = sum(1 for idx in splits if stratified_rank_sum_p(
+        [([pooled[i] for i in idx], [pooled[i] for i in range(8) if i not in idx])]) < 0.05)
+    assert rejected / len(splits) <= 0.05
+
+
+def test_ensemble_verdict_needs_both_the_ratio_of_medians_and_the_rank_sum():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bpf_vs_sim_cwnd import ensemble_verdict, ratio_of_medians
+
+    assert ratio_of_medians([60.0, 70.0, 500.0], [50.0, 56.0, 400.0]) == pytest.approx(1.25)
+    assert ensemble_verdict(1.10, 0.30) == "PASS"
+    assert ensemble_verdict(0.84, 0.30).startswith("FAIL (ratio")
+    assert ensemble_verdict(1.00, 0.01).startswith("FAIL (rank-sum")
+
+
+def test_ensemble_simulator_runs_shift_only_the_access_delay_below_ten_microseconds():
+    import tcpvideo
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bpf_vs_sim_cwnd import delay_shifts_ns, scenario_for, with_access_delay_shift
+
+    shifts = delay_shifts_ns(5)
+    assert len(set(shifts)) == 5 and min(shifts) == 0 and max(shifts) < 10_000
+    sc = scenario_for("ccp", 20.0, 1, 40.0, 448.0, 1.0)
+    moved = with_access_delay_shift(sc, 8_000)
+    assert moved["link"][0]["delay"] == "1008000ns" and sc["link"][0]["delay"] == "1ms"
+    assert moved["link"][1] == sc["link"][1]  # the bottleneck and its keyed loss untouched
+    # the simulator takes the shifted delay: the round trip crosses the access link twice, 16 µs longer
+    short = scenario_for("compound", 2.0, 1, 40.0, 448.0, 1.0, loss=0)
+    min_rtt = [tcpvideo.simulate(sc).flows.to_pylist()[0]["min_rtt_ms"]
+               for sc in (short, with_access_delay_shift(short, 8_000))]
+    assert min_rtt[1] - min_rtt[0] == pytest.approx(0.016, abs=1e-6)
+
+
 # ---- kernel ----
 
 def _skip_reason() -> str | None:
