@@ -629,39 +629,35 @@ fn a_lost_retransmission_resent_at_an_ack_before_the_timer_can_be_due_is_racks_h
     assert_eq!(a.flows[0].timeout_retrans, 0);
 }
 
+/// A small frame, the next one 200 ms later SACKed (the first is overdue for RACK at that SACK:
+/// sent 250 ms before it, SRTT 50), the first re-sent `resend_ms` after the SACK with no client
+/// packet between, then everything acknowledged.
+fn overdue_frame_resent_after_the_sack(resend_ms: f64) -> Conn {
+    let mut c = conn();
+    c.server_send(500);
+    c.wait_ms(200.0);
+    c.server_send(500);
+    c.wait_ms(50.0);
+    c.client_ack_sack(s(4), &[(s(4) + 500, s(4) + 1000)]);
+    c.wait_ms(resend_ms);
+    c.server_resend(s(4), 500);
+    c.wait_ms(50.0);
+    c.client_ack(s(4) + 1000);
+    c
+}
+
 #[test]
 fn an_overdue_segment_resent_long_after_the_last_departure_and_not_at_an_ack_is_an_rto_even_with_rack_on() {
-    // Issue 15 (the simulator's SACK compression, crowdlive tlp_off): a small frame, the next one
-    // 200 ms later SACKed, the first re-sent 25 ms after the SACK, 75 ms after the server's last
-    // departure (SRTT 50). RACK, on by default, marked it lost at the SACK and nothing could
-    // hold it that long: no ACK released a window, no pacing gap is longer than SRTT.
-    let mut c = conn();
-    c.server_send(500);
-    c.wait_ms(200.0);
-    c.server_send(500);
-    c.wait_ms(50.0);
-    c.client_ack_sack(s(4), &[(s(4) + 500, s(4) + 1000)]);
-    c.wait_ms(25.0);
-    c.server_resend(s(4), 500);
-    c.wait_ms(50.0);
-    c.client_ack(s(4) + 1000);
+    // Issue 15 (the simulator's SACK compression, crowdlive tlp_off): re-sent 25 ms after the
+    // SACK, 75 ms after the server's last departure. RACK, on by default, marked it lost at the
+    // SACK and nothing could hold it that long: no ACK released a window, no pacing gap is longer
+    // than SRTT.
+    let mut c = overdue_frame_resent_after_the_sack(25.0);
     c.wait_ms(1.0);
-    c.server_burst(4, MSS);
+    c.server_burst(4, MSS); // the stream goes on: not the flow's tail
     c.wait_ms(50.0);
     c.client_ack(s(8) + 1000);
-    let a = run(&c);
-    assert_eq!(retrans_kinds(&a), vec!["timeout"]);
+    assert_eq!(retrans_kinds(&run(&c)), vec!["timeout"]);
     // The same re-send 1 ms after the SACK is RACK's (paced or at the ACK itself).
-    let mut c = conn();
-    c.server_send(500);
-    c.wait_ms(200.0);
-    c.server_send(500);
-    c.wait_ms(50.0);
-    c.client_ack_sack(s(4), &[(s(4) + 500, s(4) + 1000)]);
-    c.wait_ms(1.0);
-    c.server_resend(s(4), 500);
-    c.wait_ms(50.0);
-    c.client_ack(s(4) + 1000);
-    let a = run(&c);
-    assert_eq!(retrans_kinds(&a), vec!["fast"]);
+    assert_eq!(retrans_kinds(&run(&overdue_frame_resent_after_the_sack(1.0))), vec!["fast"]);
 }
