@@ -31,7 +31,10 @@ delay is lengthened by k·10 µs/N (k = 0…N−1; the emulated path's unmodelle
 order, and the keyed losses do not move with it), each run reduced to its median cwnd; per seed the
 ratio of medians and an exact Mann–Whitney p, pooled the ratio of medians and a stratified rank-sum
 p; a CC passes iff the pooled ratio is within ±15 % and the pooled p ≥ 0.05 (criterion stated in
-bench/README.md before any result).
+bench/README.md before any result). ``--sim-jitter-us X`` (session 19) replaces the simulator runs'
+delay shifts by per-packet delay jitter of mean X µs on every link direction (crates/sim/src/delay_jitter.rs),
+run k from jitter stream k + 1 (same keyed losses); ``--kernel-summary`` compares them with saved
+kernel runs instead of emulating (bench/linkem_owd.py measures the emulated path's jitter).
 
 Root, clang, bpftool, libbpf headers. Loads the ports it needs and unloads them afterwards.
 The link emulators run SCHED_FIFO (``--rt-priority``, default 10) so that other load on the
@@ -41,6 +44,8 @@ machine delays them less; the load average is printed next to the numbers.
     python bench/bpf_vs_sim_cwnd.py --cc ccp compound --duration 10 --seeds 1 2 3
     python bench/bpf_vs_sim_cwnd.py --cc ccp --seeds 1 2 3 --kernel-runs 5   # CCP's rank-sum must-show
     python bench/bpf_vs_sim_cwnd.py --cc ccp compound --seeds 1 2 3 --ensemble 5   # ensembles on both sides
+    python bench/bpf_vs_sim_cwnd.py --cc ccp --seeds 1 2 3 --ensemble 10 --sim-jitter-us 20 \
+        --kernel-summary OUT/ccp-s*-n10/summary.json          # jittered simulator vs saved kernel runs
 """
 
 from __future__ import annotations
@@ -181,6 +186,15 @@ def with_access_delay_shift(sc: dict, shift_ns: int) -> dict:
     return out
 
 
+def with_jitter(sc: dict, mean_ns: int, seed: int) -> dict:
+    """The scenario with per-packet delay jitter (crates/sim/src/delay_jitter.rs: exponential extra
+    delay of mean mean_ns, order preserved) on every direction of every link, from jitter stream seed."""
+    out = copy.deepcopy(sc)
+    for link in out["link"]:
+        link["jitter"] = {"mean": f"{mean_ns}ns", "seed": seed}
+    return out
+
+
 def run_median_cwnd(series: list[tuple[float, float]], skip_s: float) -> float:
     """One run's statistic in the ensemble: its median cwnd in segments over the samples after skip_s."""
     xs = [c for t, c in series if t >= skip_s]
@@ -242,15 +256,23 @@ def ensemble_verdict(ratio: float, p: float) -> str:
 
 
 def ensemble_sim(cc: str, args, seed: int) -> dict:
-    """The simulator side of one seed's ensemble: N runs, run k's access delay lengthened by shift k."""
+    """The simulator side of one seed's ensemble: N runs, run k's access delay lengthened by shift k, or
+    with --sim-jitter-us every run unshifted with per-packet jitter from jitter stream k + 1."""
     sc = scenario_for(cc, args.duration, seed, args.video_rate, args.pob, args.pob_rate, args.loss, args.loss_model)
     out = Path(args.out) / f"{cc}-seed{seed}"
-    shifts = delay_shifts_ns(args.ensemble)
+    jitter_ns = round(args.sim_jitter_us * 1000)
+    shifts = [0] * args.ensemble if jitter_ns else delay_shifts_ns(args.ensemble)
     medians = []
     for k, shift in enumerate(shifts):
-        res = tcpvideo.simulate(with_access_delay_shift(sc, shift), out=out / f"sim_shift{k}")
+        run = with_access_delay_shift(sc, shift)
+        if jitter_ns:
+            run = with_jitter(run, jitter_ns, k + 1)
+        res = tcpvideo.simulate(run, out=out / (f"sim_jitter{k}" if jitter_ns else f"sim_shift{k}"))
         medians.append(run_median_cwnd(cwnd_series(res), args.skip))
-    return {"cc": cc, "seed": seed, "sim_shifts_ns": shifts, "sim_run_median_cwnd_segments": medians}
+    row = {"cc": cc, "seed": seed, "sim_shifts_ns": shifts, "sim_run_median_cwnd_segments": medians}
+    if jitter_ns:
+        row.update(sim_jitter_mean_ns=jitter_ns, sim_jitter_seeds=list(range(1, args.ensemble + 1)))
+    return row
 
 
 def ensemble_kernel(cc: str, args, seed: int) -> dict:
@@ -298,8 +320,22 @@ def run_ensembles(args) -> None:
     rows = [ensemble_sim(cc, args, seed) for cc in args.cc for seed in args.seeds]
     for r in rows:
         shifts = " +".join(f"{x / 1000:g}" for x in r["sim_shifts_ns"])
-        print(f"simulator {r['cc']:<9} seed {r['seed']}: median cwnd per run (access delay +{shifts} µs) "
+        how = (f"jitter mean {r['sim_jitter_mean_ns'] / 1000:g} µs per link direction, jitter seeds "
+               f"{r['sim_jitter_seeds'][0]}…{r['sim_jitter_seeds'][-1]}" if "sim_jitter_mean_ns" in r
+               else f"access delay +{shifts} µs")
+        print(f"simulator {r['cc']:<9} seed {r['seed']}: median cwnd per run ({how}) "
               f"{' '.join(f'{x:.1f}' for x in r['sim_run_median_cwnd_segments'])}", flush=True)
+    if args.kernel_summary:
+        kernel = {(r["cc"], r["seed"]): r for f in args.kernel_summary for r in json.loads(Path(f).read_text())}
+        for r in rows:
+            k = kernel.get((r["cc"], r["seed"]))
+            if k is None:
+                sys.exit(f"error: no saved kernel runs of {r['cc']} seed {r['seed']} in --kernel-summary")
+            r.update({key: k[key] for key in ("kernel", "kernel_run_median_cwnd_segments", "kernel_load_avg_1min")})
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "summary.json").write_text(json.dumps(rows, indent=1))
+        print_ensemble(rows)
+        return
     if args.sim_only:
         return
     why = bpf.missing()
@@ -378,6 +414,12 @@ def main() -> None:
                     help="per seed, N kernel runs against N simulator runs with the access delay lengthened by "
                          "k·10 µs/N; prints the ratio of medians, rank-sum p and the verdict (bench/README.md)")
     ap.add_argument("--sim-only", action="store_true", help="with --ensemble: the simulator side only (no root)")
+    ap.add_argument("--sim-jitter-us", type=float, default=0.0, metavar="X",
+                    help="with --ensemble: simulator runs without delay shifts, each with per-packet delay jitter of "
+                         "mean X µs on every link direction from its own jitter stream (k + 1; crates/sim/src/delay_jitter.rs)")
+    ap.add_argument("--kernel-summary", nargs="+", metavar="JSON",
+                    help="with --ensemble: compare the simulator runs with the kernel runs saved in these summary.json "
+                         "files (run no kernel) and print the table and verdict")
     ap.add_argument("--ensemble-summary", nargs="+", metavar="JSON",
                     help="reprint the ensemble table and verdict from saved summary.json files, run nothing")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "bpf_vs_sim_cwnd"))

@@ -176,6 +176,23 @@ def test_ensemble_simulator_runs_shift_only_the_access_delay_below_ten_microseco
     assert min_rtt[1] - min_rtt[0] == pytest.approx(0.016, abs=1e-6)
 
 
+
+def test_jittered_simulator_runs_lengthen_the_round_trip_by_the_jitter_and_keep_the_losses():
+    import tcpvideo
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bpf_vs_sim_cwnd import scenario_for, with_jitter
+
+    sc = scenario_for("ccp", 3.0, 1, 40.0, 448.0, 1.0)
+    j = with_jitter(sc, 20_000, 3)
+    assert [l["jitter"] for l in j["link"]] == [{"mean": "20000ns", "seed": 3}] * 2 and "jitter" not in sc["link"][0]
+    runs = [tcpvideo.simulate(x).flows.to_pylist()[0] for x in (sc, j, with_jitter(sc, 20_000, 4))]
+    # the handshake crosses four jittered link directions (mean 80 µs in all): longer, and by far less than 1 ms
+    assert 0 < runs[1]["handshake_rtt_ms"] - runs[0]["handshake_rtt_ms"] < 1.0
+    # jitter seeds 3 and 4 give other timings of the same scenario
+    assert runs[1]["handshake_rtt_ms"] != runs[2]["handshake_rtt_ms"]
+
+
 # ---- kernel ----
 
 def _skip_reason() -> str | None:

@@ -204,6 +204,7 @@ pub mod streams {
     pub const REORDER_BASE: u64 = 1 << 32; // + link direction index
     pub const CROWD_BASE: u64 = 2 << 32; // + flow index (crowdlive publishers' frame sizes)
     pub const SPIKES_BASE: u64 = 3 << 32; // + link direction index (delay_spikes.rs)
+    pub const JITTER_BASE: u64 = 4 << 32; // + jitter seed · 2^16 + link direction index (delay_jitter.rs)
 }
 
 /// An independent PCG stream for `(seed, stream)`. The two are mixed with SplitMix64 so that

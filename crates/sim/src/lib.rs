@@ -10,6 +10,7 @@
 
 pub mod app;
 pub mod connection;
+pub mod delay_jitter;
 pub mod delay_spikes;
 pub mod engine;
 pub mod ethle_testbed;

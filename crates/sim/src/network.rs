@@ -112,6 +112,8 @@ pub struct Channel {
     pub ran_latency: Option<crate::ran_latency::RanLatency>,
     /// Delay spikes (a mobile path's RTT spikes, [`crate::delay_spikes`]); `None` = none.
     pub delay_spikes: Option<crate::delay_spikes::DelaySpikes>,
+    /// Per-packet delay jitter, order preserved ([`crate::delay_jitter`]); `None` = none.
+    pub jitter: Option<crate::delay_jitter::DelayJitter>,
     /// The one channel whose packets are offered to this one the moment they are admitted there
     /// (cut-through hop, module doc); `NO_ROUTE` = none.
     cut_through_from: u32,
@@ -143,6 +145,7 @@ impl Channel {
             stats: ChannelStats::default(),
             ran_latency: None,
             delay_spikes: None,
+            jitter: None,
             cut_through_from: NO_ROUTE,
             tx_time_bytes: u32::MAX,
             tx_time_rate: 0,
@@ -221,6 +224,9 @@ impl Channel {
         };
         if let Some(spikes) = self.delay_spikes.as_mut() {
             arrival = Time(spikes.arrival(end, arrival.0));
+        }
+        if let Some(jitter) = self.jitter.as_mut() {
+            arrival = Time(jitter.arrival(arrival.0));
         }
         Some((Time(start), arrival))
     }
@@ -339,6 +345,7 @@ impl Network {
                 ch.delay_spikes = d.spikes.map(|s| {
                     crate::delay_spikes::DelaySpikes::new(s, crate::engine::sub_rng(seed, crate::engine::streams::SPIKES_BASE + ci as u64))
                 });
+                ch.jitter = d.jitter.map(|j| crate::delay_jitter::DelayJitter::new(j, crate::engine::sub_rng(seed, j.stream(ci as u64))));
                 chans.push(ch);
                 ns[f as usize].out.push(ci);
             }
@@ -473,8 +480,10 @@ impl Network {
                 continue;
             }
             let (ch, fc) = (&self.channels[c], &self.channels[f as usize]);
-            let unwatched_out = ch.tap_tx.is_none() && ch.reorder.is_none() && ch.ran_latency.is_none() && ch.delay_spikes.is_none();
-            let unwatched_in = fc.tap_rx.is_none() && fc.reorder.is_none() && fc.ran_latency.is_none() && fc.delay_spikes.is_none();
+            let unwatched_out =
+                ch.tap_tx.is_none() && ch.reorder.is_none() && ch.ran_latency.is_none() && ch.delay_spikes.is_none() && ch.jitter.is_none();
+            let unwatched_in =
+                fc.tap_rx.is_none() && fc.reorder.is_none() && fc.ran_latency.is_none() && fc.delay_spikes.is_none() && fc.jitter.is_none();
             if unwatched_out && unwatched_in {
                 self.channels[c].cut_through_from = f;
             }
@@ -696,6 +705,43 @@ mod tests {
         assert_eq!((s.tx_packets, s.queue_drops), (6, 1));
         assert_eq!(n.channels[0].queue_at(Time(1_000_000)), (2, 3000));
         assert_eq!(n.channels[0].queue_at(Time(1_360_000)), (0, 0));
+    }
+
+    /// Delivery times and sequence numbers at h2 of a burst of `n` 1500-byte packets (seq 0…n−1)
+    /// sent at once from h0.
+    fn burst_deliveries(n_pkts: u32, jitter: Option<crate::delay_jitter::DelayJitterSpec>) -> Vec<(Time, u32)> {
+        let mut n = net(QueueLimit::Packets(100), 100);
+        n.channels[0].jitter = jitter.map(|j| crate::delay_jitter::DelayJitter::new(j, sub_rng(1, j.stream(0))));
+        let mut pool = PacketPool::default();
+        let mut q = EventQueue::new();
+        for seq in 0..n_pkts {
+            n.send(Time::ZERO, Packet { seq, ..packet(0, 2, 1460) }, &mut pool, &mut q);
+        }
+        let mut out = vec![];
+        while let Some((t, ev)) = q.pop_until(Time::MAX) {
+            if let Event::Arrive { chan: c, pkt } = ev {
+                if let Some((_, p)) = n.arrive(t, c, pkt, &mut pool, &mut q) {
+                    out.push((t, p.seq));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn jitter_delays_packets_in_order_and_without_it_the_link_is_exact() {
+        let exact = burst_deliveries(50, None);
+        // Off: serialisation and delay only, packet k's last bit out of the second hop at (k + 2)·120 µs.
+        let want: Vec<(Time, u32)> = (0..50u32).map(|k| (Time((k as u64 + 2) * 120_000 + 2_000_000), k)).collect();
+        assert_eq!(exact, want);
+        // A 200-µs mean on the first hop, packets 120 µs apart: draws would reorder them often.
+        let spec = crate::delay_jitter::DelayJitterSpec { mean: Duration::from_micros(200), seed: 0 };
+        let jittered = burst_deliveries(50, Some(spec));
+        let seqs: Vec<u32> = jittered.iter().map(|&(_, s)| s).collect();
+        assert_eq!(seqs, (0..50).collect::<Vec<u32>>(), "jitter reordered the burst");
+        assert!(jittered.iter().zip(&exact).all(|(j, e)| j.0 >= e.0), "a jittered packet arrived before its exact time");
+        let extra_us = jittered.iter().zip(&exact).map(|(j, e)| (j.0 .0 - e.0 .0) as f64 / 1e3).sum::<f64>() / 50.0;
+        assert!(extra_us > 50.0, "mean extra delay {extra_us:.1} µs with a 200-µs mean jitter");
     }
 
     #[test]

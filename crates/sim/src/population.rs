@@ -202,6 +202,7 @@ pub(crate) fn expand(
         loss: LossSpec::None,
         reorder: None,
         spikes: None,
+        jitter: None,
     };
     let big = dir(server_rate, Duration::ZERO, 10_000);
     b.links.push(LinkDef { name: "server".into(), a: srv, b: r1, ab: big, ba: big });

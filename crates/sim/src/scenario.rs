@@ -190,6 +190,14 @@ pub struct SpikesToml {
     pub length: Qty,
 }
 
+/// `jitter = { mean = "20us", seed = 0 }` on a link or one direction (crate::delay_jitter).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JitterToml {
+    pub mean: Qty,
+    pub seed: Option<u64>,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirSpec {
@@ -200,6 +208,7 @@ pub struct DirSpec {
     pub loss: Option<LossToml>,
     pub reorder: Option<ReorderToml>,
     pub spikes: Option<SpikesToml>,
+    pub jitter: Option<JitterToml>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -215,6 +224,7 @@ pub struct LinkSpec {
     pub loss: Option<LossToml>,
     pub reorder: Option<ReorderToml>,
     pub spikes: Option<SpikesToml>,
+    pub jitter: Option<JitterToml>,
     pub ab: Option<DirSpec>,
     pub ba: Option<DirSpec>,
 }
@@ -549,6 +559,7 @@ pub struct DirDef {
     pub loss: LossSpec,
     pub reorder: Option<crate::reorder::ReorderSpec>,
     pub spikes: Option<crate::delay_spikes::DelaySpikesSpec>,
+    pub jitter: Option<crate::delay_jitter::DelayJitterSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -824,7 +835,22 @@ fn dir_of(base: &LinkSpec, d: &Option<DirSpec>, path: &str, which: &str) -> Resu
             Some(crate::delay_spikes::DelaySpikesSpec { every, length })
         }
     };
-    Ok(DirDef { rate, delay, limit, loss, reorder, spikes })
+    let jitter = match d.jitter.as_ref().or(base.jitter.as_ref()) {
+        None => None,
+        Some(j) => {
+            let jp = if d.jitter.is_some() { format!("{dp}.jitter") } else { format!("{path}.jitter") };
+            let mean = j.mean.duration(&format!("{jp}.mean"))?;
+            if mean.is_zero() {
+                return err(format!("{jp}.mean"), "must be above 0 (the mean extra delay; leave jitter out for none)");
+            }
+            let seed = j.seed.unwrap_or(0);
+            if seed > crate::delay_jitter::MAX_JITTER_SEED {
+                return err(format!("{jp}.seed"), format!("{seed} is above {}", crate::delay_jitter::MAX_JITTER_SEED));
+            }
+            Some(crate::delay_jitter::DelayJitterSpec { mean, seed })
+        }
+    };
+    Ok(DirDef { rate, delay, limit, loss, reorder, spikes, jitter })
 }
 
 pub(crate) fn flow_of(
@@ -1311,7 +1337,7 @@ impl ScenarioFile {
         let srv = b.add_node("server".into(), NodeKind::Host, "dumbbell")?;
         let r1 = b.add_node("r1".into(), NodeKind::Router, "dumbbell")?;
         let r2 = b.add_node("r2".into(), NodeKind::Router, "dumbbell")?;
-        let sym = |rate, delay, limit, loss| DirDef { rate, delay, limit, loss, reorder: None, spikes: None };
+        let sym = |rate, delay, limit, loss| DirDef { rate, delay, limit, loss, reorder: None, spikes: None, jitter: None };
         let none = LossSpec::None;
         b.links.push(LinkDef {
             name: "server".into(),
@@ -1609,5 +1635,21 @@ mod edge_tests {
         assert_eq!(e.0, "link[0].spikes.length: must be above 0 (the mean length of a spike)");
         let e = load_toml(&format!("{base}spikes = {{ every = \"1s\" }}\n{flow}"), None).unwrap_err();
         assert!(e.0.contains("length"), "{}", e.0);
+    }
+
+    #[test]
+    fn jitter_is_read_per_direction_with_its_own_seed_and_needs_a_positive_mean() {
+        let base = "duration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\n";
+        let flow = "[[flow]]\nclient = \"a\"\nserver = \"b\"\n";
+        let s = load_toml(&format!("{base}ba = {{ jitter = {{ mean = \"20us\", seed = 3 }} }}\n{flow}"), None).unwrap();
+        let want = crate::delay_jitter::DelayJitterSpec { mean: Duration::from_micros(20), seed: 3 };
+        assert_eq!((s.links[0].ab.jitter, s.links[0].ba.jitter), (None, Some(want)));
+        let s = load_toml(&format!("{base}jitter = {{ mean = \"20us\" }}\n{flow}"), None).unwrap();
+        let want = crate::delay_jitter::DelayJitterSpec { seed: 0, ..want };
+        assert_eq!((s.links[0].ab.jitter, s.links[0].ba.jitter), (Some(want), Some(want)));
+        let e = load_toml(&format!("{base}jitter = {{ mean = \"0us\" }}\n{flow}"), None).unwrap_err();
+        assert_eq!(e.0, "link[0].jitter.mean: must be above 0 (the mean extra delay; leave jitter out for none)");
+        let e = load_toml(&format!("{base}ab = {{ jitter = {{ mean = \"1us\", seed = 65536 }} }}\n{flow}"), None).unwrap_err();
+        assert_eq!(e.0, "link[0].ab.jitter.seed: 65536 is above 65535");
     }
 }
