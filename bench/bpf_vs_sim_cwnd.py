@@ -31,7 +31,7 @@ delay is lengthened by k·10 µs/N (k = 0…N−1; the emulated path's unmodelle
 order, and the keyed losses do not move with it), each run reduced to its median cwnd; per seed the
 ratio of medians and an exact Mann–Whitney p, pooled the ratio of medians and a stratified rank-sum
 p; a CC passes iff the pooled ratio is within ±15 % and the pooled p ≥ 0.05 (criterion stated in
-bench/README.md before any result). ``--sim-jitter-us X`` (session 19) replaces the simulator runs'
+bench/README.md before any result). ``--sim-jitter-us X`` (session 18) replaces the simulator runs'
 delay shifts by per-packet delay jitter of mean X µs on every link direction (crates/sim/src/delay_jitter.rs),
 run k from jitter stream k + 1 (same keyed losses); ``--kernel-summary`` compares them with saved
 kernel runs instead of emulating (bench/linkem_owd.py measures the emulated path's jitter).

@@ -1,5 +1,5 @@
 """Per-packet one-way delay noise of the emulated path: how far each packet's real crossing of a
-linkem link lies from the link model's exact time (issue 15, session 19).
+linkem link lies from the link model's exact time (issue 15, session 18).
 
 Runs the congestion-control suite's loss case (``scenarios/cc_loss_100ms.toml`` through
 ``bench/bpf_vs_sim_cwnd.py``'s ``scenario_for``: 100 Mbit/s, 100 ms, 1 % keyed loss) on real Linux

@@ -1,5 +1,5 @@
 //! Per-packet delay jitter on a link direction: each packet arrives a small random time later than
-//! the link's model says, never before the packet ahead of it (issue 15, session 19).
+//! the link's model says, never before the packet ahead of it (issue 15, session 18).
 //!
 //! What it models: the timing noise a real path adds to every packet beyond its configured rate and
 //! delay — on tcpvideo's emulated path (`tcpvideo emulate`: veth hops, the TUN read and write,
