@@ -79,6 +79,24 @@ def test_a_simulator_only_option_is_refused_with_one_line_naming_the_key(flow_ov
         assert _run_namespaces() == before, "nothing was created"
 
 
+@pytest.mark.parametrize("where, table, key", [
+    ("", {"reorder": {"p": 0.01, "delay": "30ms"}}, "link[1].reorder"),
+    ("ab", {"spikes": {"every": "10s", "length": "500ms"}}, "link[1].ab.spikes"),
+    ("", {"jitter": {"mean": "20us"}}, "link[1].jitter"),
+])
+def test_a_simulator_only_link_key_is_refused_not_silently_dropped(where, table, key):
+    from tcpvideo.emulate.plan import make_plan, read_scenario
+
+    sc = _with()
+    link = sc["link"][1]
+    (link.setdefault(where, {}) if where else link).update(table)
+    text, fmt, raw = read_scenario(sc)
+    with pytest.raises(ScenarioRefused) as e:
+        make_plan(text, fmt, raw, ccs={"reno", "cubic", "bbr"})
+    assert str(e.value).startswith(key + ": simulator-only"), str(e.value)
+    assert "\n" not in str(e.value)
+
+
 def test_a_video_app_is_refused_naming_the_key_instead_of_running_without_moving_a_byte():
     scenario = Path(__file__).resolve().parents[1] / "scenarios" / "seed004_live.toml"
     before = _run_namespaces() if os.geteuid() == 0 else set()

@@ -175,6 +175,24 @@ def _refuse_simulator_only(raw: dict) -> None:
     tcp = raw.get("tcp") or {}
     if isinstance(tcp, dict) and tcp.get("cc_params"):
         _refuse_cc_params("tcp.cc_params", tcp["cc_params"])
+    for i, link in enumerate(raw.get("link", []) or []):
+        if not isinstance(link, dict):
+            continue
+        for where, table in (("", link), (".ab", link.get("ab")), (".ba", link.get("ba"))):
+            for key in _SIMULATOR_ONLY_LINK_KEYS:
+                if isinstance(table, dict) and table.get(key) is not None:
+                    raise ScenarioRefused(f"link[{i}]{where}.{key}: simulator-only ({_SIMULATOR_ONLY_LINK_KEYS[key]}); "
+                                          "remove it to emulate this scenario")
+
+
+# Link keys the real path does not reproduce, and why. Refused rather than ignored: a run without
+# them is a different experiment (session 18 found `emulate` silently dropping all three).
+_SIMULATOR_ONLY_LINK_KEYS = {
+    "reorder": "linkem does not reorder packets",
+    "spikes": "linkem has no delay spikes",
+    "jitter": "the real path brings its own per-packet timing noise, ~117 us per direction on this machine "
+              "(bench/linkem_owd.py)",
+}
 
 
 def available_ccs() -> set[str]:
