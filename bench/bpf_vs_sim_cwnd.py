@@ -332,25 +332,22 @@ def run_ensembles(args) -> None:
             if k is None:
                 sys.exit(f"error: no saved kernel runs of {r['cc']} seed {r['seed']} in --kernel-summary")
             r.update({key: k[key] for key in ("kernel", "kernel_run_median_cwnd_segments", "kernel_load_avg_1min")})
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "summary.json").write_text(json.dumps(rows, indent=1))
-        print_ensemble(rows)
+    elif args.sim_only:
         return
-    if args.sim_only:
-        return
-    why = bpf.missing()
-    if why:
-        sys.exit(f"error: {why}")
-    names = sorted({bpf.resolve(c).name for c in args.cc})
-    bpf.load(names)
-    try:
-        for r in rows:
-            r.update(ensemble_kernel(r["cc"], args, r["seed"]))
-            print(f"{r['kernel']:>12} seed {r['seed']}: median cwnd per run "
-                  f"{' '.join(f'{x:.1f}' for x in r['kernel_run_median_cwnd_segments'])} (load "
-                  f"{' '.join(f'{x:.1f}' for x in r['kernel_load_avg_1min'])})", flush=True)
-    finally:
-        bpf.unload(names)
+    else:
+        why = bpf.missing()
+        if why:
+            sys.exit(f"error: {why}")
+        names = sorted({bpf.resolve(c).name for c in args.cc})
+        bpf.load(names)
+        try:
+            for r in rows:
+                r.update(ensemble_kernel(r["cc"], args, r["seed"]))
+                print(f"{r['kernel']:>12} seed {r['seed']}: median cwnd per run "
+                      f"{' '.join(f'{x:.1f}' for x in r['kernel_run_median_cwnd_segments'])} (load "
+                      f"{' '.join(f'{x:.1f}' for x in r['kernel_load_avg_1min'])})", flush=True)
+        finally:
+            bpf.unload(names)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "summary.json").write_text(json.dumps(rows, indent=1))
     print_ensemble(rows)

@@ -53,14 +53,11 @@ pub struct DelayJitter {
     rng: Pcg64,
     /// Arrival time of the previous packet (FIFO order).
     last_arrival_ns: u64,
-    /// Sum of the extra delay drawn (before the order rule), ns, and the packets drawn for.
-    pub drawn_ns: u128,
-    pub packets: u64,
 }
 
 impl DelayJitter {
     pub fn new(spec: DelayJitterSpec, rng: Pcg64) -> DelayJitter {
-        DelayJitter { mean_ns: spec.mean.as_nanos() as f64, rng, last_arrival_ns: 0, drawn_ns: 0, packets: 0 }
+        DelayJitter { mean_ns: spec.mean.as_nanos() as f64, rng, last_arrival_ns: 0 }
     }
 
     /// Arrival time of a packet that would arrive at `arrival_ns` without jitter.
@@ -68,8 +65,6 @@ impl DelayJitter {
         // 1 − U is in (0, 1], so the logarithm is finite.
         let u: f64 = self.rng.gen();
         let extra = (-(1.0 - u).ln() * self.mean_ns) as u64;
-        self.drawn_ns += extra as u128;
-        self.packets += 1;
         let at = (arrival_ns + extra).max(self.last_arrival_ns);
         self.last_arrival_ns = at;
         at
