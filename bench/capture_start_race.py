@@ -100,7 +100,7 @@ def captures_missing_their_syn(out_dir: Path, loops: int, capture_cls=netns.Capt
                 clients.append(c)
                 c.connect((link.b_ip, PORT))  # the SYN leaves now, microseconds after start
                 ports.append(c.getsockname()[1])
-            time.sleep(0.3)  # the last SYN reaches its ring block before SIGINT (Capture.stop)
+            time.sleep(netns.DUMPCAP_STOP_SETTLE_S)  # the last SYN's ring block retires
             for cap in caps:
                 cap.stop(settle=0.0)
         finally:

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tcpvideo.netns import wait_until_dumpcap_captures
+from tcpvideo.netns import DUMPCAP_STOP_SETTLE_S, wait_until_dumpcap_captures
 
 
 class Captures:
@@ -49,6 +49,10 @@ class Captures:
             wait_until_dumpcap_captures(p, max(0.1, end - time.monotonic()))
 
     def stop(self) -> None:
+        if self.procs:
+            # the packets of the ring block dumpcap has not been handed yet (the last <= 250 ms)
+            # are lost at SIGINT without this wait (netns.DUMPCAP_STOP_SETTLE_S says why)
+            time.sleep(DUMPCAP_STOP_SETTLE_S)
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
