@@ -368,8 +368,10 @@ def test_a_capture_holds_the_syn_of_a_connection_opened_the_moment_start_returns
     # packet socket: a SYN sent at once was missing (session 13: 2 of 5 zero_window runs;
     # session 18: every SYN of analyze_speed's capture). Here 20 captures each start and, with
     # no sleep and no process start in between, open a connection; each file must hold its own
-    # SYN. With the old start (bench/capture_start_race.py --start announced --settle 0) 20 of
-    # 20 miss, idle or loaded; with the "File:" start 0 of 20. About 2 s.
+    # SYN. With the old start and no settle, 19 or 20 of the 20 missed theirs in each of six runs
+    # (three idle, three beside two busy loops; bench/capture_start_race.py: 87 % idle, 97 %
+    # loaded, and the old 0.5 s settle still missed 25-50 % with analyze_speed's 512 MiB ring);
+    # with the "File:" start 0 of 20, and 0 of 640 in the bench. About 2 s.
     import sys
     from pathlib import Path
 
