@@ -369,9 +369,10 @@ def test_a_capture_holds_the_syn_of_a_connection_opened_the_moment_start_returns
     # session 18: every SYN of analyze_speed's capture). Here 20 captures each start and, with
     # no sleep and no process start in between, open a connection; each file must hold its own
     # SYN. With the old start and no settle, 19 or 20 of the 20 missed theirs in each of six runs
-    # (three idle, three beside two busy loops; bench/capture_start_race.py: 87 % idle, 97 %
-    # loaded, and the old 0.5 s settle still missed 25-50 % with analyze_speed's 512 MiB ring);
-    # with the "File:" start 0 of 20, and 0 of 640 in the bench. About 2 s.
+    # (three idle, three beside two busy loops; bench/capture_start_race.py: 61-98 % in seven
+    # runs of 100, idle or loaded, and the old 0.5 s settle still missed 25-50 % with
+    # analyze_speed's 512 MiB ring); with the "File:" start 0 of 20, and 0 of 880 in the bench.
+    # About 2 s.
     import sys
     from pathlib import Path
 
