@@ -298,15 +298,21 @@ fn a_single_segment_resend_followed_by_an_unbacked_off_timer_was_a_probe() {
 
 // --- Single-segment re-sends decided from the window that follows them (rto_window.rs) ---
 
-/// The only outstanding segment re-sent at the RTO instant (300 ms: timing alone says RTO),
-/// then `before_ack` packets of the next frame before the ACK that covers the re-send and
-/// `after_ack` packets of another right after it; `dsack`: that ACK reports the re-send as a
-/// duplicate (the original had arrived).
-fn resend_then_frames(before_ack: u64, after_ack: u64, dsack: bool) -> Analysis {
+/// A connection whose only outstanding segment (500 bytes) is re-sent at the RTO instant (300 ms
+/// after it left): timing alone says RTO.
+fn resent_at_the_rto_instant() -> Conn {
     let mut c = next_conn(Conn::new());
     c.server_send(500);
     c.wait_ms(300.0);
     c.server_resend(500, 500);
+    c
+}
+
+/// `resent_at_the_rto_instant`, then `before_ack` packets of the next frame before the ACK that
+/// covers the re-send and `after_ack` packets of another right after it; `dsack`: that ACK
+/// reports the re-send as a duplicate (the original had arrived).
+fn resend_then_frames_conn(before_ack: u64, after_ack: u64, dsack: bool) -> Conn {
+    let mut c = resent_at_the_rto_instant();
     c.wait_ms(10.0);
     c.server_burst(before_ack as usize, MSS);
     c.wait_ms(40.0);
@@ -316,11 +322,17 @@ fn resend_then_frames(before_ack: u64, after_ack: u64, dsack: bool) -> Analysis 
     } else {
         c.client_ack(acked);
     }
-    c.wait_ms(5.0);
-    c.server_burst(after_ack as usize, MSS);
-    c.wait_ms(50.0);
-    c.client_ack(acked + s(after_ack));
-    run(&c)
+    if after_ack > 0 {
+        c.wait_ms(5.0);
+        c.server_burst(after_ack as usize, MSS);
+        c.wait_ms(50.0);
+        c.client_ack(acked + s(after_ack));
+    }
+    c
+}
+
+fn resend_then_frames(before_ack: u64, after_ack: u64, dsack: bool) -> Analysis {
+    run(&resend_then_frames_conn(before_ack, after_ack, dsack))
 }
 
 #[test]
@@ -353,10 +365,7 @@ fn a_large_flight_after_the_ack_of_a_spurious_resend_proves_nothing_an_rto_is_un
 fn a_flight_after_a_sack_proves_nothing_sacked_packets_leave_the_rto_window() {
     // After an RTO and its ACK (cwnd 2), two packets go; a SACK for the second takes it out of
     // Linux's in-flight count, so two more may go with cwnd still 2 (study per_type_tlp_off).
-    let mut c = next_conn(Conn::new());
-    c.server_send(500);
-    c.wait_ms(300.0);
-    c.server_resend(500, 500);
+    let mut c = resent_at_the_rto_instant();
     c.wait_ms(50.0);
     c.client_ack(1000);
     c.wait_ms(5.0);
@@ -372,14 +381,7 @@ fn a_flight_after_a_sack_proves_nothing_sacked_packets_leave_the_rto_window() {
 #[test]
 fn a_window_proven_probe_tells_the_server_setting_for_its_other_flows() {
     // A first flow whose single-segment re-send is followed by a frame before its ACK ...
-    let mut c = next_conn(Conn::new());
-    c.server_send(500);
-    c.wait_ms(300.0);
-    c.server_resend(500, 500);
-    c.wait_ms(10.0);
-    c.server_burst(1, MSS);
-    c.wait_ms(40.0);
-    c.client_ack(1000 + s(1));
+    let c = resend_then_frames_conn(1, 0, false);
     // ... makes TLP on for the server, so a second flow's bare single-segment re-send at the RTO
     // instant (alone: "timeout", first test) is the PTO clamped to the RTO.
     let a = run(&single_segment_resend(conn_from_port(c, 40002), 300.0));
