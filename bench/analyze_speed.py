@@ -74,9 +74,10 @@ def make_capture(path: Path, packets: int, flows: int, rate: str, timeout: float
         sp = srv.python(me, ["server", "--cc", "cubic", "--size", str(10**13),
                              "--conns", str(flows)])
         sp.wait_for("^READY$")
+        # returns once dumpcap's socket is bound (its 512 MiB ring takes up to a second to
+        # build): the client's SYNs are in the file (netns.wait_until_dumpcap_captures)
         cap = srv.capture(net.dev(srv, cli), path, snaplen=96, buffer_mib=512,
                           max_packets=packets)
-        wait_until_capturing(srv, net.ip(cli, srv), path)
         cli.python(me, ["client", "--host", net.ip(srv, cli), "--conns", str(flows)])
         st = cap.wait(timeout)
         server_ip = net.ip(srv, cli)
@@ -87,25 +88,6 @@ def make_capture(path: Path, packets: int, flows: int, rate: str, timeout: float
             "seconds_to_capture": round(time.monotonic() - t0, 1)}
     path.with_suffix(".json").write_text(json.dumps(meta, indent=1))
     return meta
-
-
-def wait_until_capturing(ns, peer_ip: str, path: Path, timeout: float = 10.0) -> None:
-    """Return once dumpcap writes packets to ``path``: send one UDP datagram to the peer's discard
-    port every 50 ms until the file grows past its 24-byte header.
-
-    dumpcap's "Capturing on" (and netns.Capture's 0.5 s settle after it) can come before packets
-    reach the file: session 18's capture began after the four SYNs on an idle machine, and TAPO,
-    which needs a flow's handshake, then skipped every flow and "ran" at 5.7 M packets/s. The few
-    UDP datagrams (and the ICMP errors they draw) are not TCP: every tool here skips them."""
-    send = ("import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
-            ".sendto(b'capture-marker', (sys.argv[1], 9))")
-    deadline = time.monotonic() + timeout
-    while not (path.exists() and path.stat().st_size > 24):
-        if time.monotonic() > deadline:
-            sys.exit(f"dumpcap wrote nothing to {path} within {timeout} s")
-        subprocess.run(ns.argv([sys.executable, "-c", send, peer_ip]), check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.05)
 
 
 def handshakes_in(path: Path, limit: int = 2_000_000) -> int:

@@ -47,6 +47,7 @@ use crate::flv::{FrameAgg, FrameType};
 use crate::rack_inference::{self, RackEvidence, RackOnlyResend};
 use crate::rack_timer::{DeliveryHistory, ResendMoment, RACK_SLACK_NS};
 use crate::retrans::{self, RetransKind, TimeoutEvidence, TimeoutType};
+use crate::rto_window::RtoWindowCheck;
 use crate::rtt::{RttEstimator, TsvalClock};
 use crate::stall::{self, GapContext, StallKind};
 use crate::tlp::{ProbeTracker, ResendContext};
@@ -479,6 +480,9 @@ pub struct Flow {
     /// RACK.xmit_ts advances (rack_timer.rs) and the tail-loss-probe episode (tlp.rs).
     rack: DeliveryHistory,
     tlp: ProbeTracker,
+    /// The flight after the last single-segment timer re-send, against an RTO's window
+    /// (rto_window.rs).
+    rto_window: Option<RtoWindowCheck>,
     /// Last server data transmission (new or re-sent).
     last_data_tx_ns: u64,
     app: Option<Box<AppState>>,
@@ -566,6 +570,7 @@ impl Flow {
             pending: Vec::new(),
             rack: DeliveryHistory::default(),
             tlp: ProbeTracker::default(),
+            rto_window: None,
             last_data_tx_ns: 0,
             app: if opts.app_parse { Some(Box::default()) } else { None },
             closed: false,
@@ -765,6 +770,11 @@ impl Flow {
             self.out.max_in_flight = self.out.max_in_flight.max(in_flight);
             self.last_data_tx_ns = now;
             self.rack.on_new_data(now);
+            if let Some(cue) = self.rto_window.as_mut().and_then(|w| w.on_new_data(start, end)) {
+                if let Some(w) = self.rto_window.take() {
+                    self.out.ambiguous[w.ambiguous].window = Some(cue);
+                }
+            }
             self.snd.segs.push_back(Seg {
                 start,
                 end,
@@ -805,6 +815,8 @@ impl Flow {
     }
 
     fn retransmission(&mut self, p: &TcpPacket<'_>, start: u64, end: u64, now: u64, ctx: &mut GapContext, f: FrameType) {
+        // Another re-send starts another episode: the window bound no longer holds (rto_window.rs).
+        self.rto_window = None;
         let since_client = now.saturating_sub(self.last_client_ns);
         let ack_clocked = self.out.pkts_up > 0 && since_client <= retrans::ACK_CLOCK_NS + self.sample_offset_ns;
         let loss_evidence = self.last_client_loss_signal || self.snd.recovery_point.is_some();
@@ -1086,15 +1098,28 @@ impl Flow {
             }
         }
         if self.tlp.is_single_segment_case(c) {
+            self.rto_window = Some(RtoWindowCheck::new(self.out.ambiguous.len(), self.snd.snd_max, self.mss));
             self.out.ambiguous.push(AmbiguousResend {
                 rec,
                 ts_ns: now,
                 seq: start,
                 silence_ns: silence,
                 next_resend_gap_ns: None,
+                window: None,
                 evidence: None,
                 stall: None,
             });
+        }
+    }
+
+    /// An ACK reached the window check (rto_window.rs). One that advances nothing or carries SACK
+    /// blocks ends it: from then on SACKed and lost-marked packets leave Linux's in-flight count,
+    /// which the check does not model, so a larger flight would no longer rule an RTO out.
+    fn rto_window_on_ack(&mut self, una_before: u64, sack: bool) {
+        if self.snd.snd_una <= una_before || sack {
+            self.rto_window = None;
+        } else if let Some(w) = self.rto_window.as_mut() {
+            w.on_cumulative_ack(self.snd.snd_una);
         }
     }
 
@@ -1125,7 +1150,9 @@ impl Flow {
         let mut loss_signal = false;
         if p.flags & flags::ACK != 0 {
             if let Some(base) = self.snd.base {
+                let una_before = self.snd.snd_una;
                 loss_signal = self.client_ack(p, base, now);
+                self.rto_window_on_ack(una_before, p.opts.n_sack > 0);
             }
         }
         self.last_client_loss_signal = loss_signal;

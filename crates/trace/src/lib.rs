@@ -37,6 +37,7 @@ pub mod rack_timer;
 pub mod reader;
 pub mod retrans;
 pub mod rtmp;
+pub mod rto_window;
 pub mod rtt;
 mod segments;
 pub mod server_settings;

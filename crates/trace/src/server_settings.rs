@@ -49,7 +49,7 @@ pub fn collect(flows: &[FlowOut]) -> Vec<ServerSettings> {
     for f in flows {
         let e = by_server.entry(f.server.0).or_insert((f.v6, 0, Default::default(), Default::default()));
         e.1 += 1;
-        e.2.absorb(&f.tlp_evidence);
+        e.2.absorb(&crate::tlp_inference::flow_votes(f));
         e.3.absorb(&f.rack_evidence);
     }
     by_server

@@ -31,8 +31,12 @@
 //!    application-limited single-segment connection the next flight is one frame either way,
 //!    so that cue is not used.)
 //!
-//! Order: the follow-up cue, then the server's setting, then `tlp.rs` rule 4's timing (the
-//! provisional decision made while the flow ran).
+//! 3. **The window after it** (`rto_window.rs`, session 19): an RTO of the only outstanding
+//!    segment leaves a window of one packet that grows by slow start; a flight above that says
+//!    probe — per re-send, and as a server vote like an unambiguous probe.
+//!
+//! Order: the window cue, the follow-up cue, then the server's setting, then `tlp.rs` rule 4's
+//! timing (the provisional decision made while the flow ran).
 //!
 //! Deviation / limits: the flow's own state ran with the provisional decision (an RTO backs off
 //! the analyzer's RTO estimate and opens a loss episode; a probe does neither), and a re-decided
@@ -44,6 +48,7 @@ use std::collections::HashMap;
 
 use crate::flow::FlowOut;
 use crate::retrans::{self, RetransKind, TimeoutEvidence, TimeoutType};
+use crate::rto_window::WindowCue;
 use crate::stall::StallKind;
 
 /// What a timer-driven re-send says about the server's TLP setting.
@@ -97,6 +102,8 @@ pub struct AmbiguousResend {
     pub silence_ns: u64,
     /// Gap to the next timer-driven re-send of the same bytes with no client packet between.
     pub next_resend_gap_ns: Option<u64>,
+    /// The flight after it exceeded what an RTO's window allows, and when (rto_window.rs).
+    pub window: Option<WindowCue>,
     /// Timeout evidence, known at the end of the flow (for either decision).
     pub evidence: Option<TimeoutEvidence>,
     /// The stall the re-send ended: its index, class if a probe, class if an RTO.
@@ -104,6 +111,16 @@ pub struct AmbiguousResend {
 }
 
 impl AmbiguousResend {
+    /// The window cue alone: the flight after the re-send proves it a probe (rto_window.rs).
+    /// Past the covering ACK an RTO could have been undone, which needs a spurious re-send.
+    pub fn window_says_probe(&self) -> bool {
+        match self.window {
+            Some(WindowCue::BeforeAck) => true,
+            Some(WindowCue::AfterAck) => !self.evidence.is_some_and(|e| e.spurious),
+            None => false,
+        }
+    }
+
     /// The follow-up cue alone: Some(true) probe, Some(false) RTO, None no follow-up.
     pub fn follow_up_says_probe(&self) -> Option<bool> {
         let next = self.next_resend_gap_ns?;
@@ -113,7 +130,7 @@ impl AmbiguousResend {
 
 /// The final decision for one ambiguous re-send (module comment, "Order").
 pub fn decide(a: &AmbiguousResend, server_tlp_on: Option<bool>, provisional: RetransKind) -> RetransKind {
-    let probe = a.follow_up_says_probe().or(server_tlp_on).unwrap_or(provisional == RetransKind::Tlp);
+    let probe = a.window_says_probe() || a.follow_up_says_probe().or(server_tlp_on).unwrap_or(provisional == RetransKind::Tlp);
     if probe {
         RetransKind::Tlp
     } else {
@@ -121,12 +138,20 @@ pub fn decide(a: &AmbiguousResend, server_tlp_on: Option<bool>, provisional: Ret
     }
 }
 
+/// One flow's votes on its server's TLP setting: its unambiguous probes and probe-less RTOs,
+/// and the single-segment re-sends whose window proves them probes (as unambiguous as a probe
+/// with ≥ 2 segments out).
+pub fn flow_votes(f: &FlowOut) -> TlpEvidence {
+    let window_probes = f.ambiguous.iter().filter(|a| a.window_says_probe()).count() as u32;
+    TlpEvidence { probes: f.tlp_evidence.probes + window_probes, ..f.tlp_evidence }
+}
+
 /// Re-decide every ambiguous re-send with the evidence of all flows of its server, and recount
 /// the flow's probe/timeout counters, timeout types and the class of the stall it ended.
 pub fn resolve(flows: &mut [FlowOut]) {
     let mut by_server: HashMap<u128, TlpEvidence> = HashMap::new();
     for f in flows.iter() {
-        by_server.entry(f.server.0).or_default().absorb(&f.tlp_evidence);
+        by_server.entry(f.server.0).or_default().absorb(&flow_votes(f));
     }
     for f in flows.iter_mut() {
         let on = by_server.get(&f.server.0).and_then(TlpEvidence::tlp_on);
@@ -210,6 +235,7 @@ mod tests {
             seq: 0,
             silence_ns: silence_ms * 1_000_000,
             next_resend_gap_ns: next_ms.map(|m| m * 1_000_000),
+            window: None,
             evidence: None,
             stall: None,
         }

@@ -296,6 +296,99 @@ fn a_single_segment_resend_followed_by_an_unbacked_off_timer_was_a_probe() {
     assert_eq!(retrans_kinds(&resend_twice(600.0)), vec!["timeout", "timeout"]);
 }
 
+// --- Single-segment re-sends decided from the window that follows them (rto_window.rs) ---
+
+/// A connection whose only outstanding segment (500 bytes) is re-sent at the RTO instant (300 ms
+/// after it left): timing alone says RTO.
+fn resent_at_the_rto_instant() -> Conn {
+    let mut c = next_conn(Conn::new());
+    c.server_send(500);
+    c.wait_ms(300.0);
+    c.server_resend(500, 500);
+    c
+}
+
+/// `resent_at_the_rto_instant`, then `before_ack` packets of the next frame before the ACK that
+/// covers the re-send and `after_ack` packets of another right after it; `dsack`: that ACK
+/// reports the re-send as a duplicate (the original had arrived).
+fn resend_then_frames_conn(before_ack: u64, after_ack: u64, dsack: bool) -> Conn {
+    let mut c = resent_at_the_rto_instant();
+    c.wait_ms(10.0);
+    c.server_burst(before_ack as usize, MSS);
+    c.wait_ms(40.0);
+    let acked = 1000 + s(before_ack);
+    if dsack {
+        c.client_ack_sack(acked, &[(500, 1000)]);
+    } else {
+        c.client_ack(acked);
+    }
+    if after_ack > 0 {
+        c.wait_ms(5.0);
+        c.server_burst(after_ack as usize, MSS);
+        c.wait_ms(50.0);
+        c.client_ack(acked + s(after_ack));
+    }
+    c
+}
+
+fn resend_then_frames(before_ack: u64, after_ack: u64, dsack: bool) -> Analysis {
+    run(&resend_then_frames_conn(before_ack, after_ack, dsack))
+}
+
+#[test]
+fn a_frame_sent_before_the_resends_ack_proves_a_probe_an_rtos_window_is_one_packet() {
+    assert_eq!(retrans_kinds(&resend_then_frames(0, 0, false)), vec!["timeout"], "no later data: timing decides");
+    // Linux's tcp_enter_loss leaves cwnd = 1 with the re-sent copy in flight: nothing new can
+    // leave before its ACK. A probe leaves the window alone.
+    let a = resend_then_frames(1, 0, false);
+    assert_eq!(retrans_kinds(&a), vec!["tlp"]);
+    assert_eq!((a.flows[0].tlp_retrans, a.flows[0].timeout_retrans), (1, 0));
+    assert!(timeout_types(&a).is_empty());
+}
+
+#[test]
+fn after_the_resends_ack_two_packets_fit_an_rtos_slow_start_and_three_do_not() {
+    assert_eq!(retrans_kinds(&resend_then_frames(0, 2, false)), vec!["timeout"]);
+    assert_eq!(retrans_kinds(&resend_then_frames(0, 3, false)), vec!["tlp"]);
+}
+
+#[test]
+fn a_large_flight_after_the_ack_of_a_spurious_resend_proves_nothing_an_rto_is_undone() {
+    // The D-SACK says the original arrived: Linux undoes such an RTO (tcp_try_undo_loss) and the
+    // old window returns, so three packets after the ACK no longer rule the RTO out ...
+    assert_eq!(retrans_kinds(&resend_then_frames(0, 3, true)), vec!["timeout"]);
+    // ... while one packet before it still does (no undo before that ACK).
+    assert_eq!(retrans_kinds(&resend_then_frames(1, 0, true)), vec!["tlp"]);
+}
+
+#[test]
+fn a_flight_after_a_sack_proves_nothing_sacked_packets_leave_the_rto_window() {
+    // After an RTO and its ACK (cwnd 2), two packets go; a SACK for the second takes it out of
+    // Linux's in-flight count, so two more may go with cwnd still 2 (study per_type_tlp_off).
+    let mut c = resent_at_the_rto_instant();
+    c.wait_ms(50.0);
+    c.client_ack(1000);
+    c.wait_ms(5.0);
+    c.server_burst(2, MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(1000, &[(1000 + s(1), 1000 + s(2))]);
+    c.server_burst(2, MSS);
+    c.wait_ms(50.0);
+    c.client_ack(1000 + s(4));
+    assert_eq!(retrans_kinds(&run(&c)), vec!["timeout"]);
+}
+
+#[test]
+fn a_window_proven_probe_tells_the_server_setting_for_its_other_flows() {
+    // A first flow whose single-segment re-send is followed by a frame before its ACK ...
+    let c = resend_then_frames_conn(1, 0, false);
+    // ... makes TLP on for the server, so a second flow's bare single-segment re-send at the RTO
+    // instant (alone: "timeout", first test) is the PTO clamped to the RTO.
+    let a = run(&single_segment_resend(conn_from_port(c, 40002), 300.0));
+    assert_eq!(retrans_kinds(&a), vec!["tlp", "tlp"]);
+    assert_eq!(a.server_settings[0].tlp, "on");
+}
+
 #[test]
 fn an_rto_just_after_the_clients_own_retransmitted_request_is_a_timeout_not_ack_clocked() {
     // Both ends armed their RTO from the same handshake sample: the client's request re-send

@@ -10,12 +10,13 @@ stopped (SIGINT, so dumpcap flushes) after them. Without dumpcap the run goes on
 
 from __future__ import annotations
 
-import select
 import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+from tcpvideo.netns import DUMPCAP_STOP_SETTLE_S, wait_until_dumpcap_captures
 
 
 class Captures:
@@ -38,21 +39,20 @@ class Captures:
             dev = f"l{pc['link']}"
             path = self.out_dir / pc["file"]
             p = self.net.popen(pc["at"], ["dumpcap", "-q", "-i", dev, "-s", str(snap), "-P", "-w", str(path)],
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE)
             self.procs.append(p)
             self.files.append(path)
-        end = time.time() + timeout
+        # Each returns once its packet socket is bound with the ring live ("File:" line, see
+        # netns.wait_until_dumpcap_captures): the applications' first SYN is in every file.
+        end = time.monotonic() + timeout
         for p in self.procs:
-            buf = ""
-            while "Capturing on" not in buf and time.time() < end and p.poll() is None:
-                r, _, _ = select.select([p.stderr], [], [], 0.2)
-                if r:
-                    buf += p.stderr.readline()
-            if "Capturing on" not in buf:
-                raise RuntimeError(f"dumpcap did not start: {buf.strip() or 'no output'}")
-        time.sleep(0.3)  # dumpcap reports before its ring is live (netns.Capture measured this)
+            wait_until_dumpcap_captures(p, max(0.1, end - time.monotonic()))
 
     def stop(self) -> None:
+        if self.procs:
+            # the packets of the ring block dumpcap has not been handed yet (the last <= 250 ms)
+            # are lost at SIGINT without this wait (netns.DUMPCAP_STOP_SETTLE_S says why)
+            time.sleep(DUMPCAP_STOP_SETTLE_S)
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)

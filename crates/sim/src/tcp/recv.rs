@@ -713,7 +713,13 @@ impl Receiver {
             if n >= max {
                 break;
             }
-            out[n] = self.recent[i];
+            let (a, b) = self.recent[i];
+            // A FIN queued out of order is in the block: Linux's SACK blocks are the queued
+            // skbs' [seq, end_seq), and end_seq counts the FIN (tcp_v4_fill_cb). Without it the
+            // sender, whose last segment's sequence space ends after its FIN, never finds that
+            // segment SACKed (issue 16 session 19: crowdlive seed 15, a viewer's last segment
+            // arrived past a hole and its SACK left the sender in Open, where it probed).
+            out[n] = (a, if self.fin_at == Some(b) && !self.fin_received { b + 1 } else { b });
             n += 1;
         }
         n
@@ -838,6 +844,20 @@ mod tests {
         r.on_segment(2001, 1000, false); // extends the older block
         let n = r.sack_blocks(true, 3, &mut b);
         assert_eq!(&b[..n], &[(1001, 3001), (4001, 5001)]);
+    }
+
+    #[test]
+    fn a_fin_queued_out_of_order_is_inside_its_sack_block_as_in_linux_end_seq() {
+        let mut r = rx();
+        assert!(r.on_segment(1001, 1000, true).out_of_order); // the last segment, with FIN
+        let mut b = [(0, 0); 4];
+        let n = r.sack_blocks(true, 3, &mut b);
+        assert_eq!(&b[..n], &[(1001, 2002)], "data 1001..2001 and the FIN at 2001");
+        // The hole filled: data and FIN delivered in order, nothing left to SACK.
+        let o = r.on_segment(1, 1000, false);
+        assert!(o.fin && o.filled_hole);
+        assert_eq!(r.rcv_nxt, 2002);
+        assert_eq!(r.sack_blocks(true, 3, &mut b), 0);
     }
 
     #[test]
