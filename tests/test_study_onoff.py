@@ -365,19 +365,22 @@ def test_11a_blames_the_start_up_only_when_10_s_segments_catch_up_after_the_firs
 
 
 def test_with_demand_above_the_link_vegas_and_cubic_carry_the_same_media_and_below_it_vegas_carries_less():
-    """The premise of 10a's why, on the paper's setup scaled down 5× (20 Mbit/s, 275-packet queue;
-    30 clients get 0.67 Mbit/s each as 150 do on 100 Mbit/s, 10 get 2 Mbit/s as 50 do), 2-minute stream."""
+    """The premise of 10a's why, on the paper's setup (the study's 100 Mbit/s dumbbell; 150 clients get
+    0.67 Mbit/s each, 50 get 2 Mbit/s), 2-minute stream, ~1 s a run. It ran the setup scaled down 5×
+    (20 Mbit/s, 10 and 30 clients) until session 19, when the simulator stopped recording false reordering
+    (prior_fack): there cubic's media fell from 15.72 to 14.94 Mbit/s at 10 clients, level with vegas's 14.82,
+    while at the paper's 50 clients cubic still carries 82.0 to vegas's 74.1 — the scaling, chosen for test
+    time, no longer kept what the premise is about."""
     from tcpvideo.studies.onoff.metrics import reduce_run
 
     def media(n, cc):
         sc = scenario(OnOffConfig(n, cc=cc, abr="throughput", segments=60), seed=1)
-        sc["dumbbell"].update(bottleneck_rate="20Mbps", queue=275)
         return reduce_run(tcpvideo.simulate(sc), 2.0)[0]
 
-    payload = 20 * 1448 / 1500
-    full = {cc: media(30, cc) for cc in ("cubic", "vegas")}
+    payload = 100 * 1448 / 1500
+    full = {cc: media(150, cc) for cc in ("cubic", "vegas")}
     assert all(s["media_mbps"] > 0.93 * payload for s in full.values())
     assert abs(full["vegas"]["media_mbps"] / full["cubic"]["media_mbps"] - 1) < 0.03
-    room = {cc: media(10, cc) for cc in ("cubic", "vegas")}
+    room = {cc: media(50, cc) for cc in ("cubic", "vegas")}
     assert room["vegas"]["media_mbps"] < 0.97 * room["cubic"]["media_mbps"]
     assert room["vegas"]["quality_after_min_mean"] < room["cubic"]["quality_after_min_mean"]

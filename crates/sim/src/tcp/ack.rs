@@ -52,6 +52,10 @@ pub(super) struct AckFlags {
     pub retrans_acked: bool,
     /// The ACK covers our FIN.
     pub fin_acked: bool,
+    /// End of the highest SACKed segment *before* this ACK, SND.UNA when nothing was SACKed
+    /// (Linux `prior_fack`, taken at the top of `tcp_ack`, before the SACK blocks are tagged):
+    /// the cumulative ACK shows reordering only for a hole below data SACKed by an earlier ACK.
+    pub prior_fack: u64,
 }
 
 impl TcpEndpoint {
@@ -66,7 +70,7 @@ impl TcpEndpoint {
         let prior_wnd = self.snd_wnd;
         let nwin = self.ack_update_window(pkt, ack, seg);
 
-        let mut f = AckFlags::default();
+        let mut f = AckFlags { prior_fack: self.sb.highest_sacked_or(self.snd_una), ..AckFlags::default() };
         if self.sack_ok && pkt.options.sack_count > 0 {
             self.sacktag(now, pkt, ack, &mut f);
         }
@@ -168,7 +172,7 @@ impl TcpEndpoint {
         let (mut first, mut last, mut orig) = (f.first_ackt, f.last_ackt, f.orig_delivered);
         let (mut retrans_acked, mut fin_acked) = (f.retrans_acked, f.fin_acked);
         let high_seq = self.high_seq;
-        let d = self.sb.ack_cumulative(ack, |rec, was_sacked| {
+        let d = self.sb.ack_cumulative(ack, f.prior_fack, |rec, was_sacked| {
             if !was_sacked {
                 rate.on_delivered(rec);
                 if sack_ok {

@@ -212,8 +212,13 @@ impl Scoreboard {
     }
 
     /// Remove every record that ends at or below `una`; `f` sees each removed record and whether
-    /// it was SACKed before (i.e. already counted as delivered).
-    pub fn ack_cumulative(&mut self, una: u64, mut f: impl FnMut(&SegRec, bool)) -> Delta {
+    /// it was SACKed before (i.e. already counted as delivered). `prior_fack` is the end of the
+    /// highest segment SACKed before this ACK (Linux `prior_fack`): a never-retransmitted,
+    /// never-SACKed record below it that the cumulative ACK now covers arrived after data sent
+    /// later — reordering (Linux: "Non-retransmitted hole got filled?" in `tcp_clean_rtx_queue`).
+    /// Blocks SACKed by this same ACK do not count: an ACK that carries both the in-order data a
+    /// delayed ACK held and the first SACK block after a loss shows a loss, not reordering.
+    pub fn ack_cumulative(&mut self, una: u64, prior_fack: u64, mut f: impl FnMut(&SegRec, bool)) -> Delta {
         let mut d = Delta::default();
         while let Some(r) = self.recs.front() {
             if r.end() > una {
@@ -224,7 +229,7 @@ impl Scoreboard {
             d.cum_acked_bytes += r.len as u64;
             d.cum_acked_pkts += 1;
             let was_sacked = r.sacked;
-            if !r.sacked && !r.ever_retrans && r.end() < self.highest_sacked {
+            if !r.sacked && !r.ever_retrans && r.end() < prior_fack {
                 d.reordered = true;
             }
             if r.sacked {
@@ -261,6 +266,16 @@ impl Scoreboard {
             self.rexmit_order.pop_front();
         }
         d
+    }
+
+    /// End of the highest SACKed segment while any is SACKed, else `una` (Linux
+    /// `tcp_highest_sack_seq`, which answers SND.UNA when `sacked_out` is 0).
+    pub fn highest_sacked_or(&self, una: u64) -> u64 {
+        if self.sacked_out.pkts > 0 {
+            self.highest_sacked
+        } else {
+            una
+        }
     }
 
     /// Apply SACK blocks (stream offsets, already restricted to above SND.UNA). `f` sees each
@@ -615,7 +630,7 @@ mod tests {
     #[test]
     fn a_record_index_is_the_first_record_at_or_above_the_offset_front_shortcut_or_not() {
         let mut b = board(10); // records start at 1, 101, ..., 901
-        b.ack_cumulative(301, |_, _| {}); // now 301, 401, ..., 901
+        b.ack_cumulative(301, b.highest_sacked, |_, _| {}); // now 301, 401, ..., 901
         for off in [0, 1, 300, 301] {
             assert_eq!(b.index_of(off), 0, "offset {off}");
         }
@@ -669,7 +684,7 @@ mod tests {
     fn cumulative_ack_removes_records_and_counts_unsacked_as_delivered() {
         let mut b = board(5);
         b.apply_sack(&[(101, 201)], |_| {});
-        let d = b.ack_cumulative(301, |_, _| {});
+        let d = b.ack_cumulative(301, b.highest_sacked, |_, _| {});
         assert_eq!(d.cum_acked_pkts, 3);
         assert_eq!(d.delivered_pkts, 2);
         assert_eq!(b.sacked_out.pkts, 0);

@@ -1453,6 +1453,33 @@ fn reordering_widens_racks_window_and_avoids_spurious_retransmissions() {
 }
 
 #[test]
+fn a_first_sack_that_also_acks_data_held_by_a_delayed_ack_is_not_reordering() {
+    // A path that never reorders. Segment 606 is lost while the receiver delays its ACK for 605,
+    // so the receiver's first out-of-order ACK both moves the cumulative ACK over 605 and SACKs
+    // 607. Linux checks the cumulatively ACKed data against `prior_fack`, the highest SACK
+    // *before* this ACK (tcp_clean_rtx_queue, "Non-retransmitted hole got filled?"): no
+    // reordering. Counting the ACK's own SACK block recorded reordering, and from then on every
+    // loss waited RACK's min_rtt/4 reordering window (25 ms here, 32 ms on the timer wheel)
+    // before its repair.
+    let mut h = pair();
+    h.drop_nth_data(SERVER, 606);
+    h.drop_nth_data(SERVER, 950);
+    h.send(SERVER, 1200 * MSS);
+    h.run_for(ms(6000));
+    let lost = h.data_from(SERVER).nth(605).unwrap().pkt.seq;
+    let acks: Vec<&crate::packet::Packet> = h.acks_from(CLIENT).map(|s| &s.pkt).collect();
+    let first_sack = acks.iter().position(|a| a.options.sack_count > 0 && a.ack == lost).unwrap();
+    assert!(acks[first_sack - 1].ack != lost, "the scenario's first SACK must also ACK held in-order data");
+    assert!(!h.server.rack.reord_seen, "reordering recorded on an in-order path");
+    let r = retransmits(&h);
+    assert_eq!(r.len(), 2, "{r:?}");
+    // The second loss is repaired when the SACKs above it arrive, one RTT after it was sent.
+    let wait = r[1].at - h.data_from(SERVER).nth(949).unwrap().at;
+    assert!(wait < h.rtt() + ms(5), "second repair {wait:?} after the send");
+    assert_eq!(h.client.stats().bytes_received, 1200 * MSS);
+}
+
+#[test]
 fn spurious_fast_recovery_from_reordering_is_undone() {
     // Segment 15 (mid-burst) is delayed by 10 ms, not lost: later segments are SACKed first, the
     // sender retransmits it, then the original arrives. The full ACK echoes the original's TSval
