@@ -770,9 +770,10 @@ impl Flow {
             self.out.max_in_flight = self.out.max_in_flight.max(in_flight);
             self.last_data_tx_ns = now;
             self.rack.on_new_data(now);
-            if let Some(cue) = self.rto_window.as_mut().and_then(|w| w.on_new_data(start, end)) {
-                if let Some(w) = self.rto_window.take() {
+            if let Some(w) = self.rto_window.as_mut() {
+                if let Some(cue) = w.on_new_data(start, end) {
                     self.out.ambiguous[w.ambiguous].window = Some(cue);
+                    self.rto_window = None;
                 }
             }
             self.snd.segs.push_back(Seg {
