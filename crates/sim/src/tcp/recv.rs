@@ -542,15 +542,29 @@ impl Receiver {
             o.beyond_window = true;
         }
         let fin_ok = fin && acc_end == data_end;
+        let fin_was_queued = fin_ok && self.fin_at == Some(data_end);
         if fin_ok {
             self.fin_at = Some(data_end);
         }
         if start > self.rcv_nxt {
             o.out_of_order = true;
-            if acc_end > start {
+            if acc_end == start && fin_ok {
+                // A bare FIN past a hole: Linux queues it out of order like data (its skb's
+                // end_seq = seq + 1, tcp_data_queue_ofo) and SACKs it, [seq, seq + 1), or
+                // D-SACKs a second copy. Kept as an empty block at the FIN's offset, which
+                // `sack_blocks` widens by the FIN and later data before it merges with.
+                if fin_was_queued {
+                    o.duplicate = true;
+                    self.dsack = Some((start, start + 1));
+                } else {
+                    o.sack_flush = self.sack_flush_before(start, start);
+                    self.insert_ooo(start, start);
+                }
+            } else if acc_end > start {
                 if self.covered(start, acc_end) {
                     o.duplicate = true;
-                    self.dsack = Some((start, acc_end));
+                    // Linux's D-SACK is the skb's [seq, end_seq): a FIN it carries included.
+                    self.dsack = Some((start, acc_end + fin_was_queued as u64));
                 } else {
                     o.sack_flush = self.sack_flush_before(start, acc_end);
                     self.insert_ooo(start, acc_end);
@@ -854,6 +868,29 @@ mod tests {
         let n = r.sack_blocks(true, 3, &mut b);
         assert_eq!(&b[..n], &[(1001, 2002)], "data 1001..2001 and the FIN at 2001");
         // The hole filled: data and FIN delivered in order, nothing left to SACK.
+        let o = r.on_segment(1, 1000, false);
+        assert!(o.fin && o.filled_hole);
+        assert_eq!(r.rcv_nxt, 2002);
+        assert_eq!(r.sack_blocks(true, 3, &mut b), 0);
+    }
+
+    #[test]
+    fn a_bare_fin_past_a_hole_is_sacked_and_merges_with_the_data_before_it() {
+        let mut r = rx();
+        // Data 1..2001 sent, 1..1001 lost; the FIN alone (offset 2001) arrives first.
+        assert!(r.on_segment(2001, 0, true).out_of_order);
+        let mut b = [(0, 0); 4];
+        let n = r.sack_blocks(true, 3, &mut b);
+        assert_eq!(&b[..n], &[(2001, 2002)], "Linux SACKs the FIN's [seq, seq + 1)");
+        // A second copy of the FIN is D-SACKed, the FIN's block kept.
+        assert!(r.on_segment(2001, 0, true).duplicate);
+        let n = r.sack_blocks(true, 3, &mut b);
+        assert_eq!(&b[..n], &[(2001, 2002), (2001, 2002)]);
+        // The data before it, also out of order, joins the FIN's block.
+        assert!(r.on_segment(1001, 1000, false).out_of_order);
+        let n = r.sack_blocks(true, 3, &mut b);
+        assert_eq!(&b[..n], &[(1001, 2002)]);
+        // The hole filled: everything and the FIN delivered, nothing left to SACK.
         let o = r.on_segment(1, 1000, false);
         assert!(o.fin && o.filled_hole);
         assert_eq!(r.rcv_nxt, 2002);
