@@ -978,30 +978,39 @@ impl Flow {
     }
 
     /// In a fast-recovery episode, could the retransmission timer not have fired yet at `now`?
-    /// Linux re-arms the RTO at every ACK that advances SND.UNA (`tcp_rearm_rto`), or, while a
-    /// RACK reordering or probe timer is pending, from the head segment's last transmission
-    /// (`tcp_rto_delta_us`), and the RTO is never shorter than SRTT (RFC 6298 §2). So a re-send
-    /// sooner than SRTT after the earlier of the two, with no ACK just before it, was held back
-    /// by pacing or the window and released by the recovery, not sent by the timer (issue 16:
-    /// the crowdlive `fq_pacing` variant's paced RACK re-sends were typed as RTOs).
+    /// The RTO is never shorter than SRTT (RFC 6298 §2) after its arming
+    /// ([`Self::earliest_rto_arming_ns`]). So a re-send sooner than SRTT after it, with no ACK
+    /// just before it, was held back by pacing or the window and released by the recovery, not
+    /// sent by the timer (issue 16: the crowdlive `fq_pacing` variant's paced RACK re-sends were
+    /// typed as RTOs).
     fn held_in_fast_recovery(&self, now: u64) -> bool {
         if self.snd.recovery_point.is_none() || self.snd.loss_point.is_some() {
             return false;
         }
-        let head_tx = self.snd.segs.get(self.snd.seg_index(self.snd.snd_una)).map_or(0, |s| s.last_tx);
-        let rearmed = self.snd.last_advance_ns.min(head_tx);
+        let rearmed = self.earliest_rto_arming_ns();
         self.est.srtt_ns.is_some_and(|srtt| now < rearmed + srtt)
     }
 
+    /// The earliest time the pending retransmission timer can count from: the head segment's
+    /// last transmission. Linux arms it at an ACK that advances SND.UNA from that ACK
+    /// (`tcp_rearm_rto`), or, while a RACK reordering or probe timer is pending, from the
+    /// head's last transmission (`tcp_rto_delta_us`) — which precedes the ACK. A re-send of the
+    /// head re-arms it from the re-send (`tcp_xmit_retransmit_queue`; from a RACK reordering
+    /// timeout, `tcp_rack_reo_timeout`'s `tcp_rearm_rto` with the head's new send time), so
+    /// a head re-sent after the last advance dates the timer, not that advance (issue 16
+    /// session 20: the `fq_pacing` variant's paced re-sends 3–4 ms after the head's RACK
+    /// re-send, 160 ms after the last advance, were read as possible RTOs).
+    fn earliest_rto_arming_ns(&self) -> u64 {
+        self.snd.segs.get(self.snd.seg_index(self.snd.snd_una)).map_or(0, |s| s.last_tx)
+    }
+
     /// Could the retransmission timer have fired at `now`? Linux arms it at least an RTO, never
-    /// less than TCP_RTO_MIN (the sender's minimum RTO), after the ACK that last advanced SND.UNA
-    /// (`tcp_rearm_rto`) or after the head segment's last transmission (`tcp_rto_delta_us`; the
-    /// head's re-send re-arms it, `tcp_xmit_retransmit_queue`), so not sooner than that minimum
-    /// after the earlier of the two. SRTT is left out of the bound on purpose: an RTO fires
-    /// SRTT + 200 ms after its arming at the earliest, so the bound errs towards "could be due".
+    /// less than TCP_RTO_MIN (the sender's minimum RTO), after its arming, so not sooner than
+    /// that minimum after [`Self::earliest_rto_arming_ns`]. SRTT is left out of the bound on
+    /// purpose: an RTO fires SRTT + 200 ms after its arming at the earliest, so the bound errs
+    /// towards "could be due".
     fn retransmission_timer_could_be_due(&self, now: u64) -> bool {
-        let head_tx = self.snd.segs.get(self.snd.seg_index(self.snd.snd_una)).map_or(0, |s| s.last_tx);
-        let rearmed = self.snd.last_advance_ns.min(head_tx);
+        let rearmed = self.earliest_rto_arming_ns();
         now + RACK_SLACK_NS + self.sample_offset_ns >= rearmed + self.est.min_rto_ns()
     }
 

@@ -104,10 +104,12 @@ fn a_lost_fast_retransmission_resent_just_after_a_sack_is_a_double_timeout_when_
     c.server_resend(b, MSS); // fast retransmit; this copy is lost too
                              // SACKs for the rest of the burst only (sent before the copy): RACK has nothing to go on.
     for k in 4..=9 {
-        c.wait_ms(30.0);
+        c.wait_ms(40.0);
         c.client_ack_sack(b, &[(b + s(1), b + s(1 + k))]);
     }
-    c.wait_ms(0.7); // the RTO fires 0.7 ms after the last SACK
+    // The RTO fires 0.7 ms after the last SACK: 240.7 ms after the head's fast retransmit,
+    // which re-armed it (Linux's RTO is at least TCP_RTO_MIN, 200 ms, after that).
+    c.wait_ms(0.7);
     c.server_resend(b, MSS);
     c.wait_ms(50.0);
     c.client_ack(b + s(10));
@@ -514,6 +516,33 @@ fn a_paced_resend_in_fast_recovery_sooner_than_srtt_after_the_rto_was_rearmed_is
     c.wait_ms(20.0);
     c.client_ack_sack(s(5), &[(s(7), s(12))]);
     c.wait_ms(10.0);
+    c.server_resend(s(6), MSS);
+    c.wait_ms(50.0);
+    c.client_ack(s(12));
+    let a = run(&c);
+    assert_eq!(retrans_kinds(&a), vec!["fast", "fast", "fast"]);
+    assert_eq!(a.flows[0].timeout_retrans, 0);
+}
+
+#[test]
+fn a_paced_resend_soon_after_the_heads_rack_resend_is_not_an_rto_however_long_ago_the_last_advance() {
+    // Three holes behind six SACKed segments; no ACK advances SND.UNA after the burst. RACK's
+    // timer re-sends the head 40 ms after the SACK, a duplicate SACK releases the second hole,
+    // and the third leaves paced 3.6 ms later: 54 ms after the SACK (past RACK's window) and
+    // more than SRTT after the last advance, but 14 ms after the head's re-send, which re-armed
+    // Linux's RTO (tcp_xmit_retransmit_queue / tcp_rack_reo_timeout): no RTO can have fired
+    // (issue 16 session 20, the crowdlive fq_pacing variant at 37.586 s).
+    let mut c = conn();
+    c.server_burst(8, MSS);
+    c.wait_ms(50.0);
+    c.client_ack_sack(s(4), &[(s(7), s(12))]);
+    c.wait_ms(40.0);
+    c.server_resend(s(4), MSS);
+    c.wait_ms(10.0);
+    c.client_ack_sack(s(4), &[(s(7), s(12))]);
+    c.wait_ms(0.05);
+    c.server_resend(s(5), MSS);
+    c.wait_ms(3.6);
     c.server_resend(s(6), MSS);
     c.wait_ms(50.0);
     c.client_ack(s(12));
