@@ -54,6 +54,15 @@ loss and short or long outages from moving vehicles (Jang et al., MICNET 2009) �
 per-packet chain ends its 2-packet Bad state within microseconds inside a burst. None of these
 gives a duration distribution for the seed's viewers, so the study sweeps it (issue 16).
 
+``viewer_loss_independent`` (issue 16, session 20; default ``False``: the per-packet chain) — the
+viewers' random loss without correlation: each packet lost alone with the chain's stationary loss
+p/(p + r) of the same draw (Bernoulli), so the mean loss per path is unchanged and only its bursts
+go. An experiment on what the seed's own tables say about its viewers' random loss: Table 4 has V
+and P losing alike per packet (0.61 / 0.6 %: loss that hits a lone voice packet as often as a P
+frame's, i.e. not queue overflow behind bursts), and Table 5 has no voice RTO with every packet out
+lost (with the chain, a Bad period takes the voice copy and the next P frame's first segments
+together: every voice continuous loss of session 17's 200 seeds came from it).
+
 ``viewer_cross_every_s`` (issue 16, session 11 round 2; default ``None``: none) — cross traffic on
 every viewer's access link: a second device or app on the same home link or cell fetching
 ``viewer_cross_bytes`` from a web server behind the router, one fetch every ``viewer_cross_every_s``
@@ -134,6 +143,7 @@ def scenario(
     separate_audio: bool = False,
     nodelay: bool = False,
     viewer_bad_ms: float | None = None,
+    viewer_loss_independent: bool = False,
     viewer_cross_every_s: float | None = None,
     viewer_cross_bytes: int = 1_000_000,
     viewer_spike_every_s: float | None = None,
@@ -203,7 +213,7 @@ def scenario(
             "ba": {"rate": f"{down_rate}Mbps",
                    "queue": _queue(rng.choice([30, 60, 100]), viewer_queue, buffer_rng.random() < bdp_queue_share,
                                    bdp_packets(down_rate, delay)),
-                   "loss": _viewer_loss(p_bad, viewer_bad_ms)},
+                   "loss": _viewer_loss(p_bad, viewer_bad_ms, viewer_loss_independent)},
         })
         if viewer_spike_every_s:
             links[-1]["ab"] = {"spikes": {"every": f"{viewer_spike_every_s}s", "length": f"{viewer_spike_ms}ms"}}
@@ -244,9 +254,12 @@ def scenario(
     }
 
 
-def _viewer_loss(p_bad: float, bad_ms: float | None) -> dict:
+def _viewer_loss(p_bad: float, bad_ms: float | None, independent: bool = False) -> dict:
     """The per-packet chain (Bad→Good 0.5 a packet), or with `bad_ms` the chain in time with the
-    same share of time in Bad, p/(p + r)."""
+    same share of time in Bad, p/(p + r), or with `independent` each packet lost alone with that
+    same stationary probability."""
+    if independent:
+        return {"model": "bernoulli", "p": p_bad / (p_bad + 0.5)}
     if bad_ms is None:
         return {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}
     return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms}ms",

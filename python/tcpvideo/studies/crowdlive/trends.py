@@ -36,6 +36,10 @@ seed's population is simulated, analyzed and scored as the study does, once per 
                ("because different number of burst packets, the ratio of continuous loss for
                frame V is 0"). Session 17: in ``tlp_off`` every voice continuous loss (14 of 14,
                truth_drops.csv) came from a random-loss run, none from a full queue.
+    viewer_independent_loss  (opt-in) ``tlp_off`` with the viewers' random loss uncorrelated
+               (Bernoulli at the chain's stationary mean; population.py ``viewer_loss_independent``):
+               stated before its first run (session 20) — Table 4's V ≈ P per-packet loss keeps,
+               voice continuous loss (the chain's runs) mostly goes, queue drops stay.
 
 and the counts are pooled. Each run keeps a small ``result.json`` (its pcaps are deleted); a
 result whose parameters and tcpvideo version match is reused, so a study can be resumed or
@@ -75,7 +79,8 @@ RUNS = {"tlp_off": (False, "gop_cache", {}), "tlp_on": (True, "gop_cache", {}), 
         "ack_spikes": (False, "gop_cache", {"viewer_spike_every_s": ACK_SPIKE_EVERY_S, "viewer_spike_ms": ACK_SPIKE_MS}),
         "ack_spikes_moving": (False, "gop_cache", {"viewer_spike_every_s": ACK_SPIKE_EVERY_S / 4,
                                                    "viewer_spike_ms": ACK_SPIKE_MS}),
-        "viewer_queue_drops": (False, "gop_cache", {"viewer_loss_p": 0.0})}
+        "viewer_queue_drops": (False, "gop_cache", {"viewer_loss_p": 0.0}),
+        "viewer_independent_loss": (False, "gop_cache", {"viewer_loss_independent": True})}
 SERVER_TCP = {True: {}, False: {"rack_tlp": False}, "tlp_only_off": {"tlp": False}}
 DEFAULT_RUNS = ("tlp_off", "tlp_on", "wait_key")
 
