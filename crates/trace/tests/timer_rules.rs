@@ -498,25 +498,17 @@ fn an_rto_behind_three_sacked_segments_says_nothing_about_rack() {
     assert_eq!(retrans_kinds(&a)[1], "fast");
 }
 
-#[test]
-fn a_paced_resend_in_fast_recovery_sooner_than_srtt_after_the_rto_was_rearmed_is_not_an_rto() {
-    // Three holes, six segments SACKed: the head is re-sent at the SACK, the next holes leave
-    // paced 30 ms apart (fq / BBR) with no ACK just before them. The third leaves 60 ms after the
-    // SACK (beyond RACK's window) but 10 ms after an ACK advanced SND.UNA and 30 ms after the
-    // new head's re-send: Linux's RTO, re-armed there and never shorter than SRTT, cannot have
-    // fired (the crowdlive fq_pacing variant's paced re-sends were typed as RTOs).
+/// Three holes (segments 4–6) behind six SACKed segments, the SACK 50 ms after the burst.
+fn three_holes_sacked() -> Conn {
     let mut c = conn();
     c.server_burst(8, MSS);
     c.wait_ms(50.0);
     c.client_ack_sack(s(4), &[(s(7), s(12))]);
-    c.wait_ms(0.1);
-    c.server_resend(s(4), MSS);
-    c.wait_ms(30.0);
-    c.server_resend(s(5), MSS);
-    c.wait_ms(20.0);
-    c.client_ack_sack(s(5), &[(s(7), s(12))]);
-    c.wait_ms(10.0);
-    c.server_resend(s(6), MSS);
+    c
+}
+
+/// The recovery's end (everything acknowledged 50 ms later); every re-send must be fast.
+fn assert_recovered_without_an_rto(mut c: Conn) {
     c.wait_ms(50.0);
     c.client_ack(s(12));
     let a = run(&c);
@@ -525,17 +517,33 @@ fn a_paced_resend_in_fast_recovery_sooner_than_srtt_after_the_rto_was_rearmed_is
 }
 
 #[test]
+fn a_paced_resend_in_fast_recovery_sooner_than_srtt_after_the_rto_was_rearmed_is_not_an_rto() {
+    // The head is re-sent at the SACK, the next holes leave paced 30 ms apart (fq / BBR) with no
+    // ACK just before them. The third leaves 60 ms after the SACK (beyond RACK's window) but
+    // 10 ms after an ACK advanced SND.UNA and 30 ms after the new head's re-send: Linux's RTO,
+    // re-armed there and never shorter than SRTT, cannot have fired (the crowdlive fq_pacing
+    // variant's paced re-sends were typed as RTOs).
+    let mut c = three_holes_sacked();
+    c.wait_ms(0.1);
+    c.server_resend(s(4), MSS);
+    c.wait_ms(30.0);
+    c.server_resend(s(5), MSS);
+    c.wait_ms(20.0);
+    c.client_ack_sack(s(5), &[(s(7), s(12))]);
+    c.wait_ms(10.0);
+    c.server_resend(s(6), MSS);
+    assert_recovered_without_an_rto(c);
+}
+
+#[test]
 fn a_paced_resend_soon_after_the_heads_rack_resend_is_not_an_rto_however_long_ago_the_last_advance() {
-    // Three holes behind six SACKed segments; no ACK advances SND.UNA after the burst. RACK's
-    // timer re-sends the head 40 ms after the SACK, a duplicate SACK releases the second hole,
-    // and the third leaves paced 3.6 ms later: 54 ms after the SACK (past RACK's window) and
-    // more than SRTT after the last advance, but 14 ms after the head's re-send, which re-armed
-    // Linux's RTO (tcp_xmit_retransmit_queue / tcp_rack_reo_timeout): no RTO can have fired
-    // (issue 16 session 20, the crowdlive fq_pacing variant at 37.586 s).
-    let mut c = conn();
-    c.server_burst(8, MSS);
-    c.wait_ms(50.0);
-    c.client_ack_sack(s(4), &[(s(7), s(12))]);
+    // No ACK advances SND.UNA after the burst. RACK's timer re-sends the head 40 ms after the
+    // SACK, a duplicate SACK releases the second hole, and the third leaves paced 3.6 ms later:
+    // 54 ms after the SACK (past RACK's window) and more than SRTT after the last advance, but
+    // 14 ms after the head's re-send, which re-armed Linux's RTO (tcp_xmit_retransmit_queue /
+    // tcp_rack_reo_timeout): no RTO can have fired (issue 16 session 20, the crowdlive
+    // fq_pacing variant at 37.586 s).
+    let mut c = three_holes_sacked();
     c.wait_ms(40.0);
     c.server_resend(s(4), MSS);
     c.wait_ms(10.0);
@@ -544,11 +552,7 @@ fn a_paced_resend_soon_after_the_heads_rack_resend_is_not_an_rto_however_long_ag
     c.server_resend(s(5), MSS);
     c.wait_ms(3.6);
     c.server_resend(s(6), MSS);
-    c.wait_ms(50.0);
-    c.client_ack(s(12));
-    let a = run(&c);
-    assert_eq!(retrans_kinds(&a), vec!["fast", "fast", "fast"]);
-    assert_eq!(a.flows[0].timeout_retrans, 0);
+    assert_recovered_without_an_rto(c);
 }
 
 #[test]
