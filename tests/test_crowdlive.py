@@ -173,16 +173,29 @@ def test_viewer_random_loss_is_set_apart_from_the_publishers():
         assert lb["ba"]["loss"]["p"] == pytest.approx(la["ba"]["loss"]["p"] * 0.1)
 
 
-def test_viewer_loss_in_time_keeps_the_share_of_time_in_bad_and_changes_nothing_else():
+def _viewer_losses_with(**option) -> list[tuple[dict, dict]]:
+    """(default, with `option`) loss of each viewer path, after checking that nothing else moved."""
     a = scenario(publishers=2, subscribers=4, seed=5)
-    b = scenario(publishers=2, subscribers=4, seed=5, viewer_bad_ms=120)
+    b = scenario(publishers=2, subscribers=4, seed=5, **option)
     assert a["flow"] == b["flow"]
     assert [lk for lk in a["link"] if lk["name"].startswith("pub")] == [lk for lk in b["link"] if lk["name"].startswith("pub")]
     for la, lb in zip(_viewer_links(a), _viewer_links(b)):
-        pa, la_ = la["ba"]["loss"], lb["ba"]["loss"]
+        assert {k: v for k, v in la["ba"].items() if k != "loss"} == {k: v for k, v in lb["ba"].items() if k != "loss"}
+    return [(la["ba"]["loss"], lb["ba"]["loss"]) for la, lb in zip(_viewer_links(a), _viewer_links(b))]
+
+
+def test_viewer_loss_in_time_keeps_the_share_of_time_in_bad_and_changes_nothing_else():
+    for pa, la_ in _viewer_losses_with(viewer_bad_ms=120):
         assert la_["model"] == "gilbert_elliott_time" and la_["mean_bad"] == "120ms"
         assert la_["p"] == pytest.approx(pa["p"] / (pa["p"] + pa["r"]))
-        assert {k: v for k, v in la["ba"].items() if k != "loss"} == {k: v for k, v in lb["ba"].items() if k != "loss"}
+
+
+def test_uncorrelated_viewer_loss_keeps_the_chains_mean_loss_and_changes_nothing_else():
+    losses = _viewer_losses_with(viewer_loss_independent=True)
+    assert losses
+    for chain, alone in losses:
+        assert chain["model"] == "gilbert_elliott" and chain["loss_bad"] == 1.0 and chain["loss_good"] == 0.0
+        assert alone == {"model": "bernoulli", "p": pytest.approx(chain["p"] / (chain["p"] + chain["r"]))}
 
 
 def test_cross_traffic_adds_web_fetches_to_the_viewers_own_links_after_the_crowdlive_flows():

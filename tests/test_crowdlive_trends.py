@@ -87,6 +87,9 @@ def test_the_voice_claim_needs_significance_and_no_voice_continuous_loss():
     text, status = trends.v_less_claim({"tlp_off": cont, "viewer_queue_drops": sig})
     assert status == PARTLY and "viewer_queue_drops" in text
     assert trends.v_less_claim({"tlp_off": cont, "viewer_queue_drops": cont})[1] == NOT_REPRODUCED
+    # ... or where their random loss is uncorrelated alone.
+    text, status = trends.v_less_claim({"tlp_off": cont, "viewer_queue_drops": cont, "viewer_independent_loss": sig})
+    assert status == PARTLY and "viewer_independent_loss" in text
 
 
 def test_a_trend_run_keeps_its_tables_not_its_pcaps_and_is_reused_not_resimulated(tmp_path, monkeypatch):
