@@ -240,7 +240,11 @@ def analyse(out: Path, sc: dict) -> None:
     ackd = (data[1], data[0])
     print(f"{out}: residual above the link model, µs above the direction's minimum (median)")
     for what, a, b, d, hops in [
+        ("data, access link (server→router)", "access@server", "access@router", data, [acc]),
+        ("data, bottleneck link (router→client)", "bottleneck@router", "bottleneck@client", data, [bot]),
         ("data, end to end (server→client)", "access@server", "bottleneck@client", data, [acc, bot]),
+        ("ACKs, bottleneck link (client→router)", "bottleneck@client", "bottleneck@router", ackd, [bot]),
+        ("ACKs, access link (router→server)", "access@router", "access@server", ackd, [acc]),
         ("ACKs, end to end (client→server)", "bottleneck@client", "access@server", ackd, [bot, acc]),
     ]:
         if a not in cap or b not in cap:
@@ -249,7 +253,7 @@ def analyse(out: Path, sc: dict) -> None:
         rs = residuals(cap[b], d, chain(ingress, hops))
         sp = spread(rs)
         hv = head_vs_inside(ingress, cap[b], d, chain(ingress, hops))
-        line = f"  {what:<34} n {sp['n']:>6} median {sp['median_us']:7.1f} p90 {sp['p90_us']:7.1f}"
+        line = f"  {what:<38} n {sp['n']:>6} median {sp['median_us']:7.1f} p90 {sp['p90_us']:7.1f}"
         if "head_median_us" in hv:
             line += (f"; train head (n {hv['n_head']}) {hv['head_median_us']:6.1f}, inside (n {hv['n_inside']}) "
                      f"{hv['inside_median_us']:6.1f}, head − inside {hv['head_minus_inside_us']:+6.1f}")
