@@ -8,6 +8,11 @@
 //!   equal to the time left until the next event of either pipe (a transmission start, a packet
 //!   due) or queue sample, in nanoseconds (epoll_wait's milliseconds would be too coarse), with
 //!   the thread's timer slack at 1 µs (PR_SET_TIMERSLACK; the default 50 µs delays every wake-up);
+//! * after a long sleep the thread wakes `WAKE_EARLY` before the next due time and polls without
+//!   blocking until then ([`SleepPlan`]): a timer wake-up of an idle CPU came 95–150 µs late per link
+//!   direction on the 2-vCPU VM (issue 15, session 20: `bench/linkem_owd.py --from`, the first packet
+//!   of a train against the packets behind it), so the head of each train left late and the rest
+//!   caught up — trains were compressed at the head, which a real link does not do;
 //! * a packet's arrival time is taken when it is read; after at most `READ_BATCH` reads per fd the
 //!   loop releases what is due, so a burst on one side does not hold back the other;
 //! * optional SCHED_FIFO priority (`rt_priority` > 0, needs root): on a loaded machine the release
@@ -30,6 +35,36 @@ use crate::pipe::{Admission, DirectionConfig, Pipe};
 const SLOT: usize = 2048;
 /// Reads per fd before the loop looks at due packets again.
 const READ_BATCH: usize = 64;
+
+/// How long before a due time the thread wakes after a long sleep, then polls without blocking
+/// until it: above the 95–150 µs wake-up lateness after idle measured per link direction (issue 15,
+/// session 20), with room for its tail. A sleep of at most twice this is taken whole (packets inside
+/// a train, the thread's CPU not yet idle long): in a train the releases were on time.
+const WAKE_EARLY: Duration = Duration::from_micros(300);
+
+/// The ppoll timeout for the next event, and whether the thread is in its early-wake window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SleepPlan {
+    /// The event the thread woke early for (polls without blocking until it is handled).
+    early_for: Option<Time>,
+}
+
+impl SleepPlan {
+    /// Nanoseconds to block in ppoll when the next event is at `next`, `now` being the time.
+    fn timeout_ns(&mut self, now: Time, next: Time) -> u64 {
+        let left = next.0.saturating_sub(now.0);
+        let early = WAKE_EARLY.as_nanos() as u64;
+        if left > 2 * early {
+            self.early_for = Some(next);
+            left - early
+        } else if self.early_for == Some(next) {
+            0
+        } else {
+            self.early_for = None;
+            left
+        }
+    }
+}
 
 /// CLOCK_MONOTONIC now.
 pub fn monotonic_now() -> Time {
@@ -195,6 +230,7 @@ fn run(mut sides: [Side; 2], stop_fd: i32, interval: Option<Duration>, rt_priori
         libc::pollfd { fd: stop_fd, events: libc::POLLIN, revents: 0 },
     ];
     let mut next_sample = interval.map(|_| monotonic_now());
+    let mut plan = SleepPlan::default();
     loop {
         release_due(&mut sides, &mut pool);
         if let (Some(iv), Some(at)) = (interval, next_sample) {
@@ -214,7 +250,7 @@ fn run(mut sides: [Side; 2], stop_fd: i32, interval: Option<Duration>, rt_priori
         let ts;
         let tsp = match next {
             Some(t) => {
-                let left = t.0.saturating_sub(monotonic_now().0);
+                let left = plan.timeout_ns(monotonic_now(), t);
                 ts = libc::timespec { tv_sec: (left / 1_000_000_000) as _, tv_nsec: (left % 1_000_000_000) as _ };
                 &ts as *const libc::timespec
             }
@@ -327,6 +363,29 @@ mod tests {
             // SAFETY: our fds.
             unsafe { libc::close(f) };
         }
+    }
+
+    #[test]
+    fn after_a_long_sleep_the_thread_wakes_early_and_polls_until_the_due_time() {
+        let mut p = SleepPlan::default();
+        let due = Time::from_millis(20);
+        // 20 ms idle: block until 300 µs before the due time, not until it.
+        assert_eq!(p.timeout_ns(Time::ZERO, due), 20_000_000 - 300_000);
+        // Woken early: poll without blocking until the event is handled.
+        assert_eq!(p.timeout_ns(Time(19_700_100), due), 0);
+        assert_eq!(p.timeout_ns(Time(19_999_000), due), 0);
+    }
+
+    #[test]
+    fn inside_a_train_the_thread_sleeps_the_whole_gap() {
+        let mut p = SleepPlan::default();
+        // The next packet of a train 120 µs away (no long sleep before it): block the whole 120 µs.
+        assert_eq!(p.timeout_ns(Time(1_000_000), Time(1_120_000)), 120_000);
+        // After an early wake for one packet, the next packet's gap is slept normally again.
+        let due = Time::from_millis(10);
+        p.timeout_ns(Time::ZERO, due);
+        assert_eq!(p.timeout_ns(Time(9_800_000), due), 0);
+        assert_eq!(p.timeout_ns(Time(10_000_010), Time(10_120_000)), 119_990);
     }
 
     #[test]
