@@ -155,6 +155,20 @@ def head_vs_inside(ingress: list[dict], dst: list[dict], direction: tuple, model
     return out
 
 
+def legs(data: tuple, acc: tuple, bot: tuple) -> list[tuple]:
+    """(what, sending-end capture, receiving-end capture, direction, hops) of every leg measured: each
+    link and end to end, for the data direction `data` and its ACKs."""
+    ackd = (data[1], data[0])
+    return [
+        ("data, access link (server→router)", "access@server", "access@router", data, [acc]),
+        ("data, bottleneck link (router→client)", "bottleneck@router", "bottleneck@client", data, [bot]),
+        ("data, end to end (server→client)", "access@server", "bottleneck@client", data, [acc, bot]),
+        ("ACKs, bottleneck link (client→router)", "bottleneck@client", "bottleneck@router", ackd, [bot]),
+        ("ACKs, access link (router→server)", "access@router", "access@server", ackd, [acc]),
+        ("ACKs, end to end (client→server)", "bottleneck@client", "access@server", ackd, [bot, acc]),
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cc", default="cubic")
@@ -200,17 +214,8 @@ def main() -> None:
     acc, bot = rate_delay("access"), rate_delay("bottleneck")
     server, client = (cap["access@server"][0]["dir"][0], cap["access@server"][0]["dir"][1])
     data = max(((server, client), (client, server)), key=lambda d: sum(p["len"] for p in cap["access@server"] if p["dir"] == d))
-    ackd = (data[1], data[0])
     rows = {}
-    # (what, sending-end capture, receiving-end capture, direction, hops)
-    for what, a, b, d, hops in [
-        ("data, access link (server→router)", "access@server", "access@router", data, [acc]),
-        ("data, bottleneck link (router→client)", "bottleneck@router", "bottleneck@client", data, [bot]),
-        ("data, end to end (server→client)", "access@server", "bottleneck@client", data, [acc, bot]),
-        ("ACKs, bottleneck link (client→router)", "bottleneck@client", "bottleneck@router", ackd, [bot]),
-        ("ACKs, access link (router→server)", "access@router", "access@server", ackd, [acc]),
-        ("ACKs, end to end (client→server)", "bottleneck@client", "access@server", ackd, [bot, acc]),
-    ]:
+    for what, a, b, d, hops in legs(data, acc, bot):
         ingress = [p for p in cap[a] if p["dir"] == d]
         rs = residuals(cap[b], d, chain(ingress, hops))
         rows[what] = spread(rs) if rs else {"n": 0}
@@ -237,16 +242,8 @@ def analyse(out: Path, sc: dict) -> None:
     first = next(iter(cap.values()))
     ends = (first[0]["dir"][0], first[0]["dir"][1])
     data = max((ends, ends[::-1]), key=lambda d: sum(p["len"] for c in cap.values() for p in c if p["dir"] == d))
-    ackd = (data[1], data[0])
     print(f"{out}: residual above the link model, µs above the direction's minimum (median)")
-    for what, a, b, d, hops in [
-        ("data, access link (server→router)", "access@server", "access@router", data, [acc]),
-        ("data, bottleneck link (router→client)", "bottleneck@router", "bottleneck@client", data, [bot]),
-        ("data, end to end (server→client)", "access@server", "bottleneck@client", data, [acc, bot]),
-        ("ACKs, bottleneck link (client→router)", "bottleneck@client", "bottleneck@router", ackd, [bot]),
-        ("ACKs, access link (router→server)", "access@router", "access@server", ackd, [acc]),
-        ("ACKs, end to end (client→server)", "bottleneck@client", "access@server", ackd, [bot, acc]),
-    ]:
+    for what, a, b, d, hops in legs(data, acc, bot):
         if a not in cap or b not in cap:
             continue
         ingress = [p for p in cap[a] if p["dir"] == d]
