@@ -24,12 +24,15 @@ def test_origin_serve_serves_ranges_and_modes_and_stops_on_sigterm(tmp_path: Pat
         assert r.status == 206
         assert r.headers["Content-Type"] == "video/mp2t"
         assert r.read() == segment[1000:2000]
-    # 102 400 bytes at R = 4 Mbit/s (tokens at 5 Mbit/s, 64 kB blocks, no startup burst):
-    # the second block is due after 2 x 65 536 x 8 / 5e6 = 0.21 s; bulk takes milliseconds.
+    # 102 400 bytes at R = 4 Mbit/s (tokens at 5 Mbit/s, 64 kB blocks, no startup burst): the
+    # first block waits for its tokens, 65 536 x 8 / 5e6 = 0.105 s; bulk takes milliseconds. The
+    # second is due at 0.21 s, but ustreamer's 100-ms timer floor sends it at once, on credit,
+    # when the first block's timer fired more than 4.9 ms late (a loaded CI machine: 0.114 s in
+    # session 20's third fresh-clone run), so only the first wait is certain.
     t0 = time.perf_counter()
     with urllib.request.urlopen(base + "/hls/seg1.ts?mode=baseline&startup_s=0", timeout=10) as r:
         assert r.read() == segment
-    assert time.perf_counter() - t0 >= 0.18
+    assert time.perf_counter() - t0 >= 0.10
     with urllib.request.urlopen(base + "/metrics", timeout=5) as r:
         text = r.read().decode()
     assert 'origin_responses_by_mode_total{mode="baseline"} 1' in text
