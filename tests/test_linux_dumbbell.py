@@ -74,11 +74,15 @@ def test_handshake_rtt_matches_configured_delay(run):
     # the first flow connects through an empty queue; its SYN/SYN-ACK time is the path RTT. Read from
     # the kernel's own sample (TCP_INFO right after connect): timing connect() from Python also
     # measured the thread's wake-up (41.06 ms vs 40 once on a nearly idle machine).
-    # The bound is the ping's (above): two delay-line crossings, 1.07 ms once in session 16's
-    # fresh-clone CI run.
+    # One sample, not the minimum of five like the ping above, so it carries the delay line's
+    # wake-up tail: excess 0.36-1.50 ms over four idle runs and 0.55-1.35 ms beside two busy loops
+    # (session 21, /tmp/hs), 1.77 ms once in session 20's fresh-clone CI run, where 1.5 ms failed.
+    # The ping test holds the path's precision; this one checks that the kernel's handshake sample
+    # is the path's RTT (a direction without its delay is 20 ms short, a doubled one 20 ms or more long)
+    # and that connect() returns after it, so its bound leaves room for one late wake-up per crossing.
     f = run.flows[0]
     err = f["handshake_rtt_ms"] - f["rtt_ms"]
-    assert 0.0 <= err <= 1.5, f"handshake {f['handshake_rtt_ms']:.3f} ms (kernel) vs configured {f['rtt_ms']}"
+    assert 0.0 <= err <= 5.0, f"handshake {f['handshake_rtt_ms']:.3f} ms (kernel) vs configured {f['rtt_ms']}"
     # connect() returned after the kernel's sample, never before it
     assert f["connect_ms"] >= f["handshake_rtt_ms"] - 0.05
 
