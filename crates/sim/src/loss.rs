@@ -15,8 +15,10 @@
 //! probability of the state at t. A fade or an outage of a radio link lasts a time whatever the
 //! sender does, so a packet sent an RTT after a lost one is lost again when the Bad period
 //! outlasts the RTT, and a sparse flow (a voice packet every 40 ms) loses every packet of a long
-//! Bad period; the per-packet chain moves once per packet, so its Bad period shrinks to
-//! microseconds inside a burst and stretches across idle time. Simulator only (linkem has no
+//! Bad period; the per-packet chain moves once per packet, so its Bad period shrinks to a
+//! packet or two's serialization inside a burst and stretches across idle time. "Entering the
+//! wire" is the start of the packet's transmission, after its wait in the link's queue
+//! (network.rs `admit_on`). Simulator only (linkem has no
 //! such model).
 //!
 //! Keyed (`model = "keyed"`, keyed_loss.rs) drops a TCP data segment iff a hash of the stream's

@@ -553,11 +553,14 @@ impl Network {
             self.taps[t as usize].record(at, start, pool.get(idx));
         }
         let ch = &mut self.channels[c as usize];
-        // only keyed loss reads the segment: the others skip building it per packet
+        // only keyed loss reads the segment: the others skip building it per packet. The time
+        // model reads the clock when the packet enters the wire (`start`, after its queue wait),
+        // not when it reached the queue: a fade takes the packets on the air during it, and a
+        // burst queued at once goes out one serialization time apart.
         let lost = if ch.loss.is_keyed() {
             ch.loss.lose_segment(Some(&crate::keyed_loss::TcpSegment::from(pool.get(idx))))
         } else {
-            ch.loss.lose_segment_at(at.as_nanos(), None)
+            ch.loss.lose_segment_at(start.as_nanos(), None)
         };
         if lost {
             ch.stats.loss_drops += 1;
@@ -674,6 +677,26 @@ mod tests {
         assert_eq!((s.tx_packets, s.queue_drops, s.max_queue_packets), (4, 2, 3));
         // Waiting times 0,120,240,360 us -> integral 720 us.
         assert_eq!(s.wait_ns, 720_000);
+    }
+
+    #[test]
+    fn loss_in_time_is_drawn_when_each_packet_enters_the_wire_not_when_it_was_queued() {
+        // 40 packets queued at t = 0 on a 1 Mbit/s link leave 12 ms apart; the channel in time
+        // switches every ~2 ms on average, so the packets' fates must be those of the same
+        // channel read at 0, 12, 24, ... ms. Read at the queueing instant (t = 0 for all) they
+        // would all share one state: all lost or none.
+        let spec = LossSpec::GilbertElliottTime { p: 0.5, mean_bad_ns: 2_000_000, loss_good: 0.0, loss_bad: 1.0 };
+        let mut n = net(QueueLimit::Packets(100), 1);
+        n.channels[0].loss = LossModel::new(spec, sub_rng(7, 0));
+        let mut pool = PacketPool::default();
+        let mut q = EventQueue::new();
+        for _ in 0..40 {
+            n.send(Time::ZERO, packet(0, 2, 1460), &mut pool, &mut q);
+        }
+        let mut replay = LossModel::new(spec, sub_rng(7, 0));
+        let expected = (0..40u64).filter(|k| replay.lose_segment_at(k * 12_000_000, None)).count() as u64;
+        assert!(expected > 0 && expected < 40, "the replay should mix fates: {expected}");
+        assert_eq!(n.channels[0].stats.loss_drops, expected);
     }
 
     #[test]

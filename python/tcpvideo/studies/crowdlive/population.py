@@ -63,6 +63,18 @@ frame's, i.e. not queue overflow behind bursts), and Table 5 has no voice RTO wi
 lost (with the chain, a Bad period takes the voice copy and the next P frame's first segments
 together: every voice continuous loss of session 17's 200 seeds came from it).
 
+``viewer_chain_in_time`` (issue 16, session 21; default ``False``: the per-packet chain) — the
+viewers' chain in time at its own scale: the same share of time in Bad, p/(p + r), each Bad period
+as long on average as the chain's 1/r = 2 full-size packets take to serialize at the path's access
+rate (12 ms at 2 Mbit/s, 1.2 ms at 20). Back to back, a burst meets the same 2-packet loss runs as
+under the chain; across idle time the state moves on. The per-packet chain holds its state while
+nothing is sent, so a lone voice packet and the next frame 20–40 ms later share a Bad period with
+probability ½ whatever the gap, which no physical loss process does: fades and outages last a
+time, and measured loss correlation decays with the spacing of the packets (Bolot, SIGCOMM 1993:
+correlated at probe spacings up to ~20 ms, essentially random beyond unless the probes load the
+path; Yajnik et al., INFOCOM 1999: correlation timescales of 1 s or less). Queue overflow behind
+bursts is modelled apart (the access queue).
+
 ``viewer_cross_every_s`` (issue 16, session 11 round 2; default ``None``: none) — cross traffic on
 every viewer's access link: a second device or app on the same home link or cell fetching
 ``viewer_cross_bytes`` from a web server behind the router, one fetch every ``viewer_cross_every_s``
@@ -122,6 +134,11 @@ import random
 ACK_SPIKE_MS = 500.0
 ACK_SPIKE_EVERY_S = round(3600 / (3 / math.exp(-1000 / ACK_SPIKE_MS)), 1)
 
+# The per-packet chain's Bad period in packets (1/r, r = 0.5) and a full-size packet in bits: with
+# ``viewer_chain_in_time`` a Bad period lasts on average the time those packets take on the wire.
+CHAIN_BAD_PACKETS = 2
+FULL_PACKET_BITS = 1500 * 8
+
 
 def scenario(
     publishers: int = 6,
@@ -144,6 +161,7 @@ def scenario(
     nodelay: bool = False,
     viewer_bad_ms: float | None = None,
     viewer_loss_independent: bool = False,
+    viewer_chain_in_time: bool = False,
     viewer_cross_every_s: float | None = None,
     viewer_cross_bytes: int = 1_000_000,
     viewer_spike_every_s: float | None = None,
@@ -213,7 +231,8 @@ def scenario(
             "ba": {"rate": f"{down_rate}Mbps",
                    "queue": _queue(rng.choice([30, 60, 100]), viewer_queue, buffer_rng.random() < bdp_queue_share,
                                    bdp_packets(down_rate, delay)),
-                   "loss": _viewer_loss(p_bad, viewer_bad_ms, viewer_loss_independent)},
+                   "loss": _viewer_loss(p_bad, viewer_bad_ms, viewer_loss_independent,
+                                        down_rate if viewer_chain_in_time else None)},
         })
         if viewer_spike_every_s:
             links[-1]["ab"] = {"spikes": {"every": f"{viewer_spike_every_s}s", "length": f"{viewer_spike_ms}ms"}}
@@ -254,12 +273,19 @@ def scenario(
     }
 
 
-def _viewer_loss(p_bad: float, bad_ms: float | None, independent: bool = False) -> dict:
+def _viewer_loss(p_bad: float, bad_ms: float | None, independent: bool = False,
+                 chain_in_time_mbps: float | None = None) -> dict:
     """The per-packet chain (Bad→Good 0.5 a packet), or with `bad_ms` the chain in time with the
     same share of time in Bad, p/(p + r), or with `independent` each packet lost alone with that
-    same stationary probability."""
+    same stationary probability, or with `chain_in_time_mbps` the chain in time at its own scale:
+    each Bad period as long on average as the chain's (1/r = 2 packets) takes to serialize
+    full-size packets at the path's access rate."""
     if independent:
         return {"model": "bernoulli", "p": p_bad / (p_bad + 0.5)}
+    if chain_in_time_mbps is not None:
+        bad_ms = CHAIN_BAD_PACKETS * FULL_PACKET_BITS / (chain_in_time_mbps * 1e3)
+        return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms:.3f}ms",
+                "loss_good": 0.0, "loss_bad": 1.0}
     if bad_ms is None:
         return {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}
     return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms}ms",

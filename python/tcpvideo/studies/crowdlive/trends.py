@@ -40,6 +40,9 @@ seed's population is simulated, analyzed and scored as the study does, once per 
                (Bernoulli at the chain's stationary mean; population.py ``viewer_loss_independent``):
                stated before its first run (session 20) — Table 4's V ≈ P per-packet loss keeps,
                voice continuous loss (the chain's runs) mostly goes, queue drops stay.
+    viewer_chain_in_time  (opt-in) ``tlp_off`` with the viewers' chain in time at its own scale
+               (population.py ``viewer_chain_in_time``: Bad periods of two full packets' wire time):
+               stated before its first run (session 21, docs/studies/crowdlive.md).
 
 and the counts are pooled. Each run keeps a small ``result.json`` (its pcaps are deleted); a
 result whose parameters and tcpvideo version match is reused, so a study can be resumed or
@@ -80,7 +83,8 @@ RUNS = {"tlp_off": (False, "gop_cache", {}), "tlp_on": (True, "gop_cache", {}), 
         "ack_spikes_moving": (False, "gop_cache", {"viewer_spike_every_s": ACK_SPIKE_EVERY_S / 4,
                                                    "viewer_spike_ms": ACK_SPIKE_MS}),
         "viewer_queue_drops": (False, "gop_cache", {"viewer_loss_p": 0.0}),
-        "viewer_independent_loss": (False, "gop_cache", {"viewer_loss_independent": True})}
+        "viewer_independent_loss": (False, "gop_cache", {"viewer_loss_independent": True}),
+        "viewer_chain_in_time": (False, "gop_cache", {"viewer_chain_in_time": True})}
 SERVER_TCP = {True: {}, False: {"rack_tlp": False}, "tlp_only_off": {"tlp": False}}
 DEFAULT_RUNS = ("tlp_off", "tlp_on", "wait_key")
 
