@@ -282,14 +282,14 @@ def _viewer_loss(p_bad: float, bad_ms: float | None, independent: bool = False,
     full-size packets at the path's access rate."""
     if independent:
         return {"model": "bernoulli", "p": p_bad / (p_bad + 0.5)}
+    if bad_ms is not None:  # an explicit length wins over the chain's own scale
+        return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms}ms",
+                "loss_good": 0.0, "loss_bad": 1.0}
     if chain_in_time_mbps is not None:
         bad_ms = CHAIN_BAD_PACKETS * FULL_PACKET_BITS / (chain_in_time_mbps * 1e3)
         return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms:.3f}ms",
                 "loss_good": 0.0, "loss_bad": 1.0}
-    if bad_ms is None:
-        return {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}
-    return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms}ms",
-            "loss_good": 0.0, "loss_bad": 1.0}
+    return {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}
 
 
 def bdp_packets(rate_mbps: float, one_way_ms: float) -> int:
