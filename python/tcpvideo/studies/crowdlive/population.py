@@ -63,7 +63,8 @@ frame's, i.e. not queue overflow behind bursts), and Table 5 has no voice RTO wi
 lost (with the chain, a Bad period takes the voice copy and the next P frame's first segments
 together: every voice continuous loss of session 17's 200 seeds came from it).
 
-``viewer_chain_in_time`` (issue 16, session 21; default ``False``: the per-packet chain) — the
+``viewer_chain_in_time`` (issue 16, session 21; the study's default since then, off here so that
+the function's older callers keep their bytes) — the
 viewers' chain in time at its own scale: the same share of time in Bad, p/(p + r), each Bad period
 as long on average as the chain's 1/r = 2 full-size packets take to serialize at the path's access
 rate (12 ms at 2 Mbit/s, 1.2 ms at 20). Back to back, a burst meets the same 2-packet loss runs as

@@ -42,7 +42,10 @@ seed's population is simulated, analyzed and scored as the study does, once per 
                voice continuous loss (the chain's runs) mostly goes, queue drops stay.
     viewer_chain_in_time  (opt-in) ``tlp_off`` with the viewers' chain in time at its own scale
                (population.py ``viewer_chain_in_time``: Bad periods of two full packets' wire time):
-               stated before its first run (session 21, docs/studies/crowdlive.md).
+               stated before its first run (session 21, docs/studies/crowdlive.md); the study's
+               default since then, so on the study's scale it is ``tlp_off`` again.
+    viewer_chain_per_packet  (opt-in) ``tlp_off`` with the viewers' per-packet chain (the default
+               until session 21): its state holds across idle time.
 
 and the counts are pooled. Each run keeps a small ``result.json`` (its pcaps are deleted); a
 result whose parameters and tcpvideo version match is reused, so a study can be resumed or
@@ -84,7 +87,8 @@ RUNS = {"tlp_off": (False, "gop_cache", {}), "tlp_on": (True, "gop_cache", {}), 
                                                    "viewer_spike_ms": ACK_SPIKE_MS}),
         "viewer_queue_drops": (False, "gop_cache", {"viewer_loss_p": 0.0}),
         "viewer_independent_loss": (False, "gop_cache", {"viewer_loss_independent": True}),
-        "viewer_chain_in_time": (False, "gop_cache", {"viewer_chain_in_time": True})}
+        "viewer_chain_in_time": (False, "gop_cache", {"viewer_chain_in_time": True}),
+        "viewer_chain_per_packet": (False, "gop_cache", {"viewer_chain_in_time": False})}
 SERVER_TCP = {True: {}, False: {"rack_tlp": False}, "tlp_only_off": {"tlp": False}}
 DEFAULT_RUNS = ("tlp_off", "tlp_on", "wait_key")
 
@@ -270,8 +274,9 @@ def v_less_claim(res: dict) -> tuple[str, str]:
     V > P is significant (one-sided Fisher p < 0.05) and no V RTO is a continuous loss; partly
     when the analyzer has the direction and no V continuous loss without the significance, or when
     the whole claim holds only in the ``viewer_queue_drops`` run (the viewers' paths drop only at
-    their queues, the seed's mechanism) or the ``viewer_independent_loss`` run (their random loss
-    uncorrelated); the default population's correlated random loss is our choice."""
+    their queues, the seed's mechanism), the ``viewer_independent_loss`` run (their random loss
+    uncorrelated) or the ``viewer_chain_per_packet`` run; the default population's correlated
+    random loss is our choice."""
     from tcpvideo.studies.report import NOT_REPRODUCED, PARTLY, REPRODUCED
 
     rs = res["tlp_off"]
@@ -291,7 +296,8 @@ def v_less_claim(res: dict) -> tuple[str, str]:
         return text, REPRODUCED
     other_loss = False
     for run, label in (("viewer_queue_drops", "viewer paths dropping only at their queues"),
-                       ("viewer_independent_loss", "the viewers' random loss uncorrelated (Bernoulli at the chain's mean)")):
+                       ("viewer_independent_loss", "the viewers' random loss uncorrelated (Bernoulli at the chain's mean)"),
+                       ("viewer_chain_per_packet", "the viewers' per-packet chain (the default before session 21)")):
         if run in res:
             q = {side: less_packet(res[run], side) for side in ("analyzer", "truth")}
             text += (f"; TLP off, {label} ({run}): analyzer " + describe_less(q["analyzer"])
