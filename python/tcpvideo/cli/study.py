@@ -153,7 +153,8 @@ def crowdlive_cmd(
     out: Path = typer.Option(Path("studies/crowdlive"), "--out", help="Output directory."),
     seed: int = typer.Option(1, "--seed", help="Run seed."),
     seeds: Optional[str] = typer.Option(None, "--seeds", help="e.g. 1-20: also the frame-type trends (Tables 4-5) "
-                                        "pooled over these seeds, 3 runs each (~30 s a run with --full); the study "
+                                        "pooled over these seeds: per seed TLP off / on, wait_key, ACK spikes and three "
+                                        "other viewer-loss processes (~10 s a run with --full on 2 cores); the study "
                                         "itself runs on the first. Default: one seed, no trends."),
     jobs: int = typer.Option(1, "--jobs", help="Trend runs at a time (each one simulation + one analysis)."),
 ) -> None:

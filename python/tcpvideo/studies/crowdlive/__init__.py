@@ -153,8 +153,7 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
     if seeds and len(seeds) > 1:
         from . import trends
 
-        trend = trends.run_many(out / "trends", dict(scale), list(seeds), runs=trends.DEFAULT_RUNS + ("ack_spikes", "viewer_queue_drops", "viewer_independent_loss",
-                                                                                            "viewer_chain_per_packet"),
+        trend = trends.run_many(out / "trends", dict(scale), list(seeds), runs=trends.STUDY_RUNS,
                                 jobs=jobs or 1,
                                 progress=(lambda s: print(s, flush=True)) if progress else None)
     results = {}

@@ -91,6 +91,8 @@ RUNS = {"tlp_off": (False, "gop_cache", {}), "tlp_on": (True, "gop_cache", {}), 
         "viewer_chain_per_packet": (False, "gop_cache", {"viewer_chain_in_time": False})}
 SERVER_TCP = {True: {}, False: {"rack_tlp": False}, "tlp_only_off": {"tlp": False}}
 DEFAULT_RUNS = ("tlp_off", "tlp_on", "wait_key")
+# `tcpvideo study crowdlive --seeds`: the default runs, ACK spikes and the other viewer-loss processes
+STUDY_RUNS = DEFAULT_RUNS + ("ack_spikes", "viewer_queue_drops", "viewer_independent_loss", "viewer_chain_per_packet")
 
 
 def fisher_greater(a: int, b: int, c: int, d: int) -> float:
