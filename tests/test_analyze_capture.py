@@ -358,3 +358,25 @@ def test_the_plain_path_prints_and_exits_as_the_typer_path(tmp_path):
         assert runs[0].returncode == runs[1].returncode == (3 if name == "damaged.pcap" else 0), runs[0].stderr
         assert runs[0].stdout == runs[1].stdout and "Table 2" in runs[0].stdout
         assert runs[0].stderr == runs[1].stderr
+
+
+def test_an_unexpected_error_in_the_command_is_printed_and_exits_1_without_teardown(monkeypatch, capsys):
+    # Left to propagate, the exception's traceback waits in sys.last_traceback for the interpreter's
+    # teardown, which CPython 3.11 can deadlock on (session 21: an analyzer process asleep on the
+    # import lock). run_and_exit must print it and take the same no-teardown exit with status 1.
+    import typer
+
+    from tcpvideo.cli import analyze
+
+    app = typer.Typer(pretty_exceptions_enable=False)
+
+    @app.command()
+    def boom() -> None:
+        raise ValueError("a report step failed")
+
+    codes = []
+    monkeypatch.setattr(analyze, "_exit", codes.append)
+    monkeypatch.setattr("sys.argv", ["tcpvideo"])
+    analyze.run_and_exit(app)
+    assert codes == [1]
+    assert "ValueError: a report step failed" in capsys.readouterr().err

@@ -377,3 +377,15 @@ def test_the_truth_gives_each_dropped_data_copy_its_cause(tmp_path, scored):
     assert by.get("random", 0) >= 1 and set(by.index) <= {"random", "queue"}
     assert by.get("random", 0) <= links["loss_drops"].sum() and by.get("queue", 0) <= links["queue_drops"].sum()
     assert set(drops["frame"]) <= {"I", "P", "V", "meta"}
+
+
+def test_a_failed_analysis_is_raised_with_the_analyzers_own_last_line_and_its_log_kept(tmp_path):
+    from tcpvideo.studies.crowdlive import _analyze
+
+    missing = tmp_path / "nothing.pcap"
+    with pytest.raises(RuntimeError) as e:
+        _analyze(missing, tmp_path / "ana")
+    log = tmp_path / "ana" / "analyze.log"
+    assert "does not exist" in log.read_text()  # the analyzer's own words, kept
+    message = str(e.value)
+    assert "\n" not in message and "does not exist" in message and str(log) in message

@@ -363,6 +363,14 @@ def run_and_exit(app: typer.Typer) -> None:
         else:  # as sys.exit("message") would: the message on stderr, status 1
             print(e.code, file=sys.stderr)
             code = 1
+    except Exception:
+        # Printed as the interpreter would (Typer's hook included), then the same exit without
+        # teardown. Left to propagate, the traceback stays in sys.last_traceback until the
+        # teardown frees it, and CPython 3.11's teardown can deadlock there when the traceback
+        # holds import-lock callbacks (an exception raised inside an import): seen once as an
+        # analyzer subprocess asleep on the import lock for minutes (issue 16, session 21).
+        sys.excepthook(*sys.exc_info())
+        code = 1
     _exit(code)
 
 

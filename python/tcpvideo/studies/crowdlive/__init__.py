@@ -110,12 +110,40 @@ def _timeout_counts(summary: dict, frame: str = "all") -> dict:
     return {k: int((tt.get(k) or {}).get("count", 0)) for k in TIMEOUT_KINDS}
 
 
+# An analysis of a --full capture takes seconds; an analyzer process still running after this is hung.
+ANALYZE_TIMEOUT_S = 600
+
+
 def _analyze(pcap: Path, out: Path) -> None:
+    """`tcpvideo analyze PCAP --out OUT` in its own process; its stderr kept in OUT/analyze.log, and
+    a failure or a hang raised with that log's last line."""
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-m", "tcpvideo.cli", "analyze", str(pcap), "--out", str(out)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "analyze.log"
+    with open(log, "wb") as err:
+        try:
+            r = subprocess.run([sys.executable, "-m", "tcpvideo.cli", "analyze", str(pcap), "--out", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=err, timeout=ANALYZE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"tcpvideo analyze {pcap} still running after {ANALYZE_TIMEOUT_S} s (killed); "
+                               f"its stderr: {log}") from None
+    if r.returncode != 0:
+        raise RuntimeError(f"tcpvideo analyze {pcap} failed (exit {r.returncode}): "
+                           f"{_last_message(log.read_text(errors='replace'))} (all of it: {log})")
+
+
+def _last_message(stderr: str) -> str:
+    """The last thing a command said on stderr: a traceback's last line, or the text of the last
+    box Typer draws around a usage error, in one line."""
+    lines = [ln.rstrip() for ln in stderr.strip().splitlines()]
+    if not lines:
+        return "no output"
+    if not lines[-1].lstrip().startswith("╰"):
+        return lines[-1].strip()
+    top = max(i for i, ln in enumerate(lines) if ln.lstrip().startswith("╭"))
+    return " ".join(ln.strip("│ ").strip() for ln in lines[top + 1:-1] if ln.strip("│ ").strip())
 
 
 def _truth_pairing(run_dir: Path) -> float | None:
