@@ -210,6 +210,21 @@ def test_the_chain_in_time_lasts_two_full_packets_on_each_viewers_access_link():
         assert float(timed["mean_bad"].removesuffix("ms")) == pytest.approx(1 / chain["r"] * 1500 * 8 / rate_bps * 1e3, abs=1e-3)
 
 
+def test_the_publishers_chain_in_time_changes_only_their_uplinks_loss():
+    a = scenario(publishers=3, subscribers=4, seed=5)
+    b = scenario(publishers=3, subscribers=4, seed=5, publisher_chain_in_time=True)
+    assert a["flow"] == b["flow"] and _viewer_links(a) == _viewer_links(b)
+    pubs = [(la, lb) for la, lb in zip(a["link"], b["link"]) if la["name"].startswith("pub")]
+    assert len(pubs) == 3
+    for la, lb in pubs:
+        chain, timed = la["ab"].pop("loss"), lb["ab"].pop("loss")
+        assert la == lb
+        rate_bps = float(la["ab"]["rate"].removesuffix("Mbps")) * 1e6
+        assert chain["model"] == "gilbert_elliott" and timed["model"] == "gilbert_elliott_time"
+        assert timed["p"] == pytest.approx(chain["p"] / (chain["p"] + chain["r"]))
+        assert float(timed["mean_bad"].removesuffix("ms")) == pytest.approx(1 / chain["r"] * 1500 * 8 / rate_bps * 1e3, abs=1e-3)
+
+
 def test_cross_traffic_adds_web_fetches_to_the_viewers_own_links_after_the_crowdlive_flows():
     a = scenario(publishers=2, subscribers=4, seed=5)
     b = scenario(publishers=2, subscribers=4, seed=5, viewer_cross_every_s=3.0, viewer_cross_bytes=50_000)

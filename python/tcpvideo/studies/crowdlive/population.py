@@ -76,6 +76,10 @@ correlated at probe spacings up to ~20 ms, essentially random beyond unless the 
 path; Yajnik et al., INFOCOM 1999: correlation timescales of 1 s or less). Queue overflow behind
 bursts is modelled apart (the access queue).
 
+``publisher_chain_in_time`` (issue 16, session 21; off here) — the publishers' uplinks get the
+same conversion: their chain in time at its own scale (2 full packets' wire time at the uplink
+rate: 3 ms at 8 Mbit/s, 16 ms at 1.5).
+
 ``viewer_cross_every_s`` (issue 16, session 11 round 2; default ``None``: none) — cross traffic on
 every viewer's access link: a second device or app on the same home link or cell fetching
 ``viewer_cross_bytes`` from a web server behind the router, one fetch every ``viewer_cross_every_s``
@@ -163,6 +167,7 @@ def scenario(
     viewer_bad_ms: float | None = None,
     viewer_loss_independent: bool = False,
     viewer_chain_in_time: bool = False,
+    publisher_chain_in_time: bool = False,
     viewer_cross_every_s: float | None = None,
     viewer_cross_bytes: int = 1_000_000,
     viewer_spike_every_s: float | None = None,
@@ -193,7 +198,7 @@ def scenario(
         links.append({
             "name": f"{name}_link", "a": name, "b": "r", "rate": f"{up_rate * 4}Mbps", "delay": f"{delay:.1f}ms",
             "ab": {"rate": f"{up_rate}Mbps", "queue": rng.choice([30, 60, 100]),
-                   "loss": {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0},
+                   "loss": _path_loss(p_bad, chain_in_time_mbps=up_rate if publisher_chain_in_time else None),
                    "reorder": {"p": reorder_p * rng.uniform(0.5, 2.0), "delay": f"{rng.uniform(5, 30):.1f}ms"}},
         })
         start = rng.uniform(0, duration_s * 0.25)
@@ -232,8 +237,8 @@ def scenario(
             "ba": {"rate": f"{down_rate}Mbps",
                    "queue": _queue(rng.choice([30, 60, 100]), viewer_queue, buffer_rng.random() < bdp_queue_share,
                                    bdp_packets(down_rate, delay)),
-                   "loss": _viewer_loss(p_bad, viewer_bad_ms, viewer_loss_independent,
-                                        down_rate if viewer_chain_in_time else None)},
+                   "loss": _path_loss(p_bad, viewer_bad_ms, viewer_loss_independent,
+                                      down_rate if viewer_chain_in_time else None)},
         })
         if viewer_spike_every_s:
             links[-1]["ab"] = {"spikes": {"every": f"{viewer_spike_every_s}s", "length": f"{viewer_spike_ms}ms"}}
@@ -274,8 +279,8 @@ def scenario(
     }
 
 
-def _viewer_loss(p_bad: float, bad_ms: float | None, independent: bool = False,
-                 chain_in_time_mbps: float | None = None) -> dict:
+def _path_loss(p_bad: float, bad_ms: float | None = None, independent: bool = False,
+               chain_in_time_mbps: float | None = None) -> dict:
     """The per-packet chain (Bad→Good 0.5 a packet), or with `bad_ms` the chain in time with the
     same share of time in Bad, p/(p + r), or with `independent` each packet lost alone with that
     same stationary probability, or with `chain_in_time_mbps` the chain in time at its own scale:
