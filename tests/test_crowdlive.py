@@ -404,3 +404,12 @@ def test_a_failed_analysis_is_raised_with_the_analyzers_own_last_line_and_its_lo
     assert "does not exist" in log.read_text()  # the analyzer's own words, kept
     message = str(e.value)
     assert "\n" not in message and "does not exist" in message and str(log) in message
+
+
+def test_uplink_counts_sum_the_publishers_rows_only(tmp_path):
+    from tcpvideo.studies.crowdlive.uplink_loss import uplink_counts
+
+    (tmp_path / "flows.csv").write_text(
+        "flow,name,data_segments_sent,retrans_fast,retrans_timeout,retrans_tlp,rto_count\n"
+        "0,pub0,100,3,1,0,1\n1,sub0,500,9,9,9,9\n2,pub1,50,0,2,1,2\n")
+    assert uplink_counts(tmp_path) == {"segments": 150, "resends": 7, "rtos": 3}

@@ -31,10 +31,11 @@ from .population import ACK_SPIKE_EVERY_S, ACK_SPIKE_MS, scenario
 # Gilbert–Elliott chain in time at its own scale (population.py `viewer_chain_in_time`; issue 16
 # session 21, by a rule stated before its run in docs/studies/crowdlive.md): the per-packet chain
 # held its state across idle time, linking a lone voice packet to the next frame whatever the gap.
+# The publishers' uplinks likewise (`publisher_chain_in_time`, same session, its own stated rule).
 DEFAULT = dict(publishers=8, subscribers=20, duration_s=60.0, loss_p=0.02, viewer_loss_p=0.004, bdp_queue_share=0.5,
-               separate_audio=True, nodelay=True, viewer_chain_in_time=True)
+               separate_audio=True, nodelay=True, viewer_chain_in_time=True, publisher_chain_in_time=True)
 FULL = dict(publishers=30, subscribers=120, duration_s=300.0, loss_p=0.02, viewer_loss_p=0.004, bdp_queue_share=0.5,
-            separate_audio=True, nodelay=True, viewer_chain_in_time=True)
+            separate_audio=True, nodelay=True, viewer_chain_in_time=True, publisher_chain_in_time=True)
 # name → (tcp keys of every flow, population overrides). `queue_loss_only` removes random loss so
 # that only drop-tail queues drop, `shallow_queues` also gives every viewer a 16-packet access
 # queue (shorter than the median I frame's ~17 packets): the experiments behind Table 4's "routers
