@@ -198,16 +198,22 @@ def test_uncorrelated_viewer_loss_keeps_the_chains_mean_loss_and_changes_nothing
         assert alone == {"model": "bernoulli", "p": pytest.approx(chain["p"] / (chain["p"] + chain["r"]))}
 
 
+def _assert_chain_in_time(chain: dict, timed: dict, rate_bps: float) -> None:
+    """`timed` is the per-packet `chain` in time: its stationary share of time in Bad, every packet
+    lost while Bad, each Bad period 1/r packets of 1500 bytes at `rate_bps` on average."""
+    assert chain["model"] == "gilbert_elliott" and chain["loss_bad"] == 1.0 and chain["loss_good"] == 0.0
+    assert timed["model"] == "gilbert_elliott_time" and timed["loss_bad"] == 1.0 and timed["loss_good"] == 0.0
+    assert timed["p"] == pytest.approx(chain["p"] / (chain["p"] + chain["r"]))
+    assert float(timed["mean_bad"].removesuffix("ms")) == pytest.approx(1 / chain["r"] * 1500 * 8 / rate_bps * 1e3, abs=1e-3)
+
+
 def test_the_chain_in_time_lasts_two_full_packets_on_each_viewers_access_link():
     a = scenario(publishers=2, subscribers=4, seed=5)  # the scenario _viewer_losses_with compares
     losses = _viewer_losses_with(viewer_chain_in_time=True)
     assert losses
     for link, (chain, timed) in zip(_viewer_links(a), losses):
         rate_bps = float(link["ba"]["rate"].removesuffix("Mbps")) * 1e6
-        assert timed["model"] == "gilbert_elliott_time" and timed["loss_bad"] == 1.0 and timed["loss_good"] == 0.0
-        assert timed["p"] == pytest.approx(chain["p"] / (chain["p"] + chain["r"]))
-        # 1/r packets of 1500 bytes at the access rate, in ms
-        assert float(timed["mean_bad"].removesuffix("ms")) == pytest.approx(1 / chain["r"] * 1500 * 8 / rate_bps * 1e3, abs=1e-3)
+        _assert_chain_in_time(chain, timed, rate_bps)
 
 
 def test_the_publishers_chain_in_time_changes_only_their_uplinks_loss():
@@ -220,9 +226,7 @@ def test_the_publishers_chain_in_time_changes_only_their_uplinks_loss():
         chain, timed = la["ab"].pop("loss"), lb["ab"].pop("loss")
         assert la == lb
         rate_bps = float(la["ab"]["rate"].removesuffix("Mbps")) * 1e6
-        assert chain["model"] == "gilbert_elliott" and timed["model"] == "gilbert_elliott_time"
-        assert timed["p"] == pytest.approx(chain["p"] / (chain["p"] + chain["r"]))
-        assert float(timed["mean_bad"].removesuffix("ms")) == pytest.approx(1 / chain["r"] * 1500 * 8 / rate_bps * 1e3, abs=1e-3)
+        _assert_chain_in_time(chain, timed, rate_bps)
 
 
 def test_cross_traffic_adds_web_fetches_to_the_viewers_own_links_after_the_crowdlive_flows():

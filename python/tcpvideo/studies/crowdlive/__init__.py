@@ -388,7 +388,7 @@ def run(full: bool = False, out: os.PathLike | str = "studies/crowdlive", jobs=N
                         "Bernoulli and queue-only loss do. With the publishers' uplinks in time too (the final default, "
                         "200 seeds): less packet I 9/131 (6.9 %), P 327/1926 (17.0 %), V 56/257 (21.8 %), V > P "
                         "p = 0.037 (truth 0.051), V continuous 8/257. "
-"Session 10: voice frames leave as writes and packets of their own (population.py "
+                        "Session 10: voice frames leave as writes and packets of their own (population.py "
                         "separate_audio, nodelay; the seed's V frames are 189-byte packets with no burst), and a "
                         "packet starting with an HTTP chunk-size line carries that chunk's frame (before, every "
                         "frame's first segment was typed as the frame before it: most 'V' segments were P frames' "

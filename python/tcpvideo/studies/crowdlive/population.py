@@ -139,9 +139,10 @@ import random
 ACK_SPIKE_MS = 500.0
 ACK_SPIKE_EVERY_S = round(3600 / (3 / math.exp(-1000 / ACK_SPIKE_MS)), 1)
 
-# The per-packet chain's Bad period in packets (1/r, r = 0.5) and a full-size packet in bits: with
-# ``viewer_chain_in_time`` a Bad period lasts on average the time those packets take on the wire.
-CHAIN_BAD_PACKETS = 2
+# The random-loss chain's Bad→Good probability per packet (Bad periods of 1/r = 2 packets on
+# average) and a full-size packet in bits: with ``*_chain_in_time`` a Bad period lasts on average
+# the time those 1/r packets take on the wire.
+CHAIN_R = 0.5
 FULL_PACKET_BITS = 1500 * 8
 
 
@@ -281,21 +282,21 @@ def scenario(
 
 def _path_loss(p_bad: float, bad_ms: float | None = None, independent: bool = False,
                chain_in_time_mbps: float | None = None) -> dict:
-    """The per-packet chain (Bad→Good 0.5 a packet), or with `bad_ms` the chain in time with the
-    same share of time in Bad, p/(p + r), or with `independent` each packet lost alone with that
+    """The per-packet chain (Bad→Good `CHAIN_R` a packet), or with `bad_ms` the chain in time with
+    the same share of time in Bad, p/(p + r), or with `independent` each packet lost alone with that
     same stationary probability, or with `chain_in_time_mbps` the chain in time at its own scale:
-    each Bad period as long on average as the chain's (1/r = 2 packets) takes to serialize
-    full-size packets at the path's access rate."""
+    each Bad period as long on average as the chain's 1/r packets take to serialize at full size at
+    the path's access rate. An explicit `bad_ms` wins over the chain's own scale."""
+    stationary = p_bad / (p_bad + CHAIN_R)
     if independent:
-        return {"model": "bernoulli", "p": p_bad / (p_bad + 0.5)}
-    if bad_ms is not None:  # an explicit length wins over the chain's own scale
-        return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms}ms",
-                "loss_good": 0.0, "loss_bad": 1.0}
-    if chain_in_time_mbps is not None:
-        bad_ms = CHAIN_BAD_PACKETS * FULL_PACKET_BITS / (chain_in_time_mbps * 1e3)
-        return {"model": "gilbert_elliott_time", "p": p_bad / (p_bad + 0.5), "mean_bad": f"{bad_ms:.3f}ms",
-                "loss_good": 0.0, "loss_bad": 1.0}
-    return {"model": "gilbert_elliott", "p": p_bad, "r": 0.5, "loss_good": 0.0, "loss_bad": 1.0}
+        return {"model": "bernoulli", "p": stationary}
+    if bad_ms is not None:
+        mean_bad = f"{bad_ms}ms"
+    elif chain_in_time_mbps is not None:
+        mean_bad = f"{FULL_PACKET_BITS / CHAIN_R / (chain_in_time_mbps * 1e3):.3f}ms"
+    else:
+        return {"model": "gilbert_elliott", "p": p_bad, "r": CHAIN_R, "loss_good": 0.0, "loss_bad": 1.0}
+    return {"model": "gilbert_elliott_time", "p": stationary, "mean_bad": mean_bad, "loss_good": 0.0, "loss_bad": 1.0}
 
 
 def bdp_packets(rate_mbps: float, one_way_ms: float) -> int:
